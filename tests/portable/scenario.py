@@ -1,0 +1,32 @@
+# Plays a scripted game and records what happened after every action.
+# Imported by CPython tests and by the MicroPython worker: the differential
+# test compares the two records as parsed JSON.
+from shove import segments
+from shove.rules import RuleError, new_game
+
+
+def play(setup, actions):
+    """setup: {"players"|"teams", "variant", "rules"}; actions: segments, "next", "undo"."""
+    try:
+        g = new_game(setup.get("players"), setup.get("teams"), setup.get("variant", "classic"), setup.get("rules"))
+    except RuleError as e:
+        return [{"error": e.code}]
+    out = [{"state": g.to_state()}]
+    for a in actions:
+        try:
+            if a == "next":
+                g.next()
+                rec = {}
+            elif a == "undo":
+                g.undo()
+                rec = {}
+            else:
+                k, own, gifts, lost = g.throw(segments.encode(a))
+                rec = {"dart": [k, own, [list(x) for x in gifts], lost]}
+        except RuleError as e:
+            rec = {"error": e.code}
+        except segments.SegError:
+            rec = {"error": "bad_seg"}
+        rec["state"] = g.to_state()
+        out.append(rec)
+    return out

@@ -1,0 +1,148 @@
+"""Hypothesis properties of the referee (CPython)."""
+from hypothesis import given, settings, strategies as st
+
+import scenario
+from shove import rules, segments
+from shove.rules import RuleError, new_game
+from strategies import scripts, setups
+
+
+def make(setup):
+    return new_game(setup.get("players"), setup.get("teams"), setup["variant"], setup["rules"])
+
+
+def act(g, a):
+    try:
+        if a == "next":
+            g.next()
+        elif a == "undo":
+            g.undo()
+        else:
+            return g.throw(segments.encode(a))
+    except RuleError:
+        pass
+    return None
+
+
+def snap(g):
+    return (bytes(g.marks), g.turn, g.darts_left, g.phase, g.winner, g.pending, bytes(g.member),
+            g.bo_alive, bytes(g.bo_score), g.actions.bytes())
+
+
+@st.composite
+def games(draw):
+    setup = draw(setups())
+    return setup, draw(scripts(setup, max_len=80))
+
+
+@settings(max_examples=400, deadline=None)
+@given(games())
+def test_marks_stay_within_range_and_only_grow_except_by_undo(game):
+    setup, actions = game
+    g = make(setup)
+    for a in actions:
+        before = bytes(g.marks)
+        act(g, a)
+        assert all(0 <= m <= g.rules.marks for m in g.marks)
+        if a != "undo":
+            assert all(x >= y for x, y in zip(g.marks, before))
+
+
+@settings(max_examples=400, deadline=None)
+@given(games())
+def test_undo_restores_every_earlier_state_exactly(game):
+    setup, actions = game
+    g = make(setup)
+    history = [snap(g)]
+    for a in actions:
+        if a == "undo":
+            continue
+        n = g.moves()
+        act(g, a)
+        if g.moves() > n:
+            history.append(snap(g))
+    assert snap(g) == history[-1]
+    for earlier in reversed(history[:-1]):
+        g.undo()
+        assert snap(g) == earlier
+    assert g.moves() == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(games())
+def test_marks_are_conserved(game):
+    setup, actions = game
+    g = make(setup)
+    for a in actions:
+        before = bytes(g.marks)
+        thrower, phase = g.turn, g.phase
+        res = act(g, a)
+        if res is None or phase == rules.BULL_OFF:
+            continue
+        k, own, gifts, lost = res
+        assert own >= 0 and lost >= 0
+        takes = [n for _, n in gifts]
+        if g.rules.gift == rules.GIFT_ALL:
+            assert own + max(takes, default=0) + lost == k
+            assert all(n <= k - own for n in takes)
+        else:
+            assert own + sum(takes) + lost == k
+            assert len(gifts) <= 1
+        # the marks on the board moved by exactly own and the gifts
+        delta = [x - y for x, y in zip(g.marks, before)]
+        assert sum(delta) == own + sum(takes)
+        assert sum(delta[thrower * g.nb:(thrower + 1) * g.nb]) == own
+        if g.rules.gift == rules.GIFT_OFF or g.n == 1:
+            assert not gifts
+
+
+@settings(max_examples=300, deadline=None)
+@given(setups(max_sides=8), st.randoms(use_true_random=False))
+def test_always_hitting_an_open_bed_ends_with_a_winner(setup, rnd):
+    g = make(setup)
+    for _ in range(5000):
+        if g.phase == rules.OVER:
+            break
+        if g.phase == rules.HOLD:
+            g.next()
+            continue
+        if g.phase == rules.BULL_OFF:
+            g.throw(segments.encode(rnd.choice(["SB", "DB", "MISS"])))
+            continue
+        a = g.turn
+        open_beds = [b for i, b in enumerate(g.rules.beds) if g.need(a, i)]
+        bed = rnd.choice(open_beds)
+        seg = rnd.choice(["SB", "DB"]) if bed == 25 else rnd.choice("SDT") + str(bed)
+        g.throw(segments.encode(seg))
+    assert g.phase == rules.OVER
+    assert g.missing(g.winner) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(games())
+def test_refused_actions_change_nothing(game):
+    setup, actions = game
+    g = make(setup)
+    for a in actions:
+        before = snap(g)
+        try:
+            if a == "next":
+                g.next()
+            elif a == "undo":
+                g.undo()
+            else:
+                g.throw(segments.encode(a))
+        except RuleError:
+            assert snap(g) == before
+
+
+def test_replaying_the_action_log_rebuilds_the_game():
+    setup = {"players": ["A", "B"], "variant": "progressive", "rules": {"bull_off": True}}
+    rec = scenario.play(setup, ["SB", "MISS", "T1", "T1", "next", "D5", "undo", "S2"])
+    g = make(setup)
+    for a in ("SB", "MISS", "T1", "T1", "next", "S2"):
+        act(g, a)
+    h = make(setup)
+    for b in g.actions.bytes():
+        h.apply(b)
+    assert h.to_state() == g.to_state() == rec[-1]["state"]
