@@ -1,5 +1,5 @@
 """Runs every portable test module (tests/portable/test_*.py) again inside the
-real MicroPython unix port: the pure firmware modules must behave the same in
+real MicroPython unix port, with the MicroPython-only ones (tests/mponly): the pure firmware modules must behave the same in
 both interpreters. Each MicroPython test is its own pytest item."""
 import ast
 import json
@@ -9,12 +9,14 @@ import pytest
 
 from conftest import PORTABLE, TESTS, mp_env
 
+MPONLY = TESTS / "mponly"  # tests that only mean something under MicroPython (heap use)
+
 pytestmark = pytest.mark.micropython
 
 
 def _discover():
     items = []
-    for path in sorted(PORTABLE.glob("test_*.py")):
+    for path in sorted(PORTABLE.glob("test_*.py")) + sorted(MPONLY.glob("test_*.py")):
         tree = ast.parse(path.read_text())
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
@@ -29,7 +31,7 @@ def _run_module(micropython, module):
     if module not in _results:
         proc = subprocess.run(
             [micropython, str(TESTS / "mp_runner.py"), module],
-            cwd=str(PORTABLE), env=mp_env(PORTABLE), capture_output=True, text=True, timeout=300,
+            cwd=str(PORTABLE), env=mp_env(PORTABLE, MPONLY), capture_output=True, text=True, timeout=300,
         )
         recs = {}
         done = False

@@ -1,0 +1,65 @@
+# MicroPython only: the scan loop must not touch the heap.
+import gc
+from shove import scanner
+from shove.boards.matrix_model import MatrixModel
+
+
+def _loop(sc, m, n, t0, period):
+    full = (1 << sc.cols) - 1
+    t = t0
+    for _ in range(n):
+        for r in range(sc.rows):
+            sc.snap[r] = ~m.levels(r, t) & full
+        sc.step(t)
+        while sc.pending():
+            sc.pop()
+        t = (t + period) & 0x3FFFFFFF
+    return t
+
+
+def measure(sc, m, n, t0, period):
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        _loop(sc, m, n, t0, period)
+        return gc.mem_alloc() - before
+    finally:
+        gc.enable()
+
+
+def test_idle_scans_allocate_nothing():
+    sc = scanner.Scanner(8, 8)
+    m = MatrixModel(8, 8)
+    _loop(sc, m, 10, 0, 100)  # warm up
+    assert measure(sc, m, 10000, 1000, 100) == 0
+
+
+def test_scanning_through_darts_allocates_nothing():
+    sc = scanner.Scanner(8, 8, lockout_us=20000)
+    m = MatrixModel(8, 8, slots=48)
+    for i in range(20):  # a dart every 50 ms, with bounce, while 20 ms lockouts run
+        t = 1000 + i * 50000
+        assert m.close(i % 8, (i * 3) % 8, t, t + 1500)
+        assert m.close(i % 8, (i * 3) % 8, t + 1700, t + 1900)
+    _loop(sc, m, 5, 0, 100)
+    hits = [0]
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        t = 500
+        full = 255
+        for _ in range(11000):
+            for r in range(8):
+                sc.snap[r] = ~m.levels(r, t) & full
+            sc.step(t)
+            while sc.pending():
+                if sc.pop() >> 16 == scanner.EV_HIT:
+                    hits[0] += 1
+            t += 100
+        used = gc.mem_alloc() - before
+    finally:
+        gc.enable()
+    assert hits[0] == 20, hits
+    assert used == 0, used

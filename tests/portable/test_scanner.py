@@ -1,0 +1,127 @@
+# Scanner timing, table-driven over a virtual clock: pulses, bounce, two
+# crossings, stuck switches, ghosting. Runs in CPython and MicroPython.
+from shove import scanner
+from shove.boards.matrix_model import MatrixModel
+
+MASK = 0x3FFFFFFF
+KIND = {scanner.EV_HIT: "hit", scanner.EV_STUCK: "stuck", scanner.EV_CLEARED: "cleared"}
+
+
+def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, **timing):
+    """pulses: (row, col, on_ms, length_ms) -> [(kind, row, col, t_ms)]."""
+    m = MatrixModel(rows, cols)
+    for r, c, on, length in pulses:
+        m.close(r, c, (start + int(on * 1000)) & MASK, (start + int((on + length) * 1000)) & MASK)
+    sc = scanner.Scanner(rows, cols, **timing)
+    full = (1 << cols) - 1
+    out = []
+    t = 0
+    while t < until_ms * 1000:
+        now = (start + t) & MASK
+        for r in range(rows):
+            sc.snap[r] = ~m.levels(r, now) & full
+        sc.step(now)
+        while sc.pending():
+            w = sc.pop()
+            out.append((KIND[w >> 16], (w >> 8) & 0xFF, w & 0xFF, t // 1000))
+        t += period_us
+    return out
+
+
+def kinds(events):
+    return [(k, r, c) for k, r, c, _ in events]
+
+
+def test_pulse_lengths_each_give_exactly_one_hit():
+    # (pulse ms, scan period us)
+    table = [(0.5, 100), (1, 100), (2, 100), (5, 100), (50, 100), (1, 400), (2, 1000), (0.5, 250)]
+    for length, period in table:
+        ev = simulate([(3, 5, 10, length)], 300, period_us=period)
+        assert kinds(ev) == [("hit", 3, 5)], (length, period, ev)
+        assert 10 <= ev[0][3] <= 14, ev  # reported within the sampling window
+
+
+def test_pulse_shorter_than_the_scan_period_can_be_missed():
+    # why the scan must be fast: a 1 ms contact between two 7 ms scans is gone
+    ev = simulate([(0, 0, 10.2, 1)], 100, period_us=7000)
+    assert ev == []
+
+
+def test_bounce_burst_is_one_dart():
+    burst = [(2, 2, 10 + 0.7 * i, 0.3) for i in range(12)]
+    assert kinds(simulate(burst, 300)) == [("hit", 2, 2)]
+
+
+def test_bounce_that_outlasts_lockout_is_still_one_dart():
+    # chatter keeps going past the lockout: re-arm waits for a quiet matrix
+    burst = [(2, 2, 10 + 2 * i, 1) for i in range(60)]
+    assert kinds(simulate(burst, 400)) == [("hit", 2, 2)]
+
+
+def test_two_crossings_at_once_the_one_closed_longest_wins():
+    table = [
+        ([(1, 1, 10, 0.4), (4, 6, 10.1, 5)], ("hit", 4, 6)),
+        ([(4, 6, 10, 5), (1, 1, 10.5, 0.3)], ("hit", 4, 6)),
+        ([(0, 7, 10, 2), (7, 0, 10, 2)], ("hit", 0, 7)),  # a tie: the first seen
+    ]
+    for pulses, want in table:
+        assert kinds(simulate(pulses, 300)) == [want], pulses
+
+
+def test_darts_apart_are_separate_hits_within_lockout_are_one():
+    ev = simulate([(1, 2, 10, 2), (5, 5, 200, 2)], 400)
+    assert kinds(ev) == [("hit", 1, 2), ("hit", 5, 5)]
+    ev = simulate([(1, 2, 10, 2), (5, 5, 40, 2)], 400)
+    assert kinds(ev) == [("hit", 1, 2)]
+
+
+def test_stuck_switch_is_reported_masked_and_others_still_score():
+    pulses = [(6, 3, 10, 3000), (2, 4, 2500, 2), (6, 3, 4000, 1)]
+    ev = simulate(pulses, 4500, period_us=500)
+    assert kinds(ev) == [("hit", 6, 3), ("stuck", 6, 3), ("hit", 2, 4), ("cleared", 6, 3), ("hit", 6, 3)]
+    assert 2000 <= ev[1][3] <= 2100  # after stuck_us
+    assert 3010 <= ev[3][3] <= 3020  # after release + rearm
+
+
+def test_crossing_closed_at_power_up_is_stuck_not_a_dart():
+    ev = simulate([(0, 0, 0, 500), (3, 3, 100, 2)], 700, period_us=500)
+    assert kinds(ev) == [("stuck", 0, 0), ("hit", 3, 3), ("cleared", 0, 0)]
+
+
+def test_timing_survives_the_clock_wrapping():
+    start = MASK - 15000  # the 30-bit tick counter wraps 15 ms in
+    ev = simulate([(3, 5, 10, 1), (1, 1, 200, 1)], 400, start=start)
+    assert kinds(ev) == [("hit", 3, 5), ("hit", 1, 1)]
+
+
+def test_timing_constants_come_from_the_caller():
+    # a lockout of 10 ms lets two darts 40 ms apart through
+    ev = simulate([(1, 2, 10, 2), (5, 5, 40, 2)], 200, lockout_us=10000)
+    assert kinds(ev) == [("hit", 1, 2), ("hit", 5, 5)]
+
+
+def test_ghosting_through_closed_crossings():
+    m = MatrixModel(4, 4)
+    for r, c in ((0, 0), (0, 1), (1, 0)):
+        m.close(r, c, 0, 1000)
+    m.update(10)
+    # row 1 reaches col 1 through (1,0) -> row 0 -> (0,1): a ghost at (1,1)
+    assert [~m.levels(r, 10) & 15 for r in range(4)] == [0b11, 0b11, 0, 0]
+    assert m.levels(0, 2000) == 15  # all released
+
+
+def test_window_picks_real_crossing_over_a_brief_ghost():
+    # (0,0) and (1,1) are darts 1 ms apart; (0,1) blips: ghosts come and go
+    pulses = [(0, 0, 10, 4), (0, 1, 10.5, 0.3), (1, 1, 10.6, 0.3)]
+    assert kinds(simulate(pulses, 300)) == [("hit", 0, 0)]
+
+
+def test_event_ring_is_bounded():
+    sc = scanner.Scanner(2, 2)
+    for i in range(100):
+        sc._push(i + 1)
+    got = []
+    while sc.pending():
+        got.append(sc.pop())
+    assert got == list(range(1, 32)) and sc.dropped == 69
+    assert sc.pop() == 0
