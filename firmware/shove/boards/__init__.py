@@ -1,0 +1,20 @@
+# The board layer: everything that touches hardware comes through one object
+# with this interface (see esp32.py and virtual.py):
+#   name, rows, cols, strip_count
+#   ticks_us(), ticks_ms()            30-bit wrapping clocks
+#   read_matrix(snap)                 snap[row] = bitmask of closed columns
+#   press(row, col, ms)               close a crossing at the scanner's input
+#   button(i)                         True while button i is held
+#   strip_write(frame)                RGB bytes, 3 per pixel
+#   read_file(path), write_file(path, data)   power-safe flash
+#   service(app)                      per-loop housekeeping (control channel)
+#   feed(), reset()                   watchdog, power cycle
+import sys
+
+
+def open_board(profile):
+    if sys.platform == "esp32":
+        from shove.boards.esp32 import Board
+    else:
+        from shove.boards.virtual import Board
+    return Board(profile)

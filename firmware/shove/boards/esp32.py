@@ -1,0 +1,147 @@
+# ESP32 board layer: open-drain rows, pulled-up columns read in one GPIO
+# register access per row (viper), WS2812 strip, buttons, watchdog, flash.
+import time
+
+import machine
+import micropython
+from machine import Pin
+
+from shove import store
+from shove.boards.matrix_model import MatrixModel
+
+_GPIO = 0x3FF44000
+_OUT_W1TS = 0x3FF44008
+_OUT_W1TC = 0x3FF4400C
+_OUT1_W1TS = 0x3FF44014
+_OUT1_W1TC = 0x3FF44018
+_IN = 0x3FF4403C
+_IN1 = 0x3FF44040
+_MASK = 0x3FFFFFFF
+
+
+@micropython.viper
+def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, snap: ptr16, settle: int):
+    w1ts = ptr32(_OUT_W1TS)
+    w1tc = ptr32(_OUT_W1TC)
+    w1ts1 = ptr32(_OUT1_W1TS)
+    w1tc1 = ptr32(_OUT1_W1TC)
+    gin = ptr32(_IN)
+    gin1 = ptr32(_IN1)
+    for r in range(nrows):
+        pin = rows[r]
+        if pin < 32:
+            w1tc[0] = 1 << pin  # drive the row low
+        else:
+            w1tc1[0] = 1 << (pin - 32)
+        v0 = 0
+        for _ in range(settle):  # let the ribbon's capacitance settle
+            v0 = gin[0]
+        v0 = gin[0]
+        v1 = gin1[0]
+        if pin < 32:
+            w1ts[0] = 1 << pin  # release: open drain floats
+        else:
+            w1ts1[0] = 1 << (pin - 32)
+        m = 0
+        for c in range(ncols):
+            p = cols[c]
+            lvl = (v0 >> p) & 1 if p < 32 else (v1 >> (p - 32)) & 1
+            if lvl == 0:
+                m |= 1 << c
+        snap[r] = m
+
+
+class Board:
+    def __init__(self, profile):
+        self.name = profile.name
+        self.rows = profile.rows
+        self.cols = profile.cols
+        machine.freq(240000000)
+        self._row_pins = bytearray(profile.row_pins)
+        self._col_pins = bytearray(profile.col_pins)
+        self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in profile.row_pins]
+        self._keep += [Pin(p, Pin.IN, Pin.PULL_UP) for p in profile.col_pins]
+        self._settle = 2
+        # `press` injects closures at the scanner's input through the same model
+        self._inject = MatrixModel(self.rows, self.cols)
+        self._full = (1 << self.cols) - 1
+        self._buttons = []
+        for name in ("next", "undo", "new"):
+            pin = profile.buttons.get(name)
+            self._buttons.append(Pin(pin, Pin.IN, Pin.PULL_UP) if pin is not None else None)
+        self.strip_count = 0
+        self._np = None
+        led = profile.leds
+        if led["pin"] >= 0:
+            import neopixel
+
+            self.strip_count = led["beds"] * 2 * led["per_side"] + led["status"]
+            self._np = neopixel.NeoPixel(Pin(led["pin"], Pin.OUT), self.strip_count)
+        self._wdt = None
+        self._last_loop = time.ticks_ms()
+        self._free_run = False
+        self._timer = None
+
+    def ticks_us(self):
+        return time.ticks_us() & _MASK
+
+    def ticks_ms(self):
+        return time.ticks_ms() & _MASK
+
+    def read_matrix(self, snap):
+        _scan(self._row_pins, self.rows, self._col_pins, self.cols, snap, self._settle)
+        inj = self._inject
+        if not inj.idle:
+            now = time.ticks_us() & _MASK
+            full = self._full
+            for r in range(self.rows):
+                snap[r] |= ~inj.levels(r, now) & full
+
+    def press(self, row, col, ms):
+        now = time.ticks_us() & _MASK
+        return self._inject.close(row, col, now, (now + ms * 1000) & _MASK)
+
+    def button(self, i):
+        p = self._buttons[i]
+        return p is not None and p.value() == 0
+
+    def strip_write(self, frame):
+        np = self._np
+        if np is None:
+            return
+        buf = np.buf  # GRB order on the wire
+        for i in range(0, len(frame), 3):
+            buf[i] = frame[i + 1]
+            buf[i + 1] = frame[i]
+            buf[i + 2] = frame[i + 2]
+        np.write()
+
+    def read_file(self, path):
+        return store.read(path)
+
+    def write_file(self, path, data):
+        store.write_atomic(path, data)
+
+    def service(self, app):
+        pass
+
+    # The watchdog is fed from a timer only while the main loop keeps
+    # checking in; once main.py stops on purpose (Ctrl-C for the REPL) the
+    # timer feeds it unconditionally, since an ESP32 watchdog cannot stop.
+    def start_watchdog(self, timeout_ms=8000):
+        self._wdt = machine.WDT(timeout=timeout_ms)
+        self._timer = machine.Timer(0)
+        self._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=self._tick)
+
+    def _tick(self, _t):
+        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < 3000:
+            self._wdt.feed()
+
+    def feed(self):
+        self._last_loop = time.ticks_ms()
+
+    def stopped(self):
+        self._free_run = True
+
+    def reset(self):
+        machine.reset()

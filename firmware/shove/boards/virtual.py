@@ -1,0 +1,147 @@
+# Virtual board layer for the MicroPython unix port: the matrix is an
+# electrical model, the strip and the flash are as slow as on an ESP32, and
+# a control channel (fds 3 and 4, given by the simulator) lets the host close
+# crossings, hold buttons and read the strip. Flash is the working directory.
+import json
+from binascii import hexlify
+import os
+import select
+import sys
+import time
+
+from shove import store
+from shove.boards.matrix_model import MatrixModel
+
+_MASK = 0x3FFFFFFF
+STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
+FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
+FLASH_MS_PER_KB = 4
+RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
+BUTTONS = ("next", "undo", "new")
+
+
+class Board:
+    def __init__(self, profile):
+        self.name = profile.name
+        self.rows = profile.rows
+        self.cols = profile.cols
+        self.model = MatrixModel(self.rows, self.cols, slots=64)
+        self._full = (1 << self.cols) - 1
+        led = profile.leds
+        self.strip_count = led["beds"] * 2 * led["per_side"] + led["status"]
+        self.frame = bytes(3 * self.strip_count)
+        self.strip_writes = 0
+        self._held = [0, 0, 0]  # button i held until this tick (ms); 0 = up
+        self._t0 = time.ticks_us()
+        self._base = int(os.getenv("HAPENNY_TICKS0") or 0) & _MASK
+        self._ctl_in = None
+        self._ctl_out = None
+        self._ctl_buf = b""
+        if os.getenv("HAPENNY_SIM_CTL"):
+            self._ctl_in = open("/dev/fd/3", "rb")
+            self._ctl_out = open("/dev/fd/4", "wb")
+            self._poll = select.poll()
+            self._poll.register(self._ctl_in, select.POLLIN)
+        self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
+
+    # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
+    def ticks_us(self):
+        return (self._base + time.ticks_diff(time.ticks_us(), self._t0)) & _MASK
+
+    def ticks_ms(self):
+        return (self.ticks_us() // 1000) & _MASK
+
+    # ---- matrix ---------------------------------------------------------------
+    def read_matrix(self, snap):
+        now = self.ticks_us()
+        m = self.model
+        full = self._full
+        for r in range(self.rows):
+            snap[r] = ~m.levels(r, now) & full
+
+    def press(self, row, col, ms):
+        return self.close_us(row, col, ms * 1000, 0)
+
+    def close_us(self, row, col, length_us, delay_us):
+        on = (self.ticks_us() + delay_us) & _MASK
+        return self.model.close(row, col, on, (on + length_us) & _MASK)
+
+    def button(self, i):
+        until = self._held[i]
+        if not until:
+            return False
+        if time.ticks_diff(until, self.ticks_ms()) > 0:
+            return True
+        self._held[i] = 0
+        return False
+
+    # ---- strip and flash ---------------------------------------------------------
+    def strip_write(self, frame):
+        if self.slow:
+            end = time.ticks_add(time.ticks_us(), STRIP_US_PER_PIXEL * self.strip_count)
+            while time.ticks_diff(end, time.ticks_us()) > 0:
+                pass
+        self.frame = bytes(frame)
+        self.strip_writes += 1
+        if self._ctl_out:
+            self._send({"frame": hexlify(self.frame).decode()})
+
+    def read_file(self, path):
+        return store.read(path)
+
+    def write_file(self, path, data):
+        if self.slow:
+            time.sleep_ms(FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024)
+        store.write_atomic(path, data)
+
+    # ---- control channel -----------------------------------------------------------
+    def _send(self, obj):
+        self._ctl_out.write(json.dumps(obj).encode() + b"\n")
+        self._ctl_out.flush()
+
+    def service(self, app):
+        if not self._ctl_in:
+            return
+        for _ in self._poll.ipoll(0):
+            chunk = self._ctl_in.read(1)
+            if not chunk:  # the simulator went away
+                self._poll.unregister(self._ctl_in)
+                self._ctl_in = None
+                return
+            if chunk != b"\n":
+                self._ctl_buf += chunk
+                continue
+            line = self._ctl_buf
+            self._ctl_buf = b""
+            try:
+                self._control(json.loads(line), app)
+            except Exception as e:
+                self._send({"error": str(e)})
+
+    def _control(self, msg, app):
+        op = msg.get("op")
+        seq = msg.get("seq")
+        if op == "close":
+            ok = self.close_us(msg["row"], msg["col"], msg["us"], msg.get("delay_us", 0))
+            self._send({"seq": seq, "ok": ok})
+        elif op == "button":
+            self._held[BUTTONS.index(msg["name"])] = (self.ticks_ms() + msg["ms"]) & _MASK or 1
+            self._send({"seq": seq, "ok": True})
+        elif op == "frame":
+            self._send({"seq": seq, "frame": hexlify(self.frame).decode()})
+        elif op == "stats":
+            self._send({"seq": seq, "stats": app.stats()})
+        else:
+            self._send({"seq": seq, "error": "unknown op"})
+
+    def feed(self):
+        pass
+
+    def start_watchdog(self, timeout_ms=8000):
+        pass
+
+    def stopped(self):
+        pass
+
+    def reset(self):
+        sys.exit(RESET_EXIT)

@@ -1,0 +1,117 @@
+# LED bed indicators: a pure renderer from game state to the strip's frame.
+#
+# Layout (bed-major): for each bed on the strip, `per_side` pixels for the
+# left chalk square then `per_side` for the right, then `status` pixels.
+# Two sides: left is side 0, right side 1, like the two ends of a pub
+# board. More sides: left is the side to throw, right the opponent leading
+# on that bed (most marks, ties to the next in turn order), in its colour.
+# One side: the left square only. Lit pixels: marks scaled to `per_side`;
+# a closed bed's square is lit at full strength.
+# Status: darts left, in the thrower's colour; during hold all status pixels
+# glow dim white (pull the darts); a bull-off lights them in the thrower's
+# colour. Gifts flash the receiving square white for FLASH_MS. A win runs a
+# chase in the winner's colour over the whole strip.
+from shove import rules
+
+FLASH_MS = 600
+COLOURS = (
+    (255, 40, 0), (0, 90, 255), (0, 200, 40), (200, 0, 200),
+    (255, 180, 0), (0, 200, 200), (255, 255, 255), (120, 60, 20),
+)
+_DIM = 6  # open-square pixels: a faint glow so the bed is visible
+
+
+class Renderer:
+    def __init__(self, beds=9, per_side=3, status=3, brightness=64):
+        self.beds = beds
+        self.per_side = per_side
+        self.status = status
+        self.count = beds * 2 * per_side + status
+        self.frame = bytearray(3 * self.count)
+        self.brightness = brightness
+        self.flash_until = 0
+        self.flash = []  # (side, bed index) receiving a gift
+
+    def gift(self, gifts, bed_index, now_ms):
+        self.flash = [(s, bed_index) for s, _ in gifts]
+        self.flash_until = now_ms + FLASH_MS
+
+    def _px(self, i, rgb, scale=255):
+        b = self.brightness * scale // 255
+        f = self.frame
+        f[3 * i] = rgb[0] * b // 255
+        f[3 * i + 1] = rgb[1] * b // 255
+        f[3 * i + 2] = rgb[2] * b // 255
+
+    def _square(self, game, bed_i, slot, side, now_ms):
+        base = (bed_i * 2 + slot) * self.per_side
+        if side < 0:
+            for k in range(self.per_side):
+                self._px(base + k, (0, 0, 0))
+            return
+        m = game.marks[side * game.nb + bed_i]
+        full = game.rules.marks
+        lit = (m * self.per_side + full - 1) // full
+        flashing = now_ms < self.flash_until and (side, bed_i) in self.flash and (now_ms // 100) % 2 == 0
+        for k in range(self.per_side):
+            if flashing:
+                self._px(base + k, (255, 255, 255))
+            elif k < lit:
+                self._px(base + k, COLOURS[side], 255 if m == full else 110)
+            else:
+                self._px(base + k, COLOURS[side], _DIM)
+
+    def _leader(self, game, bed_i):
+        best = -1
+        top = -1
+        for step in range(1, game.n):
+            s = (game.turn + step) % game.n
+            m = game.marks[s * game.nb + bed_i]
+            if m > top:
+                top = m
+                best = s
+        return best
+
+    def render(self, game, now_ms):
+        """Fill self.frame for `game` (None: all dark) at time now_ms."""
+        f = self.frame
+        for i in range(len(f)):
+            f[i] = 0
+        if game is None:
+            return f
+        if game.phase == rules.OVER:
+            return self._win(game.winner, now_ms)
+        shown = min(self.beds, game.nb)
+        for b in range(shown):
+            if game.n == 1:
+                self._square(game, b, 0, 0, now_ms)
+                self._square(game, b, 1, -1, now_ms)
+            elif game.n == 2:
+                self._square(game, b, 0, 0, now_ms)
+                self._square(game, b, 1, 1, now_ms)
+            else:
+                self._square(game, b, 0, game.turn, now_ms)
+                self._square(game, b, 1, self._leader(game, b), now_ms)
+        base = self.beds * 2 * self.per_side
+        colour = COLOURS[game.turn]
+        for k in range(self.status):
+            if game.phase == rules.HOLD:
+                self._px(base + k, (255, 255, 255), 40)
+            elif k < game.darts_left:
+                self._px(base + k, colour)
+        return f
+
+    def _win(self, winner, now_ms):
+        colour = COLOURS[winner % len(COLOURS)]
+        head = (now_ms // 40) % self.count
+        for i in range(self.count):
+            d = (head - i) % self.count
+            if d < 6:
+                self._px(i, colour, 255 - d * 40)
+            else:
+                self._px(i, colour, 20)
+        return self.frame
+
+    def animating(self, game, now_ms):
+        """True while the frame changes with time alone (flash, win chase)."""
+        return game is not None and (game.phase == rules.OVER or now_ms < self.flash_until)

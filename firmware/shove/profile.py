@@ -1,0 +1,128 @@
+# Board profiles: pins, the (row, col) -> segment map, LED layout, buttons,
+# brightness and timing. Validated whole; a bad profile is refused.
+import json
+
+from shove import segments
+
+TIMING = {"window_us": 3000, "lockout_ms": 60, "rearm_ms": 5, "stuck_ms": 2000,
+          "debounce_ms": 30, "long_press_ms": 1000}
+LEDS = {"pin": -1, "beds": 9, "per_side": 3, "status": 3}
+BUTTONS = ("next", "undo", "new")
+UNMAPPED = 255
+
+
+class ProfileError(ValueError):
+    pass
+
+
+def _pins(v, what, lo, hi):
+    if not isinstance(v, list) or not lo <= len(v) <= hi:
+        raise ProfileError("%s: a list of %d to %d pins" % (what, lo, hi))
+    for p in v:
+        if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= 48:
+            raise ProfileError("%s: pins are GPIO numbers" % what)
+    return v
+
+
+def parse_map(cells, rows, cols):
+    """[[row, col, seg], ...] -> bytearray rows*cols of segment codes."""
+    if not isinstance(cells, list):
+        raise ProfileError("map: a list of [row, col, segment]")
+    out = bytearray([UNMAPPED] * (rows * cols))
+    for cell in cells:
+        if not isinstance(cell, list) or len(cell) != 3:
+            raise ProfileError("map: each cell is [row, col, segment]")
+        r, c, seg = cell
+        for v, n, what in ((r, rows, "row"), (c, cols, "col")):
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
+                raise ProfileError("map: %s %r outside the %d x %d matrix" % (what, v, rows, cols))
+        try:
+            code = segments.encode(seg)
+        except segments.SegError as e:
+            raise ProfileError("map: %s" % e)
+        if code == segments.MISS:
+            raise ProfileError("map: MISS is not a crossing")
+        if out[r * cols + c] != UNMAPPED:
+            raise ProfileError("map: crossing (%d, %d) given twice" % (r, c))
+        out[r * cols + c] = code
+    return out
+
+
+def map_cells(table, cols):
+    return [[i // cols, i % cols, segments.name(code)] for i, code in enumerate(table) if code != UNMAPPED]
+
+
+class Profile:
+    def __init__(self, d):
+        if not isinstance(d, dict):
+            raise ProfileError("a profile is a JSON object")
+        name = d.get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= 32:
+            raise ProfileError("name: 1 to 32 characters")
+        self.name = name
+        m = d.get("matrix")
+        if not isinstance(m, dict):
+            raise ProfileError("matrix: {\"rows\": [pins], \"cols\": [pins]}")
+        self.row_pins = _pins(m.get("rows"), "matrix.rows", 1, 16)
+        self.col_pins = _pins(m.get("cols"), "matrix.cols", 1, 16)
+        self.rows = len(self.row_pins)
+        self.cols = len(self.col_pins)
+        self.map = parse_map(d.get("map", []), self.rows, self.cols)
+        leds = dict(LEDS)
+        leds.update(d.get("leds") or {})
+        for k in leds:
+            if k not in LEDS or not isinstance(leds[k], int) or isinstance(leds[k], bool):
+                raise ProfileError("leds.%s: a whole number" % k)
+        if not (1 <= leds["beds"] <= 21 and 1 <= leds["per_side"] <= 9 and 0 <= leds["status"] <= 9):
+            raise ProfileError("leds: beds 1-21, per_side 1-9, status 0-9")
+        self.leds = leds
+        buttons = d.get("buttons") or {}
+        for k in buttons:
+            if k not in BUTTONS:
+                raise ProfileError("buttons: one of %s" % ", ".join(BUTTONS))
+            _pins([buttons[k]], "buttons." + k, 1, 1)
+        self.buttons = buttons
+        b = d.get("brightness", 64)
+        if not isinstance(b, int) or isinstance(b, bool) or not 0 <= b <= 255:
+            raise ProfileError("brightness: 0 to 255")
+        self.brightness = b
+        timing = dict(TIMING)
+        timing.update(d.get("timing") or {})
+        for k in timing:
+            v = timing[k]
+            if k not in TIMING or not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 60000:
+                raise ProfileError("timing.%s: a whole number of %s" % (k, "microseconds" if k.endswith("_us") else "ms"))
+        self.timing = timing
+        self.raw = d
+
+    def to_dict(self):
+        d = dict(self.raw)
+        d["map"] = map_cells(self.map, self.cols)
+        return d
+
+
+def load(text):
+    try:
+        d = json.loads(text)
+    except Exception:
+        raise ProfileError("not valid JSON")
+    return Profile(d)
+
+
+# The default: an 8 x 8 matrix with inner and outer single on one crossing
+# (62 segments), crossings listed single, double, treble in dial order.
+DIAL = (20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5)
+
+
+def default_dict():
+    segs = [ring + str(n) for ring in ("S", "D", "T") for n in DIAL] + ["SB", "DB"]
+    return {
+        "name": "generic-8x8",
+        "description": "8 x 8 matrix, inner and outer single on one crossing: 62 segments",
+        "matrix": {"rows": [16, 17, 18, 19, 21, 22, 23, 25], "cols": [4, 13, 14, 26, 27, 32, 33, 15]},
+        "map": [[i // 8, i % 8, s] for i, s in enumerate(segs)],
+        "leds": {"pin": 5, "beds": 9, "per_side": 3, "status": 3},
+        "buttons": {"next": 34, "undo": 35, "new": 39},
+        "brightness": 64,
+        "timing": dict(TIMING),
+    }

@@ -1,0 +1,55 @@
+# Power-safe files: write a temporary file, then rename it over the old one,
+# so a power cut leaves either the old or the new content, never half.
+import os
+
+TMP = ".tmp"
+
+
+def _exists(path):
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
+def write_atomic(path, data):
+    tmp = path + TMP
+    with open(tmp, "wb") as f:
+        f.write(data)
+        if hasattr(f, "flush"):
+            f.flush()
+    try:
+        os.rename(tmp, path)
+    except OSError:
+        # filesystems that refuse to rename over a file (FAT): the old file
+        # goes first; read() then recovers from the complete .tmp if cut here
+        os.remove(path)
+        os.rename(tmp, path)
+
+
+def read(path):
+    """Contents, or None if there is no such file. Finishes an interrupted replace."""
+    if not _exists(path) and _exists(path + TMP):
+        os.rename(path + TMP, path)
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def remove(path):
+    for p in (path, path + TMP):
+        try:
+            os.remove(p)
+        except OSError:
+            pass
+
+
+def quarantine(path):
+    """Keep a damaged file for inspection as PATH.bad, out of the way."""
+    try:
+        os.rename(path, path + ".bad")
+    except OSError:
+        remove(path)
