@@ -83,6 +83,7 @@ class App:
         self.last_frame = bytes(3 * self.renderer.count)
         self.hold_since = -1
         self.passes = 0
+        self.errors = 0  # unexpected exceptions caught by the loop
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -339,7 +340,7 @@ class App:
     def stats(self):
         gc.collect()
         return {"scans": self.scanner.scans, "darts": self.darts, "ignored": self.ignored,
-                "dropped": self.scanner.dropped, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
+                "dropped": self.scanner.dropped, "errors": self.errors, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count}
 
     # ---- scanner events ------------------------------------------------------------------
@@ -460,14 +461,29 @@ class App:
             while True:
                 board.read_matrix(snap)
                 sc.step(board.ticks_us())
-                while sc.qhead != sc.qtail:
-                    self._scanner_event(sc.pop())
+                if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
+                    self._guarded()
                 self.passes += 1
-                if self.passes >= SERVICE_EVERY:
-                    self.passes = 0
-                    self._service()
         finally:
             board.stopped()
+
+    def _guarded(self):
+        # A bug in serving a request must not stop the scanner or drop the
+        # board to the REPL: report it and carry on. Ctrl-C still ends the loop.
+        try:
+            sc = self.scanner
+            while sc.qhead != sc.qtail:
+                self._scanner_event(sc.pop())
+            if self.passes >= SERVICE_EVERY:
+                self.passes = 0
+                self._service()
+        except Exception as e:
+            self.errors += 1
+            self.passes = 0
+            try:
+                self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
+            except Exception:
+                pass
 
 
 def main():

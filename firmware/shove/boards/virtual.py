@@ -1,6 +1,6 @@
 # Virtual board layer for the MicroPython unix port: the matrix is an
 # electrical model, the strip and the flash are as slow as on an ESP32, and
-# a control channel (fds 3 and 4, given by the simulator) lets the host close
+# a control channel (two pipes handed down by the simulator) lets the host close
 # crossings, hold buttons and read the strip. Flash is the working directory.
 import json
 from binascii import hexlify
@@ -37,9 +37,11 @@ class Board:
         self._ctl_in = None
         self._ctl_out = None
         self._ctl_buf = b""
-        if os.getenv("HAPENNY_SIM_CTL"):
-            self._ctl_in = open("/dev/fd/3", "rb")
-            self._ctl_out = open("/dev/fd/4", "wb")
+        ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
+        if ctl:
+            rfd, wfd = ctl.split(",")
+            self._ctl_in = open("/dev/fd/" + rfd, "rb")
+            self._ctl_out = open("/dev/fd/" + wfd, "wb")
             self._poll = select.poll()
             self._poll.register(self._ctl_in, select.POLLIN)
         self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
@@ -96,8 +98,8 @@ class Board:
 
     # ---- control channel -----------------------------------------------------------
     def _send(self, obj):
+        # unbuffered already; flush() would fsync, which a pipe refuses
         self._ctl_out.write(json.dumps(obj).encode() + b"\n")
-        self._ctl_out.flush()
 
     def service(self, app):
         if not self._ctl_in:

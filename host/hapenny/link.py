@@ -1,0 +1,152 @@
+"""Host side of the board protocol: JSON lines over any byte transport."""
+import json
+import os
+import select
+import time
+from collections import deque
+
+from hapenny import PROTOCOL
+
+
+class LinkError(Exception):
+    """The board could not be reached or did not answer."""
+
+
+class BoardError(Exception):
+    """The board refused a command: `code` is the protocol's error code."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.code = reply.get("error")
+        super().__init__("%s: %s" % (self.code, reply.get("msg")))
+
+
+class FdTransport:
+    """Reads and writes raw file descriptors (pipes, a pty master)."""
+
+    def __init__(self, rfd, wfd):
+        self.rfd = rfd
+        self.wfd = wfd
+
+    def read(self, timeout):
+        r, _, _ = select.select([self.rfd], [], [], max(0.0, timeout))
+        if not r:
+            return b""
+        try:
+            data = os.read(self.rfd, 4096)
+        except OSError:
+            data = b""
+        if not data:
+            raise LinkError("the board closed the connection")
+        return data
+
+    def write(self, data):
+        view = memoryview(data)
+        while view:
+            n = os.write(self.wfd, view)
+            view = view[n:]
+
+
+class SerialTransport:
+    """A pyserial port."""
+
+    def __init__(self, ser):
+        self.ser = ser
+
+    def read(self, timeout):
+        self.ser.timeout = max(0.0, timeout)
+        first = self.ser.read(1)
+        if not first:
+            return b""
+        return first + self.ser.read(self.ser.in_waiting)
+
+    def write(self, data):
+        self.ser.write(data)
+        self.ser.flush()
+
+
+class Link:
+    """Commands and replies, with events queued as they arrive. Lines that
+    are not JSON objects (boot noise, a REPL) are kept in `noise`."""
+
+    def __init__(self, transport):
+        self.t = transport
+        self.buf = b""
+        self.events = deque()
+        self.noise = deque(maxlen=200)
+        self._id = 0
+
+    def _lines(self, timeout):
+        data = self.t.read(timeout)
+        if data:
+            self.buf += data
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            yield line.rstrip(b"\r")
+
+    def _pump(self, timeout):
+        """Read what arrives within timeout; return replies (events are queued)."""
+        replies = []
+        for raw in self._lines(timeout):
+            try:
+                obj = json.loads(raw.decode("utf-8", "replace"))
+            except ValueError:
+                obj = None
+            if not isinstance(obj, dict):
+                self.noise.append(raw)
+            elif "ev" in obj:
+                self.events.append(obj)
+            elif "ok" in obj:
+                replies.append(obj)
+            else:
+                self.noise.append(raw)
+        return replies
+
+    def send_line(self, line):
+        self.t.write(line if isinstance(line, bytes) else line.encode())
+
+    def request(self, cmd, timeout=5.0, check=True, **fields):
+        """Send one command and return its reply; BoardError if refused."""
+        self._id += 1
+        rid = self._id
+        msg = dict(fields, cmd=cmd, id=rid)
+        self.send_line(json.dumps(msg) + "\n")
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise LinkError("no reply to %r within %.1f s" % (cmd, timeout))
+            for rep in self._pump(left):
+                if rep.get("id") == rid:
+                    if check and not rep.get("ok"):
+                        raise BoardError(rep)
+                    return rep
+
+    def wait_event(self, name, timeout=5.0, where=None):
+        """The next event called `name` (others stay queued in order)."""
+        end = time.monotonic() + timeout
+        while True:
+            for ev in list(self.events):
+                if ev.get("ev") == name and (where is None or where(ev)):
+                    self.events.remove(ev)
+                    return ev
+            left = end - time.monotonic()
+            if left <= 0:
+                raise LinkError("no %r event within %.1f s" % (name, timeout))
+            self._pump(min(left, 0.2))
+
+    def drain(self, settle=0.05):
+        """Collect everything that arrives until the line is quiet."""
+        while True:
+            before = (len(self.events), len(self.buf))
+            self._pump(settle)
+            if (len(self.events), len(self.buf)) == before:
+                return
+
+    def hello(self, timeout=5.0):
+        """`info`, checking that this is hapenny firmware speaking our protocol."""
+        rep = self.request("info", timeout=timeout)
+        if rep.get("protocol") != PROTOCOL:
+            raise LinkError("the board speaks protocol %r; this hapenny speaks %d: deploy matching firmware"
+                            % (rep.get("protocol"), PROTOCOL))
+        return rep

@@ -1,0 +1,323 @@
+"""The virtual board: the firmware in the MicroPython unix port behind a
+pseudo-terminal that behaves, on the wire, like an ESP32's USB serial port.
+
+The simulator owns the pty for its whole life (so the port path never
+changes) and relays bytes between it and the MicroPython process:
+- a Ctrl-C byte becomes SIGINT, which the unix port turns into
+  KeyboardInterrupt, as an ESP32 does with the byte itself;
+- output gets the ESP32's "\\n" -> "\\r\\n" (the unix port leaves that to a tty);
+- a soft reset or machine.reset() ends the process with a status (see
+  runtime/vboot.py); the relay prints the ESP32's lines and starts it again;
+- nothing blocks when no client reads: the oldest output is dropped, as a
+  UART with nobody listening loses it.
+Two pipes beside the serial port form the control channel: closures at the
+electrical level, button presses, the strip's frames.
+"""
+import errno
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import tty
+from pathlib import Path
+
+from hapenny import firmware
+
+RUNTIME = Path(__file__).resolve().parent / "runtime"
+SOFT_EXIT, SOFT_RAW_EXIT, HARD_EXIT = 10, 11, 12
+SOFT_REBOOT = b"MPY: soft reboot\r\n"
+HARD_RESET = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"
+POWER_ON = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"
+
+
+class SimError(Exception):
+    pass
+
+
+def micropython_path():
+    env = os.environ.get("HAPENNY_MICROPYTHON")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise SimError("HAPENNY_MICROPYTHON=%s is not an executable micropython" % env)
+        return env
+    try:
+        return firmware.tool("micropython")
+    except firmware.FirmwareError:
+        raise SimError("no micropython interpreter: run `make setup` (x86_64 Linux) or set HAPENNY_MICROPYTHON")
+
+
+class VirtualBoard:
+    """Start with .start() (or `with`); .port is the serial device path."""
+
+    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None):
+        self._tmp = None
+        if board_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
+            board_dir = self._tmp.name
+        self.board_dir = Path(board_dir)
+        self.profile = profile
+        self.fast = fast  # skip the slow-strip and slow-flash models (not for timing tests)
+        self.ticks0 = ticks0
+        self.log = log
+        self.port = None
+        self.proc = None
+        self.boots = 0
+        self.frame = b""
+        self.frames = 0
+        self._lock = threading.Lock()
+        self._ctl_w = None
+        self._ctl_replies = {}
+        self._ctl_cv = threading.Condition()
+        self._seq = 0
+        self._stopping = False
+        self._cut = False
+        self._mode = "normal"
+        self._last_out = b""
+        self._threads = []
+
+    # ---- life cycle ---------------------------------------------------------------
+    def start(self):
+        self.board_dir.mkdir(parents=True, exist_ok=True)
+        if not any(self.board_dir.iterdir()):  # an empty flash gets the current firmware
+            firmware.install(self.board_dir, "sim", self.profile)
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)  # the ESP32's port does no echo or line editing
+        os.set_blocking(self.master, False)
+        self.port = os.ttyname(self.slave)
+        self._spawn(POWER_ON)
+        for fn in (self._from_port, self._supervise):
+            t = threading.Thread(target=fn, daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        self._stopping = True
+        self._kill()
+        for t in self._threads:
+            t.join(timeout=5)
+        for fd in (self.master, self.slave):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if self._tmp:
+            self._tmp.cleanup()
+
+    def _spawn(self, banner):
+        ctl_in_r, ctl_in_w = os.pipe()  # host -> board
+        ctl_out_r, ctl_out_w = os.pipe()  # board -> host
+        env = dict(os.environ)
+        env["MICROPYPATH"] = ""  # vboot.py sets the board's own sys.path
+        env["HAPENNY_BOOT"] = self._mode
+        env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
+        if self.fast:
+            env["HAPENNY_FAST"] = "1"
+        else:
+            env.pop("HAPENNY_FAST", None)
+        if self.ticks0 is not None:
+            env["HAPENNY_TICKS0"] = str(self.ticks0)
+        self._write_port(banner)
+        proc = subprocess.Popen(
+            [micropython_path(), str(RUNTIME / "vboot.py")], cwd=str(self.board_dir), env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(ctl_in_r, ctl_out_w), bufsize=0,
+        )
+        os.close(ctl_in_r)
+        os.close(ctl_out_w)
+        with self._lock:
+            self.proc = proc
+            self._ctl_w = ctl_in_w
+            self.boots += 1
+        t = threading.Thread(target=self._from_ctl, args=(ctl_out_r,), daemon=True)
+        t.start()
+
+    def _kill(self):
+        with self._lock:
+            proc = self.proc
+        if proc and proc.poll() is None:
+            proc.kill()
+
+    def power_cut(self, off_s=0.0):
+        """Cut the power at this instant (SIGKILL) and restore it after off_s."""
+        self._cut = off_s
+        self._kill()
+
+    # ---- serial relay -------------------------------------------------------------
+    def _write_port(self, data):
+        # lone \n -> \r\n, as the ESP32's console output does
+        out = bytearray()
+        prev = self._last_out
+        for b in data:
+            if b == 10 and prev != b"\r":
+                out += b"\r"
+            out.append(b)
+            prev = bytes((b,))
+        self._last_out = prev
+        view = memoryview(bytes(out))
+        while view:
+            try:
+                n = os.write(self.master, view)
+                view = view[n:]
+            except BlockingIOError:
+                # nobody is reading the port: drop the oldest output
+                try:
+                    os.read(self.slave, 65536)
+                except OSError:
+                    time.sleep(0.001)
+            except OSError:
+                return
+
+    def _from_port(self):
+        import select
+
+        while not self._stopping:
+            r, _, _ = select.select([self.master], [], [], 0.2)
+            if not r:
+                continue
+            try:
+                data = os.read(self.master, 4096)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                time.sleep(0.05)
+                continue
+            parts = data.split(b"\x03")
+            for i, part in enumerate(parts):
+                if i:
+                    self._interrupt()
+                if part:
+                    self._to_board(part)
+
+    def _to_board(self, data):
+        with self._lock:
+            proc = self.proc
+        try:
+            proc.stdin.write(data)
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # the board is rebooting: a real UART drops these too
+
+    def _interrupt(self):
+        with self._lock:
+            proc = self.proc
+        if proc and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.005)  # let the interrupt land before what follows it
+
+    def _supervise(self):
+        while not self._stopping:
+            with self._lock:
+                proc = self.proc
+            while True:
+                chunk = proc.stdout.read1(4096) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
+                if not chunk:
+                    break
+                self._write_port(chunk)
+                if self.log:
+                    self.log.write(chunk)
+            code = proc.wait()
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            if self._stopping:
+                return
+            if self._cut is not False:
+                time.sleep(self._cut)
+                self._cut = False
+                self._mode = "normal"
+                self._spawn(POWER_ON)
+            elif code == SOFT_EXIT:
+                self._mode = "normal"
+                self._spawn(SOFT_REBOOT)
+            elif code == SOFT_RAW_EXIT:
+                self._mode = "raw"
+                self._spawn(SOFT_REBOOT)
+            elif code == HARD_EXIT:
+                self._mode = "normal"
+                self._spawn(HARD_RESET)
+            else:  # a crash: an ESP32 panics and reboots
+                self._mode = "normal"
+                self._spawn(b"\r\nvirtual board stopped (exit status %d): rebooting\r\n" % code + HARD_RESET)
+
+    # ---- control channel ----------------------------------------------------------
+    def _from_ctl(self, fd):
+        buf = b""
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                data = b""
+            if not data:
+                os.close(fd)
+                return
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if "frame" in msg and "seq" not in msg:
+                    self.frame = bytes.fromhex(msg["frame"])
+                    self.frames += 1
+                    continue
+                with self._ctl_cv:
+                    self._ctl_replies[msg.get("seq")] = msg
+                    self._ctl_cv.notify_all()
+
+    def control(self, op, timeout=5.0, **fields):
+        """One control-channel request; returns the board's answer."""
+        with self._ctl_cv:
+            self._seq += 1
+            seq = self._seq
+        msg = dict(fields, op=op, seq=seq)
+        end = time.monotonic() + timeout
+        while True:  # the board may be rebooting: retry on a new process
+            with self._lock:
+                w = self._ctl_w
+            try:
+                os.write(w, (json.dumps(msg) + "\n").encode())
+            except OSError:
+                if time.monotonic() > end:
+                    raise SimError("the virtual board is not running")
+                time.sleep(0.05)
+                continue
+            with self._ctl_cv:
+                while seq not in self._ctl_replies:
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        raise SimError("no answer to %r on the control channel" % op)
+                    self._ctl_cv.wait(min(left, 0.5))
+                    with self._lock:
+                        if self._ctl_w != w:
+                            break  # rebooted meanwhile: send again
+                if seq in self._ctl_replies:
+                    return self._ctl_replies.pop(seq)
+
+    def close(self, row, col, ms=None, us=None, delay_us=0):
+        """Close crossing (row, col) electrically for ms (or us), on the board's clock."""
+        length = us if us is not None else int(ms * 1000)
+        rep = self.control("close", row=row, col=col, us=length, delay_us=delay_us)
+        if not rep.get("ok"):
+            raise SimError("the matrix model has no free closure slot")
+
+    def button(self, name, ms=100):
+        self.control("button", name=name, ms=ms)
+
+    def pixels(self):
+        """The frame last written to the strip, as [(r, g, b)]."""
+        f = bytes.fromhex(self.control("frame")["frame"])
+        return [tuple(f[i:i + 3]) for i in range(0, len(f), 3)]
+
+    def stats(self):
+        return self.control("stats")["stats"]

@@ -1,0 +1,222 @@
+# The virtual board's boot ROM, run by the MicroPython unix port with the
+# board's flash as working directory: boot.py, then main.py (not after a
+# raw-REPL soft reset), then the friendly or raw REPL as an ESP32 offers them
+# on its serial port. Soft reset and machine.reset() end this process with
+# an exit status; the simulator prints the ESP32's lines and starts it again.
+import os
+import sys
+
+RUNTIME = sys.path[0]
+sys.path[:] = ["", ".frozen", "lib", RUNTIME]
+
+SOFT_EXIT = 10  # soft reboot, then boot.py, main.py, friendly REPL
+SOFT_RAW_EXIT = 11  # soft reboot from the raw REPL: boot.py, then raw REPL
+HARD_EXIT = 12  # machine.reset(): a power cycle
+BANNER = "MicroPython %s on %s; ESP32 module (virtual hapenny board) with ESP32\r\nType \"help()\" for more information.\r\n"
+RAW_PROMPT = "raw REPL; CTRL-B to exit\r\n>"
+WINDOW = 256  # raw-paste flow-control window
+
+out = sys.stdout
+stdin = sys.stdin.buffer
+
+
+def write(s):
+    out.write(s)
+
+
+def getch():
+    """One byte from the serial port; Ctrl-C (a SIGINT from the simulator) reads as 0x03."""
+    try:
+        b = stdin.read(1)
+    except KeyboardInterrupt:
+        return 3
+    if not b:
+        sys.exit(0)  # the simulator closed the port: power off
+    return b[0]
+
+
+def run_file(path):
+    try:
+        os.stat(path)
+    except OSError:
+        return
+    g = {"__name__": "__main__"}
+    try:
+        with open(path) as f:
+            src = f.read()
+        exec(compile(src, path, "exec"), g)
+    except KeyboardInterrupt as e:
+        sys.print_exception(e)
+    except SystemExit as e:
+        exit_for(e)
+    except Exception as e:
+        sys.print_exception(e)
+
+
+def exit_for(e):
+    code = e.args[0] if e.args else 0
+    sys.exit(HARD_EXIT if code == HARD_EXIT else SOFT_EXIT)
+
+
+def execute(src, g, mode):
+    try:
+        exec(compile(src, "<stdin>", mode), g)
+        return None
+    except SystemExit as e:
+        exit_for(e)
+    except BaseException as e:  # KeyboardInterrupt included: show it, stay at the REPL
+        return e
+
+
+state = {"raw": False}
+
+
+def raw_repl(g):
+    state["raw"] = True
+    write(RAW_PROMPT)
+    while True:
+        buf = bytearray()
+        while True:
+            c = getch()
+            if c == 1:  # Ctrl-A again: a fresh raw prompt
+                write("\r\n" + RAW_PROMPT)
+                buf = bytearray()
+            elif c == 2:  # Ctrl-B: back to the friendly REPL
+                write("\r\n")
+                state["raw"] = False
+                return
+            elif c == 3:  # Ctrl-C: drop what was typed
+                buf = bytearray()
+            elif c == 4:
+                break
+            elif c == 5 and not buf:  # maybe raw-paste: \x05 A \x01
+                if getch() == 65 and getch() == 1:
+                    raw_paste(g)
+                    buf = None
+                    break
+            else:
+                buf.append(c)
+        if buf is None:
+            write(">")
+            continue
+        write("OK")
+        if not buf:  # Ctrl-D on an empty command: soft reset
+            write("\r\n")
+            sys.exit(SOFT_RAW_EXIT)
+        run_raw(bytes(buf), g)
+        write(">")
+
+
+def run_raw(src, g):
+    err = execute(src, g, "exec")
+    write("\x04")
+    if err is not None:
+        sys.print_exception(err)
+    write("\x04")
+
+
+def raw_paste(g):
+    write("R\x01")
+    write(chr(WINDOW & 0xFF) + chr(WINDOW >> 8))
+    buf = bytearray()
+    used = 0
+    while True:
+        c = getch()
+        if c == 4:
+            break
+        if c == 3:
+            write("\x04")
+            return
+        buf.append(c)
+        used += 1
+        if used == WINDOW:
+            used = 0
+            write("\x01")
+    write("\x04")
+    run_raw(bytes(buf), g)
+
+
+def banner():
+    return BANNER % (".".join(str(v) for v in sys.implementation.version[:3]), "virtual")
+
+
+def friendly_repl(g, greet=True):
+    if greet:
+        write(banner())
+    line = ""
+    cont = []
+    while True:
+        write("... " if cont else ">>> ")
+        line = ""
+        while True:
+            c = getch()
+            if c == 1:  # Ctrl-A: the main loop enters the raw REPL
+                write("\r\n")
+                state["raw"] = True
+                return
+            if c == 2:  # Ctrl-B
+                write("\r\n" + banner())
+                line = None
+                break
+            if c == 3:  # Ctrl-C
+                write("\r\nKeyboardInterrupt\r\n" if line or cont else "\r\n")
+                line = None
+                cont = []
+                break
+            if c == 4:  # Ctrl-D: soft reset
+                if line or cont:
+                    continue
+                write("\r\n")
+                sys.exit(SOFT_EXIT)
+            if c in (13, 10):
+                write("\r\n")
+                break
+            if c in (8, 127):
+                if line:
+                    line = line[:-1]
+                    write("\x08 \x08")
+                continue
+            if c >= 32:
+                ch = chr(c)
+                line += ch
+                write(ch)
+        if line is None:
+            continue
+        if cont or line.rstrip().endswith(":"):
+            if line.strip() or not cont:
+                cont.append(line)
+                continue
+            src = "\n".join(cont) + "\n"
+            cont = []
+        else:
+            src = line
+        if not src.strip():
+            continue
+        err = execute(src, g, "single")
+        if err is not None:
+            sys.print_exception(err)
+
+
+def main():
+    mode = os.getenv("HAPENNY_BOOT") or "normal"
+    run_file("boot.py")
+    g = {"__name__": "__main__"}
+    if mode == "raw":
+        state["raw"] = True
+    else:
+        run_file("main.py")
+    greet = True
+    while True:
+        # a Ctrl-C that lands outside a read (mid-output) must not end the board
+        try:
+            if state["raw"]:
+                raw_repl(g)
+                greet = True
+            else:
+                friendly_repl(g, greet)
+        except KeyboardInterrupt:
+            write("\r\n")
+            greet = False
+
+
+main()
