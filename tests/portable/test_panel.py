@@ -1,0 +1,134 @@
+# LED renderer and buttons. Runs in both interpreters.
+from shove import buttons, leds, rules, segments
+
+
+def px(r, i):
+    f = r.frame
+    return (f[3 * i], f[3 * i + 1], f[3 * i + 2])
+
+
+def lit(r, i):
+    return sum(px(r, i)) > 3 * 255 * r.brightness // 255 // 10  # brighter than the dim glow
+
+
+def square(r, bed_i, slot):
+    base = (bed_i * 2 + slot) * r.per_side
+    return [lit(r, base + k) for k in range(r.per_side)]
+
+
+def test_marks_show_as_lit_pixels_in_each_sides_square():
+    g = rules.new_game(["A", "B"])
+    r = leds.Renderer(brightness=255)
+    assert r.count == 9 * 2 * 3 + 3
+    g.throw(segments.encode("D4"))
+    g.throw(segments.encode("S9"))
+    r.render(g, 0)
+    assert square(r, 3, 0) == [True, True, False]
+    assert square(r, 8, 0) == [True, False, False]
+    assert square(r, 3, 1) == [False] * 3
+    # status: darts left in the thrower's colour
+    base = 9 * 2 * 3
+    assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[0], (0, 0, 0), (0, 0, 0)]
+
+
+def test_right_square_is_side_one_and_colours_differ():
+    g = rules.new_game(["A", "B"])
+    g.next()
+    g.throw(segments.encode("T1"))
+    r = leds.Renderer(brightness=255)
+    r.render(g, 0)
+    assert square(r, 0, 1) == [True] * 3 and square(r, 0, 0) == [False] * 3
+    assert px(r, 3) == leds.COLOURS[1]  # a closed bed at full strength
+
+
+def test_more_than_two_sides_show_thrower_and_leading_opponent():
+    g = rules.new_game(["A", "B", "C"])
+    g.next()  # B throws
+    g.throw(segments.encode("S2"))
+    g.next()  # C throws
+    g.throw(segments.encode("D2"))
+    g.next()  # A to throw
+    r = leds.Renderer(brightness=255)
+    r.render(g, 0)
+    assert square(r, 1, 0) == [False] * 3  # A, the thrower, has none
+    assert square(r, 1, 1) == [True, True, False]  # C leads on bed 2 with 2
+    assert px(r, 1 * 6 + 3) == tuple(c * 110 // 255 for c in leds.COLOURS[2])
+
+
+def test_scaled_marks_and_one_side():
+    g = rules.new_game(["Solo"], rules={"marks": 9})
+    g.throw(segments.encode("T5"))
+    r = leds.Renderer(brightness=255)
+    r.render(g, 0)
+    assert square(r, 4, 0) == [True, False, False]  # 3 of 9 marks: a third
+    assert square(r, 4, 1) == [False] * 3 and px(r, 4 * 6 + 3) == (0, 0, 0)
+
+
+def test_hold_gift_flash_and_win():
+    g = rules.new_game(["A", "B"])
+    r = leds.Renderer(brightness=255)
+    for s in ("T5", "S5", "MISS"):
+        g.throw(segments.encode(s))
+    r.gift([(1, 1)], 4, 1000)
+    r.render(g, 1000)
+    assert px(r, 4 * 6 + 3) == (255, 255, 255)  # B's square flashes
+    assert px(r, 54) == (40, 40, 40)  # hold: pull the darts
+    assert r.animating(g, 1200) and not r.animating(g, 1000 + leds.FLASH_MS)
+    r.render(g, 1000 + leds.FLASH_MS)
+    assert px(r, 4 * 6 + 3) != (255, 255, 255)
+    g.next()
+    for bed in range(1, 10):
+        g.marks[9 + bed - 1] = 3
+    g.marks[9 + 8] = 2
+    g.throw(segments.encode("S9"))
+    assert g.phase == rules.OVER
+    r.render(g, 0)
+    first = bytes(r.frame)
+    r.render(g, 400)
+    assert bytes(r.frame) != first and r.animating(g, 0)
+
+
+def test_brightness_scales_every_pixel():
+    g = rules.new_game(["A", "B"])
+    g.throw(segments.encode("T1"))
+    r = leds.Renderer(brightness=64)
+    r.render(g, 0)
+    assert px(r, 0) == tuple(c * 64 // 255 for c in leds.COLOURS[0])
+    assert max(r.frame) <= 64
+
+
+def run_buttons(timeline, debounce=30, long_ms=1000):
+    """timeline: (t_ms, pressed) samples of button 0 -> [(t, kind)]."""
+    b = buttons.Buttons(("new",), debounce, long_ms)
+    out = []
+    for t, p in timeline:
+        ev = []
+        b.update(0, p, t, ev)
+        out += [(t, k) for _, k in ev]
+    return out
+
+
+def samples(changes, until, step=5):
+    """changes: [(t, level)] -> level sampled every step ms."""
+    out = []
+    level = False
+    i = 0
+    for t in range(0, until, step):
+        while i < len(changes) and changes[i][0] <= t:
+            level = changes[i][1]
+            i += 1
+        out.append((t, level))
+    return out
+
+
+def test_buttons_debounce_short_and_long_presses():
+    table = [
+        ([(100, True), (300, False)], [(130, buttons.PRESS), (330, buttons.SHORT)]),
+        # contact bounce on press and release: still one press
+        ([(100, True), (104, False), (108, True), (300, False), (303, True), (306, False)],
+         [(140, buttons.PRESS), (340, buttons.SHORT)]),
+        ([(100, True), (1500, False)], [(130, buttons.PRESS), (1130, buttons.LONG)]),
+        ([(100, True), (115, False)], []),  # a 15 ms glitch is no press
+    ]
+    for changes, want in table:
+        assert run_buttons(samples(changes, 2000)) == want, changes
