@@ -16,6 +16,12 @@ for p in (FIRMWARE, PORTABLE):
         sys.path.insert(0, str(p))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--port", action="store", default=None,
+                     help="run the hardware-in-the-loop suite on the board at this serial port "
+                          "(default: $HAPENNY_PORT, else a virtual board)")
+
+
 def micropython_path():
     env = os.environ.get("HAPENNY_MICROPYTHON")
     if env and os.access(env, os.X_OK):

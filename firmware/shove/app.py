@@ -84,6 +84,7 @@ class App:
         self.hold_since = -1
         self.passes = 0
         self.errors = 0  # unexpected exceptions caught by the loop
+        self._map_staged = None  # cells of a map sent in several lines
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -270,6 +271,15 @@ class App:
         after.append(("new", {"state": st}))
         return {"state": st}
 
+    def cmd_end(self, cmd, after):
+        """Discard the game (the board then has none, as when new)."""
+        self.game = None
+        self._save_game()
+        self._changed()
+        self.hold_since = -1
+        after.append(("new", {"state": None}))
+        return {"state": None}
+
     def cmd_state(self, cmd, after):
         return {"state": self.state() if self.game else None}
 
@@ -304,11 +314,25 @@ class App:
         return {"state": st}
 
     def cmd_map(self, cmd, after):
+        # A full map does not fit one 512-byte line: `"more": true` stages
+        # cells, and the chunk without it applies the whole map at once.
         if "set" in cmd:
+            cells = cmd["set"]
+            staged = self._map_staged
+            self._map_staged = None
+            if not isinstance(cells, list):
+                raise protocol.ProtoError("bad_map", "set takes a list of [row, col, segment]")
+            if staged:
+                cells = staged + cells
             try:
-                table = profile.parse_map(cmd["set"], self.prof.rows, self.prof.cols)
+                if len(cells) > self.prof.rows * self.prof.cols:
+                    raise profile.ProfileError("more cells than the matrix has crossings")
+                table = profile.parse_map(cells, self.prof.rows, self.prof.cols)
             except profile.ProfileError as e:
                 raise protocol.ProtoError("bad_map", str(e))
+            if cmd.get("more") is True:
+                self._map_staged = cells
+                return {"staged": len(cells)}
             self.board.write_file(MAP_FILE, json.dumps(profile.map_cells(table, self.prof.cols)).encode())
             self.map = table
         return {"cells": profile.map_cells(self.map, self.prof.cols)}

@@ -106,7 +106,7 @@ def learn(link, info, out_path=None, split=False, segments=None, out=sys.stdout,
     if not cells:
         raise SystemExit("nothing learned; the board's map is unchanged")
     table = [[r, c, seg] for seg, (r, c) in cells.items()]
-    link.request("map", set=table)
+    link.set_map(table)
     out.write("Stored %d crossings on the board.\n" % len(table))
     if skipped:
         out.write("Gaps (not mapped): %s\n" % ", ".join(skipped))

@@ -143,6 +143,19 @@ class Link:
             if (len(self.events), len(self.buf)) == before:
                 return
 
+    def set_map(self, cells, limit=480):
+        """Store a whole map, in as many lines as the 512-byte limit needs."""
+        chunks, cur = [], []
+        for cell in cells:
+            if cur and len(json.dumps({"cmd": "map", "set": cur + [cell], "more": True, "id": 99999})) > limit:
+                chunks.append(cur)
+                cur = []
+            cur.append(cell)
+        chunks.append(cur)
+        for chunk in chunks[:-1]:
+            self.request("map", set=chunk, more=True)
+        return self.request("map", set=chunks[-1])
+
     def hello(self, timeout=5.0):
         """`info`, checking that this is hapenny firmware speaking our protocol."""
         rep = self.request("info", timeout=timeout)
