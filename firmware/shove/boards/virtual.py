@@ -126,6 +126,14 @@ class Board:
         if op == "close":
             ok = self.close_us(msg["row"], msg["col"], msg["us"], msg.get("delay_us", 0))
             self._send({"seq": seq, "ok": ok})
+        elif op == "pulses":
+            # a whole pattern against one board timestamp: [row, col, delay_us, us]
+            now = self.ticks_us()
+            ok = True
+            for row, col, delay, length in msg["pulses"]:
+                on = (now + delay) & _MASK
+                ok = self.model.close(row, col, on, (on + length) & _MASK) and ok
+            self._send({"seq": seq, "ok": ok})
         elif op == "button":
             self._held[BUTTONS.index(msg["name"])] = (self.ticks_ms() + msg["ms"]) & _MASK or 1
             self._send({"seq": seq, "ok": True})

@@ -311,6 +311,12 @@ class VirtualBoard:
         if not rep.get("ok"):
             raise SimError("the matrix model has no free closure slot")
 
+    def pulses(self, pattern):
+        """Schedule [(row, col, delay_us, us)] against one instant of the board's clock."""
+        rep = self.control("pulses", pulses=[list(p) for p in pattern])
+        if not rep.get("ok"):
+            raise SimError("the matrix model has no free closure slot")
+
     def button(self, name, ms=100):
         self.control("button", name=name, ms=ms)
 

@@ -21,6 +21,9 @@ class SimClient:
     def close(self, row, col, ms=None, us=None, delay_us=0):
         self.call("close", row=row, col=col, ms=ms, us=us, delay_us=delay_us)
 
+    def pulses(self, pattern):
+        self.call("pulses", pulses=[list(p) for p in pattern])
+
     def button(self, name, ms=100):
         self.call("button", name=name, ms=ms)
 

@@ -18,6 +18,9 @@ def handle(vb, req):
     if op == "close":
         vb.close(req["row"], req["col"], ms=req.get("ms"), us=req.get("us"), delay_us=req.get("delay_us", 0))
         return {"ok": True}
+    if op == "pulses":
+        vb.pulses(req["pulses"])
+        return {"ok": True}
     if op == "button":
         vb.button(req["name"], req.get("ms", 100))
         return {"ok": True}
