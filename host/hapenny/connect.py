@@ -112,7 +112,7 @@ def connect(port=None, timeout=3.0):
         info = link.hello(timeout=timeout)
     except LinkError as first:
         # a board left at the REPL (after mpremote) runs main.py again on a soft reset
-        noise = b"\n".join(link.noise)
+        noise = b"\n".join(link.noise) + b"\n" + link.buf
         if b">>>" in noise or b"raw REPL" in noise or b">" in noise[-4:]:
             link.send_line(b"\r\x02\x04")
             try:

@@ -1,0 +1,78 @@
+"""The board's serial port is also MicroPython's: real mpremote works on it,
+Ctrl-C interrupts main.py, soft and hard resets behave as on an ESP32."""
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+MPREMOTE = str(Path(sys.executable).parent / "mpremote")
+
+
+def mpremote(board, *args, timeout=60):
+    board.close()  # mpremote needs the port to itself
+    proc = subprocess.run([MPREMOTE, "connect", board.port, *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def repl_board(board):
+    yield board
+    board.connect()  # back to main.py (a soft reset if the board sits at the REPL)
+
+
+def test_mpremote_exec_run_and_files(repl_board, tmp_path):
+    b = repl_board
+    assert mpremote(b, "exec", "print(6 * 7)").strip() == "42"
+    script = tmp_path / "probe.py"
+    script.write_text("import sys\nprint('platform', sys.platform)\n")
+    assert "platform" in mpremote(b, "run", str(script))
+    data = tmp_path / "notes.txt"
+    data.write_bytes(b"chalk\n" * 300)
+    mpremote(b, "fs", "cp", str(data), ":notes.txt")
+    listing = mpremote(b, "fs", "ls")
+    assert "notes.txt" in listing and "1800 notes.txt" in " ".join(listing.split())
+    back = tmp_path / "back.txt"
+    mpremote(b, "fs", "cp", ":notes.txt", str(back))
+    assert back.read_bytes() == data.read_bytes()
+    mpremote(b, "fs", "rm", ":notes.txt")
+    assert "notes.txt" not in mpremote(b, "fs", "ls")
+
+
+def test_soft_reset_in_raw_mode_runs_boot_but_not_main(repl_board):
+    b = repl_board
+    marker = "open('boot.mark','w').write('ran')\n"
+    out = mpremote(b, "exec", "import os\ntry:\n os.remove('boot.mark')\nexcept OSError:\n pass\n"
+                   "open('boot.py','a').write(%r)" % marker,
+                   "soft-reset", "exec", "import sys\nprint(open('boot.mark').read(), 'shove.app' in sys.modules)")
+    try:
+        assert out.split()[-2:] == ["ran", "False"]
+    finally:
+        mpremote(b, "exec", "import os\ns=open('boot.py').read().replace(%r,'')\nopen('boot.py','w').write(s)\n"
+                 "os.remove('boot.mark')" % marker)
+
+
+def test_ctrl_c_interrupts_main_and_ctrl_d_restarts_it(repl_board):
+    b = repl_board
+    b.link.send_line(b"\x03")
+    time.sleep(0.5)
+    b.link._pump(0.3)
+    noise = b"\n".join(b.link.noise)
+    assert b"KeyboardInterrupt" in noise and b">>>" in noise
+    b.link.send_line(b"\x04")  # soft reboot: main.py runs again
+    boot = b.wait("boot", timeout=15)
+    assert boot["protocol"] == 1
+    assert b.req("info")["ok"]
+
+
+def test_machine_reset_is_a_power_cycle_on_the_same_port(repl_board):
+    b = repl_board
+    b.new()
+    b.req("throw", seg="T9")
+    st = b.state()
+    port = b.port
+    mpremote(b, "reset")
+    b.connect()
+    assert b.port == port and b.state() == st

@@ -1,0 +1,98 @@
+"""`hapenny sim` as a process: PORT first, a stable port, a flash kept in
+--board-dir across runs (killing it is a power cut), SIGTERM stops it."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hapenny.connect import connect
+from hapenny.sim.client import SimClient
+
+HAPENNY = str(Path(sys.executable).parent / "hapenny")
+
+
+def start_sim(*args):
+    proc = subprocess.Popen([HAPENNY, "sim", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = proc.stdout.readline().split()
+    second = proc.stdout.readline().split()
+    assert first[0] == "PORT" and os.path.exists(first[1]), first
+    assert second[0] == "CONTROL"
+    return proc, first[1], second[1]
+
+
+def stop(proc, sig=signal.SIGTERM):
+    proc.send_signal(sig)
+    return proc.wait(timeout=15)
+
+
+def test_sim_prints_port_and_stops_cleanly_on_sigterm():
+    proc, port, control = start_sim("--fast")
+    link, info, ser = connect(port)
+    assert info["board"] == "generic-8x8"
+    ser.close()
+    assert stop(proc) == 0
+    assert not os.path.exists(control)
+
+
+def test_board_dir_survives_a_killed_sim(tmp_path):
+    flash = tmp_path / "flash"
+    proc, port, control = start_sim("--board-dir", str(flash))
+    assert (flash / "main.py").exists() and (flash / "shove" / "app.mpy").exists()
+    link, info, ser = connect(port)
+    link.request("new", players=["Ann", "Bob"])
+    sim = SimClient(control)
+    r, c = next((r, c) for r, c, s in link.request("map")["cells"] if s == "T4")
+    sim.close(r, c, ms=20)
+    dart = link.wait_event("dart")
+    ser.close()
+    assert stop(proc, signal.SIGKILL) == -9  # the power cut
+    proc, port2, control = start_sim("--board-dir", str(flash))
+    link, info, ser = connect(port2)
+    assert link.request("state")["state"] == dart["state"]
+    sim = SimClient(control)
+    assert len(sim.pixels()) == link.request("info")["leds"]
+    ser.close()
+    stop(proc)
+
+
+def test_ports_lists_a_running_sim_and_port_choice_finds_it():
+    proc, port, control = start_sim("--fast")
+    try:
+        out = subprocess.run([HAPENNY, "ports"], capture_output=True, text=True).stdout
+        assert port in out and "virtual" in out
+        env = dict(os.environ)
+        env.pop("HAPENNY_PORT", None)
+        st = subprocess.run([HAPENNY, "state", "--json"], capture_output=True, text=True, env=env)
+        assert st.returncode == 0 and json.loads(st.stdout) is None
+    finally:
+        stop(proc)
+
+
+def test_clear_messages_when_there_is_no_board(tmp_path):
+    env = dict(os.environ, HAPENNY_PORT=str(tmp_path / "nothing"))
+    r = subprocess.run([HAPENNY, "state"], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and "does not exist" in r.stderr
+    # a port with something that is not hapenny on it
+    import pty
+
+    master, slave = os.openpty()
+    r = subprocess.run([HAPENNY, "state", "--port", os.ttyname(slave)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "does not answer hapenny" in r.stderr
+    os.close(master)
+    os.close(slave)
+
+
+def test_busy_port_is_reported():
+    proc, port, control = start_sim("--fast")
+    try:
+        link, info, ser = connect(port)
+        r = subprocess.run([HAPENNY, "state", "--port", port], capture_output=True, text=True)
+        assert r.returncode == 1 and "busy" in r.stderr
+        ser.close()
+    finally:
+        stop(proc)
