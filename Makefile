@@ -33,5 +33,18 @@ typecheck: $(STAMP)
 test: mpy
 	$(BIN)/python -m pytest -q
 
+# the main job: a virtual board with the current firmware and the live scoreboard on it
+# (its flash is kept in .board/, so a game survives closing it)
+sim: $(STAMP)
+	$(BIN)/hapenny sim --play --board-dir .board
+
+# hardware: make flash PORT=/dev/ttyUSB0 IMAGE=ESP32_GENERIC-....bin ; make deploy PORT=/dev/ttyUSB0
+flash: $(STAMP)
+	@test -n "$(IMAGE)" || { echo "make flash PORT=/dev/ttyUSB0 IMAGE=path/to/micropython.bin"; exit 2; }
+	$(BIN)/hapenny flash "$(IMAGE)" $(if $(PORT),--port $(PORT)) $(if $(PROFILE),--profile $(PROFILE))
+
+deploy: $(STAMP)
+	$(BIN)/hapenny deploy $(if $(PORT),--port $(PORT)) $(if $(PROFILE),--profile $(PROFILE))
+
 clean:
 	rm -rf build $(VENV) .pytest_cache .hypothesis

@@ -96,3 +96,21 @@ def test_busy_port_is_reported():
         ser.close()
     finally:
         stop(proc)
+
+
+def test_hapenny_test_runs_the_suite_on_a_port_with_a_report(tmp_path):
+    proc, port, control = start_sim("--fast")
+    junit = tmp_path / "hil.xml"
+    try:
+        r = subprocess.run([HAPENNY, "test", "--port", port, "--junit", str(junit), "--",
+                            "-k", "test_info or test_stuck_switch or test_crlf"],
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        stop(proc)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "suite on %s" % port in r.stdout
+    assert "PASSED" in r.stdout
+    # on a bare port the suite has no electrical access: those tests are skipped, with the reason
+    assert "SKIPPED" in r.stdout and "needs the virtual board" in r.stdout
+    xml = junit.read_text()
+    assert "<testsuite" in xml and 'skipped="1"' in xml and 'failures="0"' in xml

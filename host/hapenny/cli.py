@@ -189,15 +189,17 @@ def cmd_wiring(args):
 
 
 def cmd_sim(args):
-    from hapenny.sim.server import serve
+    from hapenny.sim.server import play_on_sim, serve
 
+    if args.play:
+        return play_on_sim(args.board_dir, args.profile)
     return serve(args.board_dir, args.profile, args.control, fast=args.fast)
 
 
 def cmd_test(args):
     from hapenny.hil import run_suite
 
-    return run_suite(args.port, junit=args.junit, extra=args.pytest_args)
+    return run_suite(args.port, junit=args.junit, extra=args.pytest_args, sim=args.sim)
 
 
 def _firmware_dir():
@@ -290,11 +292,13 @@ def build_parser():
     s.add_argument("--profile", default="generic-8x8")
     s.add_argument("--control", help="control socket path")
     s.add_argument("--fast", action="store_true", help="skip the slow strip and flash models")
+    s.add_argument("--play", action="store_true", help="and open the live scoreboard on it (make sim)")
     s.set_defaults(fn=cmd_sim)
 
     s = sub.add_parser("test", help="run the hardware-in-the-loop suite on a board (or a virtual one)")
     _port_arg(s)
     s.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
+    s.add_argument("--sim", action="store_true", help="run it on a virtual board started for the run")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after --")
     s.set_defaults(fn=cmd_test)
     return p

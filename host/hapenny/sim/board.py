@@ -52,7 +52,7 @@ def micropython_path():
 class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
-    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None):
+    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -62,6 +62,7 @@ class VirtualBoard:
         self.fast = fast  # skip the slow-strip and slow-flash models (not for timing tests)
         self.ticks0 = ticks0
         self.log = log
+        self.refresh = refresh  # install the current firmware even on a used flash
         self.port = None
         self.proc = None
         self.boots = 0
@@ -81,7 +82,7 @@ class VirtualBoard:
     # ---- life cycle ---------------------------------------------------------------
     def start(self):
         self.board_dir.mkdir(parents=True, exist_ok=True)
-        if not any(self.board_dir.iterdir()):  # an empty flash gets the current firmware
+        if self.refresh or not any(self.board_dir.iterdir()):  # an empty flash gets the current firmware
             firmware.install(self.board_dir, "sim", self.profile)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # the ESP32's port does no echo or line editing

@@ -48,6 +48,25 @@ def _serve_client(vb, conn):
             f.flush()
 
 
+def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.stdout):
+    """`make sim`: a virtual board and the live scoreboard on it, in one go."""
+    from hapenny.connect import connect
+    from hapenny.scoreboard import play
+
+    vb = VirtualBoard(board_dir=board_dir, profile=profile, refresh=True).start()
+    out.write("PORT %s\n" % vb.port)
+    out.flush()
+    reg = register_sim(vb.port, "")
+    try:
+        link, info, ser = connect(vb.port, timeout=10)
+        if link.request("state").get("state") is None:
+            link.request("new", players=players or ["Home", "Away"])
+        return play(link)
+    finally:
+        reg.unlink()
+        vb.stop()
+
+
 def serve(board_dir=None, profile="generic-8x8", control=None, fast=False, out=sys.stdout):
     vb = VirtualBoard(board_dir=board_dir, profile=profile, fast=fast).start()
     control = control or os.path.join(tempfile.gettempdir(), "hapenny-sim-%d.sock" % os.getpid())
