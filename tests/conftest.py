@@ -1,19 +1,9 @@
-"""Shared test set-up: firmware on the path, the MicroPython interpreter, and
-a summary of how many tests ran under each interpreter."""
-import os
-import shutil
-import sys
-from pathlib import Path
-
+"""Shared test set-up: firmware on the path, the MicroPython interpreter, the
+--port option of the hardware-in-the-loop suite, and a summary of how many
+tests ran under each interpreter."""
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIRMWARE = ROOT / "firmware"
-TESTS = ROOT / "tests"
-PORTABLE = TESTS / "portable"
-for p in (FIRMWARE, PORTABLE):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+from mphelp import micropython_path
 
 
 def pytest_addoption(parser):
@@ -22,29 +12,12 @@ def pytest_addoption(parser):
                           "(default: $HAPENNY_PORT, else a virtual board)")
 
 
-def micropython_path():
-    env = os.environ.get("HAPENNY_MICROPYTHON")
-    if env and os.access(env, os.X_OK):
-        return env
-    venv = ROOT / ".venv" / "bin" / "micropython"
-    if venv.exists():
-        return str(venv)
-    return shutil.which("micropython")
-
-
 @pytest.fixture(scope="session")
 def micropython():
     path = micropython_path()
     if not path:
         pytest.fail("no micropython interpreter: run `make setup` or set HAPENNY_MICROPYTHON")
     return path
-
-
-def mp_env(*paths):
-    """Environment for a micropython child: firmware and the given folders on its path."""
-    env = dict(os.environ)
-    env["MICROPYPATH"] = ":".join([str(p) for p in paths] + [str(FIRMWARE), ".frozen"])
-    return env
 
 
 _counts = {"cpython": 0, "micropython": 0}

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import scenario
-from conftest import PORTABLE, TESTS, mp_env
+from mphelp import PORTABLE, TESTS, mp_env
 from strategies import scripts, setups
 
 pytestmark = pytest.mark.micropython
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.micropython
 @pytest.fixture(scope="module")
 def worker(micropython):
     proc = subprocess.Popen(
-        [micropython, str(TESTS / "mp_scenario_worker.py")], cwd=str(PORTABLE), env=mp_env(PORTABLE, TESTS),
+        # the records of a long game are large: a bigger heap than the default 2 MB
+        [micropython, "-X", "heapsize=32M", str(TESTS / "mp_scenario_worker.py")], cwd=str(PORTABLE), env=mp_env(PORTABLE, TESTS),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )
 
@@ -25,7 +26,9 @@ def worker(micropython):
         proc.stdin.flush()
         line = proc.stdout.readline()
         assert line, "the MicroPython worker died"
-        return json.loads(line)
+        rec = json.loads(line)
+        assert not (isinstance(rec, dict) and "crash" in rec), rec.get("crash")
+        return rec
 
     yield run
     proc.stdin.close()

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import PORTABLE, TESTS, mp_env
+from mphelp import PORTABLE, TESTS, mp_env
 
 MPONLY = TESTS / "mponly"  # tests that only mean something under MicroPython (heap use)
 
