@@ -28,7 +28,7 @@ mpy: $(STAMP)
 	@echo "mpy-cross: compiled $$(find $(MPY_OUT) -name '*.mpy' | wc -l) firmware files for xtensawin"
 
 typecheck: $(STAMP)
-	$(BIN)/python -m hapenny.devtools.typecheck
+	$(BIN)/python -m pytest -q tests/test_esp32_typecheck.py
 
 test: mpy
 	$(BIN)/python -m pytest -q

@@ -5,6 +5,8 @@ import pytest
 
 from mphelp import micropython_path
 
+collect_ignore = ["mponly"]  # MicroPython-only: run by test_portable_on_micropython.py
+
 
 def pytest_addoption(parser):
     parser.addoption("--port", action="store", default=None,

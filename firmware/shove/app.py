@@ -365,7 +365,7 @@ class App:
         gc.collect()
         return {"scans": self.scanner.scans, "darts": self.darts, "ignored": self.ignored,
                 "dropped": self.scanner.dropped, "errors": self.errors, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
-                "strip_count": self.renderer.count}
+                "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0)}
 
     # ---- scanner events ------------------------------------------------------------------
     def _scanner_event(self, w):

@@ -17,6 +17,11 @@ STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an 
 FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
 FLASH_MS_PER_KB = 4
 RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
+# An ESP32 running the scan loop is never paused by an operating system; this
+# process is. A gap longer than this between two reads of the clock is the OS
+# taking the CPU away, and the board's clock does not move during it. The
+# modelled slow parts (strip, flash) advance the clock in full.
+STALL_US = 500
 BUTTONS = ("next", "undo", "new")
 
 
@@ -32,8 +37,10 @@ class Board:
         self.frame = bytes(3 * self.strip_count)
         self.strip_writes = 0
         self._held = [0, 0, 0]  # button i held until this tick (ms); 0 = up
-        self._t0 = time.ticks_us()
+        self._last = time.ticks_us()
         self._base = int(os.getenv("HAPENNY_TICKS0") or 0) & _MASK
+        self._total = 0  # board microseconds since start, unwrapped
+        self.stalls = 0  # OS pauses the clock skipped
         self._ctl_in = None
         self._ctl_out = None
         self._ctl_buf = b""
@@ -48,10 +55,23 @@ class Board:
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
-        return (self._base + time.ticks_diff(time.ticks_us(), self._t0)) & _MASK
+        raw = time.ticks_us()
+        gap = time.ticks_diff(raw, self._last)
+        self._last = raw
+        if gap > STALL_US:
+            gap = STALL_US
+            self.stalls += 1
+        self._total += gap
+        return (self._base + self._total) & _MASK
+
+    def _spent(self, us):
+        """A modelled slow operation took `us` of board time."""
+        self._total += us
+        self._last = time.ticks_us()
 
     def ticks_ms(self):
-        return (self.ticks_us() // 1000) & _MASK
+        self.ticks_us()
+        return (self._base + self._total // 1000) & _MASK
 
     # ---- matrix ---------------------------------------------------------------
     def read_matrix(self, snap):
@@ -80,9 +100,12 @@ class Board:
     # ---- strip and flash ---------------------------------------------------------
     def strip_write(self, frame):
         if self.slow:
-            end = time.ticks_add(time.ticks_us(), STRIP_US_PER_PIXEL * self.strip_count)
+            self.ticks_us()
+            us = STRIP_US_PER_PIXEL * self.strip_count
+            end = time.ticks_add(time.ticks_us(), us)
             while time.ticks_diff(end, time.ticks_us()) > 0:
                 pass
+            self._spent(us)
         self.frame = bytes(frame)
         self.strip_writes += 1
         if self._ctl_out:
@@ -93,7 +116,10 @@ class Board:
 
     def write_file(self, path, data):
         if self.slow:
-            time.sleep_ms(FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024)
+            self.ticks_us()
+            ms = FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024
+            time.sleep_ms(ms)
+            self._spent(ms * 1000)
         store.write_atomic(path, data)
 
     # ---- control channel -----------------------------------------------------------
@@ -106,10 +132,8 @@ class Board:
             return
         for _ in self._poll.ipoll(0):
             chunk = self._ctl_in.read(1)
-            if not chunk:  # the simulator went away
-                self._poll.unregister(self._ctl_in)
-                self._ctl_in = None
-                return
+            if not chunk:  # the simulator went away: the power is off
+                sys.exit(0)
             if chunk != b"\n":
                 self._ctl_buf += chunk
                 continue

@@ -37,6 +37,16 @@ class SimError(Exception):
     pass
 
 
+def _die_with_parent():
+    """In the child: if the simulator dies (even by SIGKILL), so does the board."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the closed control channel still powers it off
+
+
 def micropython_path():
     env = os.environ.get("HAPENNY_MICROPYTHON")
     if env:
@@ -131,7 +141,7 @@ class VirtualBoard:
         proc = subprocess.Popen(
             [micropython_path(), str(RUNTIME / "vboot.py")], cwd=str(self.board_dir), env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(ctl_in_r, ctl_out_w), bufsize=0,
+            pass_fds=(ctl_in_r, ctl_out_w), bufsize=0, preexec_fn=_die_with_parent,
         )
         os.close(ctl_in_r)
         os.close(ctl_out_w)
