@@ -3,7 +3,9 @@
 tests ran under each interpreter."""
 import pytest
 
-from mphelp import micropython_path
+import json
+
+from mphelp import FIGURES, ROOT, micropython_path
 
 collect_ignore = ["mponly"]  # MicroPython-only: run by test_portable_on_micropython.py
 
@@ -32,6 +34,13 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if FIGURES:
+        terminalreporter.write_sep("-", "reliability figures")
+        for name, values in FIGURES:
+            terminalreporter.write_line("%s: %s" % (name, ", ".join("%s=%s" % kv for kv in values.items())))
+        out = ROOT / "build" / "figures.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps([{"name": n, **v} for n, v in FIGURES], indent=1) + "\n")
     terminalreporter.write_line(
         "interpreters: %d tests passed under CPython, %d under MicroPython"
         % (_counts["cpython"], _counts["micropython"])

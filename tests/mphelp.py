@@ -28,3 +28,11 @@ def mp_env(*paths):
     env = dict(os.environ)
     env["MICROPYPATH"] = ":".join([str(p) for p in paths] + [str(FIRMWARE), ".frozen"])
     return env
+
+# Figures that reliability tests measure; printed at the end of the run and
+# written to build/figures.json.
+FIGURES = []
+
+
+def figure(name, **values):
+    FIGURES.append((name, values))

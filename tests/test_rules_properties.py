@@ -146,3 +146,16 @@ def test_replaying_the_action_log_rebuilds_the_game():
     for b in g.actions.bytes():
         h.apply(b)
     assert h.to_state() == g.to_state() == rec[-1]["state"]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.binary(max_size=24))
+def test_utf8_check_agrees_with_cpython(data):
+    from shove import protocol
+
+    try:
+        data.decode("utf-8")
+        ok = True
+    except UnicodeDecodeError:
+        ok = False
+    assert protocol.valid_utf8(data) == ok

@@ -51,10 +51,48 @@ class LineBuffer:
         return self.n > 0 or self.over
 
 
+def valid_utf8(b):
+    """Strict UTF-8 (no overlongs, surrogates or bytes past U+10FFFF): the
+    MicroPython decoder lets some invalid sequences through."""
+    i = 0
+    n = len(b)
+    while i < n:
+        c = b[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            k, lo, hi = 1, 0x80, 0xBF
+        elif 0xE0 <= c <= 0xEF:
+            k = 2
+            lo = 0xA0 if c == 0xE0 else 0x80
+            hi = 0x9F if c == 0xED else 0xBF
+        elif 0xF0 <= c <= 0xF4:
+            k = 3
+            lo = 0x90 if c == 0xF0 else 0x80
+            hi = 0x8F if c == 0xF4 else 0xBF
+        else:
+            return False
+        if i + k >= n:  # cut short
+            return False
+        if not lo <= b[i + 1] <= hi:
+            return False
+        for j in range(i + 2, i + k + 1):
+            if not 0x80 <= b[j] <= 0xBF:
+                return False
+        i += k + 1
+    return True
+
+
 def decode(line):
     """bytes -> command dict with a str "cmd"; ProtoError otherwise."""
     try:
-        text = line.decode("utf-8") if isinstance(line, (bytes, bytearray)) else line
+        if isinstance(line, (bytes, bytearray)):
+            if not valid_utf8(line):
+                raise ValueError("not UTF-8")
+            text = line.decode("utf-8")
+        else:
+            text = line
         obj = json.loads(text)
     except Exception:
         raise ProtoError("bad_json", "not a JSON object (UTF-8, one per line)")

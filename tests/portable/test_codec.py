@@ -44,6 +44,22 @@ def test_decode_refuses_what_is_not_a_command():
     assert protocol.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
 
 
+def test_strict_utf8():
+    good = [b"", b"abc", "Zo\u00eb".encode(), "\u20ac".encode(), "\U0001F3AF".encode(), b"\xef\xbf\xbf"]
+    bad = [b"\xff", b"\xc3", b"\xe2\x82", b"\x80", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
+           b"\xf8\x88\x80\x80\x80", b"a\xc3", b"\xe0\x80\xaf", b"\xc3\x28"]
+    for b in good:
+        assert protocol.valid_utf8(b), b
+    for b in bad:
+        assert not protocol.valid_utf8(b), b
+        try:
+            protocol.decode(b'{"cmd": "info", "id": "' + b + b'"}')
+        except protocol.ProtoError as e:
+            assert e.code == "bad_json"
+            continue
+        raise AssertionError(b)
+
+
 def test_unknown_cmd_keeps_the_id():
     try:
         protocol.decode(b'{"id": "abc", "cmd": 7}')

@@ -1,0 +1,246 @@
+"""Reliability, with the figures printed at the end of the run:
+hostile input, power cuts, and electrical faults repeated.
+(The 10,000-dart soak is tests/soak, run by `make soak`.)"""
+import json
+import random
+import time
+
+import pytest
+
+from mphelp import figure
+
+HOSTILE_LINES = 5700  # about a tenth are blank lines, which are ignored
+
+
+def hostile_lines(rnd, n):
+    """n lines, each of which the contract says must be refused (or, for
+    blank lines, ignored). Returns [(bytes, expected error or None)]."""
+    out = []
+    kinds = ["garbage", "utf8", "types", "numbers", "nesting", "control", "range", "blank", "notobj"]
+    while len(out) < n:
+        k = rnd.choice(kinds)
+        if k == "garbage":
+            s = "".join(rnd.choice("{}[]:,\"'abc123 \\") for _ in range(rnd.randint(1, 80)))
+            try:
+                json.loads(s)
+                continue  # by chance valid JSON: not hostile enough
+            except ValueError:
+                out.append((s.encode(), "bad_json"))
+        elif k == "utf8":
+            junk = bytes(rnd.randint(0x80, 0xFF) for _ in range(rnd.randint(1, 20)))
+            try:
+                junk.decode("utf-8")
+                continue  # valid by chance
+            except UnicodeDecodeError:
+                out.append((b'{"cmd": "info", "id": "' + junk + b'"}', "bad_json"))
+        elif k == "types":
+            out.append((json.dumps(rnd.choice([
+                {"cmd": ["info"]}, {"cmd": None}, {"cmd": 3.5}, {"cmd": {"x": 1}},
+                {"cmd": "throw", "seg": 5}, {"cmd": "throw", "seg": None}, {"cmd": "throw", "seg": ["T5"]},
+                {"cmd": "new", "players": "Ann"}, {"cmd": "new", "players": [1, 2]}, {"cmd": "new", "teams": "x"},
+                {"cmd": "press", "row": "1", "col": 1, "ms": 5}, {"cmd": "press", "row": 1.5, "col": 1, "ms": 5},
+                {"cmd": "config", "set": [1]}, {"cmd": "config", "set": {"learn": "true"}}, {"cmd": "map", "set": 7},
+                {"cmd": "new", "players": ["A"], "rules": []}, {"cmd": "new", "players": ["A"], "variant": 3},
+            ])).encode(), None))
+        elif k == "numbers":
+            big = rnd.choice(["1e308", "-1e308", "1" + "0" * 300, "-" + "9" * 200, "1e999", "0.0000001"])
+            out.append((('{"cmd": "press", "row": %s, "col": 0, "ms": 5}' % big).encode(), "bad_cell"))
+        elif k == "nesting":
+            d = rnd.randint(10, 200)
+            out.append((b'{"cmd": "throw", "seg": ' + b"[" * d + b"]" * d + b"}", "bad_seg"))
+        elif k == "control":
+            body = bytes(rnd.choice([0, 1, 2, 4, 5, 7, 8, 9, 11, 12, 14, 27, 127]) for _ in range(rnd.randint(1, 30)))
+            out.append((body, "bad_json"))
+        elif k == "range":
+            out.append((json.dumps(rnd.choice([
+                {"cmd": "press", "row": 99, "col": 0, "ms": 5}, {"cmd": "press", "row": 0, "col": 0, "ms": 0},
+                {"cmd": "press", "row": 0, "col": -3, "ms": 5}, {"cmd": "throw", "seg": "T21"},
+                {"cmd": "throw", "seg": "S0"}, {"cmd": "new", "players": ["P"] * 9},
+                {"cmd": "new", "players": ["A"], "rules": {"marks": 10}}, {"cmd": "config", "set": {"auto_next_ms": -5}},
+                {"cmd": "map", "set": [[0, 0, "S1"], [0, 0, "S2"]]}, {"cmd": "map", "set": [[40, 0, "S1"]]},
+                {"cmd": "config", "set": {"brightness": 999}}, {"cmd": "new", "players": ["A"], "variant": "x"},
+            ])).encode(), None))
+        elif k == "blank":
+            out.append((rnd.choice([b"", b" ", b"\t", b"\r"]), "ignored"))
+        else:
+            out.append((rnd.choice([b"[1,2]", b'"cmd"', b"42", b"null", b"true"]), "bad_json"))
+    # a line of nothing but white space is ignored, whatever made it
+    return [(line, "ignored" if not line.strip() else exp) for line, exp in out]
+
+
+def _collect_replies(board, until_id, timeout=20.0):
+    replies = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for rep in board.link._pump(0.2):
+            if rep.get("id") == until_id:
+                return replies
+            replies.append(rep)
+    raise AssertionError("the board stopped answering")
+
+
+def test_hostile_input_gets_errors_and_changes_nothing(board):
+    rnd = random.Random(2026)
+    board.new(["Ann", "Bob"], variant="pub")
+    board.req("throw", seg="T5")
+    before = board.state()
+    cfg = board.req("config")["config"]
+    cells = board.req("map")["cells"]
+    mem0 = board.req("stats")["stats"]["mem_alloc"]
+    lines = hostile_lines(rnd, HOSTILE_LINES)
+    # and 10 KB lines with no newline until the end
+    lines += [(b"x" * 10240, "too_long"), (b'{"cmd":"info","pad":"' + b"y" * 10000 + b'"}', "too_long")]
+    errors = answered = ignored = 0
+    codes = {}
+    for start in range(0, len(lines), 40):
+        batch = lines[start:start + 40]
+        payload = b"".join(line + b"\n" for line, _ in batch)
+        board.link.send_line(payload + b'{"cmd":"info","id":"sync%d"}\n' % start)
+        replies = _collect_replies(board, "sync%d" % start)
+        expected = [exp for _, exp in batch if exp != "ignored"]
+        ignored += len(batch) - len(expected)
+        assert len(replies) == len(expected), (start, replies[:3], batch[:3])
+        for rep, exp in zip(replies, expected):
+            assert rep["ok"] is False and rep["error"] and rep["msg"], rep
+            if exp is not None:
+                assert rep["error"] == exp, (rep, exp)
+            codes[rep["error"]] = codes.get(rep["error"], 0) + 1
+        errors += len(replies)
+        answered += len(batch)
+    assert board.state() == before
+    assert board.req("config")["config"] == cfg
+    assert board.req("map")["cells"] == cells
+    mem1 = board.req("stats")["stats"]["mem_alloc"]
+    assert mem1 - mem0 < 4096, (mem0, mem1)
+    assert board.req("stats")["stats"]["errors"] == 0  # no unexpected exception inside
+    figure("hostile input", lines=answered, error_replies=errors, blank_ignored=ignored,
+           state_unchanged=True, heap_growth_bytes=mem1 - mem0,
+           codes=" ".join("%s:%d" % kv for kv in sorted(codes.items())))
+
+
+POWER_CUTS = 150
+
+
+def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
+    b = fresh_sim
+    rnd = random.Random(7)
+    b.new(["Ann", "Bob"], rules={"darts": 9})
+    acked_state = b.state()
+    acked_cfg = b.req("config")["config"]
+    acked_map = sorted(b.req("map")["cells"])
+    base_map = b.req("map")["cells"]
+    in_flight = agree = restored_extra = 0
+    kinds = {}
+    for cut in range(POWER_CUTS):
+        kind = rnd.choice(["dart", "dart", "throw", "next", "undo", "config", "map"])
+        kinds[kind] = kinds.get(kind, 0) + 1
+        pending_cfg = pending_map = None
+        if kind == "dart":
+            seg = rnd.choice(["S1", "T2", "D3", "S9"])
+            r, c = b.cells[seg]
+            b.sim.close(r, c, ms=3)
+        elif kind == "throw":
+            b.link.send_line(json.dumps({"cmd": "throw", "seg": rnd.choice(["S4", "T6", "MISS"]), "id": "c"}) + "\n")
+        elif kind in ("next", "undo"):
+            b.link.send_line(json.dumps({"cmd": kind, "id": "c"}) + "\n")
+        elif kind == "config":
+            pending_cfg = dict(acked_cfg, auto_next_ms=rnd.randint(0, 9000))
+            b.link.send_line(json.dumps({"cmd": "config", "set": {"auto_next_ms": pending_cfg["auto_next_ms"]},
+                                         "id": "c"}) + "\n")
+        else:
+            shuffled = [[r, c, s] for (r, c, _), s in zip(base_map, rnd.sample([x[2] for x in base_map], len(base_map)))]
+            pending_map = sorted(shuffled)
+            try:
+                b.link.set_map(shuffled)  # several lines; acknowledged by the last reply
+                acked_map, pending_map = pending_map, None
+            except Exception:
+                pass
+        time.sleep(rnd.uniform(0, 0.03))  # cut at a random moment of the write
+        # what was acknowledged before the cut
+        b.link._pump(0.0)
+        for ev in list(b.link.events):
+            if ev.get("ev") == "dart":
+                acked_state = ev["state"]
+        b.sim.power_cut()
+        boot = b.wait("boot", timeout=20)
+        assert not [e for e in b.link.events if e.get("ev") == "storage"], "a file was damaged"
+        b.connect()
+        st = b.state()
+        # the game: the acknowledged state, or that plus the one change in flight
+        if st == acked_state:
+            agree += 1
+        else:
+            assert st["moves"] in (acked_state["moves"] + 1, acked_state["moves"] - 1), (st, acked_state)
+            if st["moves"] == acked_state["moves"] + 1:
+                assert b.req("undo")["state"] == acked_state  # exactly one more action, nothing else
+            in_flight += 1
+            st = b.state()
+        acked_state = b.state()
+        cfg = b.req("config")["config"]
+        assert cfg == acked_cfg or (pending_cfg and cfg == pending_cfg), (cfg, acked_cfg, pending_cfg)
+        acked_cfg = cfg
+        m = sorted(b.req("map")["cells"])
+        assert m == acked_map or (pending_map and m == pending_map)
+        if pending_map and m == pending_map:
+            restored_extra += 1
+        acked_map = m
+        if acked_state["phase"] in ("hold", "over"):
+            acked_state = b.req("new", players=["Ann", "Bob"], rules={"darts": 9})["state"]
+        b.link.drain()
+        b.link.events.clear()
+    figure("power cuts", cuts=POWER_CUTS, exact_acknowledged_state=agree, one_change_in_flight_kept=in_flight,
+           corrupted_files=0, lost_acknowledged_changes=0,
+           actions=" ".join("%s:%d" % kv for kv in sorted(kinds.items())))
+
+
+REPEATS = 20
+
+
+def test_electrical_faults_give_the_documented_outcome_every_time(board):
+    board.need_sim()
+    outcomes = {}
+
+    def tally(name, ok):
+        good, total = outcomes.get(name, (0, 0))
+        outcomes[name] = (good + (1 if ok else 0), total + 1)
+
+    def darts_after(settle=0.25):
+        time.sleep(settle)
+        board.link.drain()
+        got = [e for e in board.link.events if e["ev"] == "dart"]
+        board.link.events.clear()
+        return got
+
+    for i in range(REPEATS):
+        board.new(rules={"darts": 9})
+        (r, c), (r2, c2) = board.cells["D4"], board.cells["S9"]
+        board.sim.pulses([(r, c, k * 700, 300) for k in range(12)])  # chatter burst
+        d = darts_after()
+        tally("chatter burst -> one dart", [e["seg"] for e in d] == ["D4"])
+        board.sim.pulses([(r, c, 0, 8000), (r2, c2, 300, 500)])  # two crossings at once
+        d = darts_after()
+        tally("two crossings -> the longer", [e["seg"] for e in d] == ["D4"])
+        board.sim.pulses([(0, 1, 0, 10000), (1, 0, 0, 10000), (1, 1, 0, 10000)])  # ghost at (0, 0)
+        d = darts_after()
+        first = {(rr, cc): s for s, (rr, cc) in board.cells.items()}[(0, 0)]
+        tally("ghosting -> first in scan order", [e["seg"] for e in d] == [first])
+        board.new(rules={"darts": 1})
+        board.req("throw", seg="MISS")  # the visit is over: the board holds
+        board.sim.pulses([(r2, c2, 0, 3000)])
+        time.sleep(0.2)
+        board.link.drain()
+        ign = [e for e in board.link.events if e["ev"] == "ignored"]
+        board.link.events.clear()
+        tally("hit while darts are pulled -> ignored", len(ign) == 1 and board.state()["ignored"] == 1)
+    for _ in range(3):  # stuck switches take seconds each
+        board.new()
+        board.sim.close(r, c, ms=2600)
+        ok = board.wait("dart")["seg"] == "D4" and board.wait("fault", timeout=4)["kind"] == "stuck"
+        board.settle()
+        ok = ok and board.press_seg("S9")["seg"] == "S9"
+        ok = ok and (board.wait("fault_cleared", timeout=4)["row"], ) == (r, )
+        tally("stuck switch -> fault, masked, others score, released", ok)
+        board.settle()
+    for name, (good, total) in outcomes.items():
+        figure("electrical: " + name, every_time="%d/%d" % (good, total))
+    assert all(good == total for good, total in outcomes.values()), outcomes
