@@ -50,5 +50,9 @@ deploy: $(STAMP)
 soak: $(STAMP)
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -s tests/soak
 
+# performance figures: one table, and build/bench.json (under ten minutes)
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
 clean:
 	rm -rf build $(VENV) .pytest_cache .hypothesis

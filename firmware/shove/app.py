@@ -55,6 +55,16 @@ def check_config(new):
         raise bad("players: " + e.msg)
 
 
+def _mem_peak():
+    """Peak heap use since boot, where the port counts it (unix does; ESP32 builds usually not)."""
+    try:
+        import micropython
+
+        return micropython.mem_peak()
+    except (ImportError, AttributeError):
+        return None
+
+
 class App:
     def __init__(self, board=None, out=None):
         self.out = out or sys.stdout
@@ -365,7 +375,8 @@ class App:
         gc.collect()
         return {"scans": self.scanner.scans, "darts": self.darts, "ignored": self.ignored,
                 "dropped": self.scanner.dropped, "errors": self.errors, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
-                "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0)}
+                "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
+                "mem_peak": _mem_peak()}
 
     # ---- scanner events ------------------------------------------------------------------
     def _scanner_event(self, w):

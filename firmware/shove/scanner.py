@@ -22,6 +22,14 @@ except ImportError:  # CPython
 
 import array
 
+try:
+    import micropython
+except ImportError:  # CPython: the decorator does nothing
+    class micropython:  # type: ignore[no-redef]
+        @staticmethod
+        def native(f):
+            return f
+
 IDLE = const(0)
 WINDOW = const(1)
 LOCKOUT = const(2)
@@ -93,6 +101,7 @@ class Scanner:
         return w
 
     # ---- the step ------------------------------------------------------------
+    @micropython.native
     def _closed(self):
         """OR of all unmasked closures in the snapshot (0 = all open)."""
         snap = self.snap
@@ -102,6 +111,7 @@ class Scanner:
             any_ |= snap[r] & ~mask[r]
         return any_
 
+    @micropython.native  # about a third faster per scan under MicroPython (make bench)
     def step(self, now):
         snap = self.snap
         self.scans += 1
@@ -145,6 +155,7 @@ class Scanner:
         self.t0 = now
         self._count()
 
+    @micropython.native
     def _count(self):
         snap = self.snap
         mask = self.mask
@@ -183,6 +194,7 @@ class Scanner:
             self.persist[r] = 0xFFFF
         self.stuck_t0 = now
 
+    @micropython.native
     def _track_persist(self, now):
         snap = self.snap
         mask = self.mask
@@ -200,6 +212,7 @@ class Scanner:
                     self._report(EV_STUCK, r, persist[r])
             self._reset_persist(now)
 
+    @micropython.native
     def _check_masked(self, now):
         # unmask once every masked crossing reads open: a released switch
         snap = self.snap

@@ -80,7 +80,7 @@ def cmd_flash(args):
 def cmd_deploy(args):
     from hapenny.deploy import deploy
 
-    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset)
+    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force)
     if args.json:
         print(json.dumps(summary))
     return 0
@@ -232,6 +232,7 @@ def build_parser():
     _json_arg(s)
     s.add_argument("--profile", help="board profile (name in hardware/profiles or a .json path)")
     s.add_argument("--no-reset", action="store_true", help="do not reset the board afterwards")
+    s.add_argument("--force", action="store_true", help="copy every file, changed or not")
     s.set_defaults(fn=cmd_deploy)
 
     s = sub.add_parser("new", help="start a new game")

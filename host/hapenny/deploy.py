@@ -81,7 +81,7 @@ def remote_hashes(t):
     return ast.literal_eval(text.strip() or "{}")
 
 
-def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0):
+def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
     Returns a summary dict."""
     from mpremote.transport import TransportError
@@ -104,7 +104,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         have = remote_hashes(t)
         if profile is not None or "profile.json" not in have:
             local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
-        changed = [rel for rel in sorted(local) if have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
+        changed = [rel for rel in sorted(local)
+                   if force or have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
         stale = [rel for rel in sorted(have) if rel.startswith("shove/") and rel not in local]
         dirs = sorted({rel.rsplit("/", 1)[0] for rel in changed if "/" in rel})
         for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"

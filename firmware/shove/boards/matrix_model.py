@@ -8,15 +8,7 @@
 # of closed crossings is unchanged.
 import array
 
-_MASK = 0x3FFFFFFF
-_HALF = 0x20000000
-
-
-def _diff(a, b):
-    d = (a - b) & _MASK
-    if d >= _HALF:
-        d -= _MASK + 1
-    return d
+from shove.scanner import ticks_diff as _diff
 
 
 class MatrixModel:

@@ -1,0 +1,228 @@
+"""`make bench`: every performance figure in one table, and build/bench.json.
+
+1 scan cost (MicroPython), 2 pulse capture on the virtual board, 3 latency,
+4 referee speed and memory, 5 footprint, 6 boot and deploy.
+PULSES=N changes the closures per length (default 500)."""
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "host"))
+
+from hapenny import firmware  # noqa: E402
+from hapenny.connect import connect  # noqa: E402
+from hapenny.deploy import deploy  # noqa: E402
+from hapenny.sim.board import VirtualBoard, micropython_path  # noqa: E402
+
+PULSES = int(os.environ.get("PULSES", "500"))
+LENGTHS_US = (500, 1000, 2000, 5000)
+SPACING_US = 75000  # the scanner's lockout (60 ms) and re-arm (5 ms), and a margin
+BATCH = 9
+
+
+def mp_json(script):
+    env = dict(os.environ, MICROPYPATH=str(ROOT / "firmware"))
+    out = subprocess.run([micropython_path(), str(ROOT / "bench" / script)], env=env, capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def match(pulses, events):
+    """Per pulse: how many events it produced (consecutive pulses use different crossings)."""
+    counts = []
+    i = 0
+    for cell in pulses:
+        k = 0
+        while i < len(events) and events[i] == cell:
+            k += 1
+            i += 1
+        counts.append(k)
+    return counts, len(events) - i  # events that match no pulse
+
+
+def collect(link, want, kinds, timeout):
+    got = []
+    end = time.monotonic() + timeout
+    while len(got) < want and time.monotonic() < end:
+        link._pump(0.05)
+        while link.events:
+            ev = link.events.popleft()
+            if ev["ev"] in kinds:
+                got.append(ev)
+    time.sleep(0.12)  # a doubled dart would arrive now
+    link._pump(0.05)
+    got += [e for e in link.events if e["ev"] in kinds]
+    link.events.clear()
+    return got
+
+
+def capture(vb, link, cells, length_us, n, game, rnd):
+    """Closures of length_us at random phase; returns (exactly one, missed, doubled)."""
+    one = missed = doubled = 0
+    done = 0
+    while done < n:
+        if game:
+            st = link.request("state")["state"]
+            if st["phase"] == "over":
+                link.request("new", players=["A", "B"], rules={"darts": 9})
+                st = link.request("state")["state"]
+            elif st["phase"] == "hold":
+                link.request("next")
+                st = link.request("state")["state"]
+            k = min(st["darts_left"], n - done)
+        else:
+            k = min(BATCH, n - done)
+        pick = []
+        for _ in range(k):
+            c = rnd.choice(cells)
+            while pick and c[:2] == pick[-1][:2]:
+                c = rnd.choice(cells)
+            pick.append(c)
+        pattern = [(r, c, i * SPACING_US + rnd.randrange(0, 1000), length_us) for i, (r, c, _) in enumerate(pick)]
+        link.events.clear()
+        vb.pulses(pattern)
+        kinds = ("dart", "ignored") if game else ("raw",)
+        evs = collect(link, k, kinds, k * SPACING_US / 1e6 + 3)
+        counts, stray = match([(r, c) for r, c, _ in pick], [(e["row"], e["col"]) for e in evs])
+        one += sum(1 for x in counts if x == 1)
+        missed += sum(1 for x in counts if x == 0)
+        doubled += sum(1 for x in counts if x > 1) + stray
+        done += k
+    return one, missed, doubled
+
+
+def pulse_capture(results):
+    vb = VirtualBoard().start()
+    rnd = random.Random(1)
+    try:
+        link, info, ser = connect(vb.port)
+        cells = link.request("map")["cells"]
+        rows = []
+        link.request("config", set={"learn": True})
+        for length in LENGTHS_US:
+            one, missed, doubled = capture(vb, link, cells, length, PULSES, False, rnd)
+            rows.append({"ms": length / 1000, "condition": "strip idle (learn mode)", "pulses": PULSES,
+                         "exactly_one": one, "missed": missed, "doubled": doubled})
+        link.request("config", set={"learn": False})
+        link.request("new", players=["A", "B"], rules={"darts": 9})
+        writes0 = vb.frames
+        for length in LENGTHS_US:
+            one, missed, doubled = capture(vb, link, cells, length, PULSES, True, rnd)
+            rows.append({"ms": length / 1000, "condition": "game: frame rewritten after every dart",
+                         "pulses": PULSES, "exactly_one": one, "missed": missed, "doubled": doubled})
+        results["strip_writes_during_game_capture"] = vb.frames - writes0
+        results["stalls_skipped"] = link.request("stats")["stats"]["stalls"]
+        # 3: latency from a closure to the dart event on the host
+        link.request("new", players=["A", "B"], rules={"darts": 9})
+        lat = []
+        for i in range(200):
+            st = link.request("state")["state"]
+            if st["phase"] != "play":
+                link.request("new", players=["A", "B"], rules={"darts": 9})
+            r, c, _ = cells[i % len(cells)]
+            link.events.clear()
+            t0 = time.monotonic()
+            vb.close(r, c, ms=5)
+            link.wait_event("dart", timeout=5)
+            lat.append((time.monotonic() - t0) * 1000)
+            time.sleep(0.08)
+        lat.sort()
+        results["latency_ms"] = {"p50": round(lat[len(lat) // 2], 2), "p99": round(lat[int(len(lat) * 0.99) - 1], 2),
+                                 "samples": len(lat)}
+        # 5: footprint on the virtual board
+        boots = []
+        peak = 0
+        for _ in range(5):
+            t0 = time.monotonic()
+            link.send_line(b'{"cmd":"reset"}\n')
+            link.wait_event("boot", timeout=20)
+            boots.append((time.monotonic() - t0) * 1000)
+        link.drain()
+        after_boot = link.request("stats")["stats"]["mem_alloc"]
+        link.request("new", players=["Ann", "Bob"])
+        for i in range(30):
+            link.request("throw", seg=["T1", "S2", "D3", "MISS"][i % 4], check=False)
+            if link.request("state")["state"]["phase"] == "hold":
+                link.request("next")
+            s = link.request("stats")["stats"]
+            peak = max(peak, s["mem_alloc"])
+        results["boot_ms"] = round(statistics.median(boots), 1)
+        results["heap_after_boot"] = after_boot
+        results["heap_peak_during_game"] = peak
+        ser.close()
+        # 6: deploy to the virtual board, full and with nothing changed
+        t0 = time.monotonic()
+        full = deploy(vb.port, out=open(os.devnull, "w"), force=True)
+        results["deploy_full_s"] = round(time.monotonic() - t0, 2)
+        results["deploy_full_files"] = len(full["copied"])
+        t0 = time.monotonic()
+        same = deploy(vb.port, out=open(os.devnull, "w"))
+        results["deploy_nochange_s"] = round(time.monotonic() - t0, 2)
+        results["deploy_nochange_files"] = len(same["copied"])
+    finally:
+        vb.stop()
+    results["pulse_capture"] = rows
+
+
+def main():
+    started = time.monotonic()
+    res = {}
+    res["scan"] = mp_json("mp_scan.py")
+    res["referee"] = mp_json("mp_referee.py")
+    files = firmware.build("esp32")
+    res["mpy_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".mpy"))
+    res["source_py_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".py"))
+    pulse_capture(res)
+    res["seconds"] = round(time.monotonic() - started, 1)
+    out = ROOT / "build" / "bench.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(res, indent=1) + "\n")
+    report(res)
+    print("\nwritten to %s" % out.relative_to(ROOT))
+
+
+def report(r):
+    s = r["scan"]
+    rows = [
+        ("1 scan (8x8, MicroPython unix)", "scanner core %.2f us/scan, naive %.2f us/scan: %.1fx" % (
+            s["fast_us_per_scan"], s["naive_us_per_scan"], s["ratio"])),
+        ("  heap per 10,000 scans", "scanner core %d B (goal 0), naive %d B" % (s["fast_heap_bytes"], s["naive_heap_bytes"])),
+    ]
+    for p in r["pulse_capture"]:
+        share = 100.0 * p["exactly_one"] / p["pulses"]
+        rows.append(("2 pulse %.1f ms, %s" % (p["ms"], p["condition"]),
+                     "%.1f%% exactly one dart (%d/%d; missed %d, doubled %d)" % (
+                         share, p["exactly_one"], p["pulses"], p["missed"], p["doubled"])))
+    rows += [
+        ("  strip writes during the game capture", str(r["strip_writes_during_game_capture"])),
+        ("3 latency closure -> dart event on host", "p50 %.1f ms, p99 %.1f ms (%d samples)" % (
+            r["latency_ms"]["p50"], r["latency_ms"]["p99"], r["latency_ms"]["samples"])),
+        ("4 referee (MicroPython unix)", "%d darts/s" % r["referee"]["darts_per_s"]),
+    ]
+    for g in r["referee"]["games"]:
+        rows.append(("  RAM, %d-player %s game" % (g["players"], g["variant"]),
+                     "%d B new, %d B after %d darts (undo log %d B)" % (
+                         g["bytes_new"], g["bytes_full"], g["darts"], g["undo_bytes"])))
+    rows += [
+        ("5 heap after boot (virtual board)", "%d B" % r["heap_after_boot"]),
+        ("  heap peak during a game", "%d B (sampled after every dart)" % r["heap_peak_during_game"]),
+        ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
+            r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),
+        ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
+        ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
+            r["deploy_full_s"], r["deploy_full_files"], r["deploy_nochange_s"], r["deploy_nochange_files"])),
+        ("run time", "%.0f s" % r["seconds"]),
+    ]
+    w = max(len(a) for a, _ in rows)
+    for a, b in rows:
+        print("%s  %s" % (a.ljust(w), b))
+
+
+if __name__ == "__main__":
+    main()
