@@ -114,3 +114,40 @@ def test_hapenny_test_runs_the_suite_on_a_port_with_a_report(tmp_path):
     assert "SKIPPED" in r.stdout and "needs the virtual board" in r.stdout
     xml = junit.read_text()
     assert "<testsuite" in xml and 'skipped="1"' in xml and 'failures="0"' in xml
+
+
+def test_a_board_with_another_protocol_version_is_refused_clearly():
+    """A peer on a pty that answers `info` as a future firmware would."""
+    import threading
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    stop_flag = threading.Event()
+
+    def peer():
+        buf = b""
+        while not stop_flag.is_set():
+            import select as sel
+
+            r, _, _ = sel.select([master], [], [], 0.1)
+            if not r:
+                continue
+            buf += os.read(master, 4096)
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                req = json.loads(line)
+                os.write(master, (json.dumps({"id": req.get("id"), "ok": True, "protocol": 2,
+                                              "version": "9.0"}) + "\n").encode())
+
+    t = threading.Thread(target=peer, daemon=True)
+    t.start()
+    try:
+        r = subprocess.run([HAPENNY, "state", "--port", os.ttyname(slave)], capture_output=True, text=True,
+                           timeout=30)
+    finally:
+        stop_flag.set()
+        t.join()
+        os.close(master)
+        os.close(slave)
+    assert r.returncode == 1 and "protocol 2" in r.stderr and "deploy matching firmware" in r.stderr

@@ -24,7 +24,19 @@ def tally(marks, full):
     return "X" * (marks // 2) + "/" * (marks % 2)
 
 
-def render(state, log=(), typed="", width=None):
+def strip_line(pixels):
+    """The LED strip as coloured blocks (24-bit colour), scaled up so dim pixels show."""
+    if not pixels:
+        return ""
+    top = max(max(p) for p in pixels) or 1
+    out = []
+    for r, g, b in pixels:
+        k = 255.0 / top
+        out.append("\x1b[38;2;%d;%d;%dm█" % (min(255, int(r * k)), min(255, int(g * k)), min(255, int(b * k))))
+    return "LEDs " + "".join(out) + RESET
+
+
+def render(state, log=(), typed="", width=None, pixels=None):
     """The whole screen as text for a protocol state object (or None)."""
     lines = []
     if state is None:
@@ -64,6 +76,8 @@ def render(state, log=(), typed="", width=None):
         if state.get("pending"):
             names = ", ".join(state["sides"][i]["name"] for i in state["pending"])
             lines.append("Pending win by gift: %s (unless %s closes out this visit)" % (names, state["thrower"]))
+    if pixels:
+        lines.append(strip_line(pixels))
     lines.append("")
     for entry in list(log)[-6:]:
         lines.append(DIM + entry + RESET)
@@ -115,9 +129,17 @@ class Scoreboard:
         self.log = []
         self.typed = ""
         self.quit = False
+        self.pixels = None
+
+    def refresh_leds(self):
+        try:
+            self.pixels = self.link.request("leds")["pixels"]
+        except (BoardError, LinkError):
+            self.pixels = None
 
     def draw(self):
-        self.out.write(CLEAR + render(self.state, self.log, self.typed).replace("\n", "\r\n") + "\r\n")
+        self.out.write(CLEAR + render(self.state, self.log, self.typed, pixels=self.pixels).replace("\n", "\r\n")
+                       + "\r\n")
         self.out.flush()
 
     def _cmd(self, cmd, **fields):
@@ -162,7 +184,9 @@ class Scoreboard:
         rep = self.link.request("state")
         self.state = rep.get("state")
         fd = self.inp.fileno()
+        self.refresh_leds()
         self.draw()
+        led_due = 0.0
         while not self.quit:
             r, _, _ = select.select([fd], [], [], 0.05)
             redraw = False
@@ -180,6 +204,11 @@ class Scoreboard:
                 self.draw()
                 return 1
             if self.events():
+                redraw = True
+                led_due = time.monotonic() + 0.15  # the board writes its strip just after a dart
+            if led_due and time.monotonic() >= led_due:
+                led_due = 0.0
+                self.refresh_leds()
                 redraw = True
             if redraw:
                 self.draw()
