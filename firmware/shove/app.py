@@ -154,11 +154,18 @@ class App:
             self._notice(GAME_FILE, "%s; the game could not be restored" % e)
             return None
 
-    def _save_game(self):
-        if self.game is None:
-            store.remove(GAME_FILE)
-        else:
-            self.board.write_file(GAME_FILE, journal.encode(self.game))
+    def _save_game(self, rollback=None):
+        """Store the game; if the flash refuses, undo the change in RAM too
+        (rollback) and refuse the request, so RAM and flash never disagree."""
+        try:
+            if self.game is None:
+                store.remove(GAME_FILE)
+            else:
+                self.board.write_file(GAME_FILE, journal.encode(self.game))
+        except OSError as e:
+            if rollback:
+                rollback()
+            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _brightness(self):
         b = self.config["brightness"]
@@ -191,7 +198,7 @@ class App:
         g = self._need_game()
         turn = g.turn
         k, own, gifts, lost = g.throw(code)
-        self._save_game()
+        self._save_game(g.undo)
         self.darts += 1
         bi, _ = g.value(code)
         if gifts:
@@ -214,7 +221,7 @@ class App:
         g = self._need_game()
         turn = g.turn
         g.next()
-        self._save_game()
+        self._save_game(g.undo)
         self._changed()
         self.hold_since = -1
         st = self.state()
@@ -227,16 +234,20 @@ class App:
 
     def do_undo(self):
         g = self._need_game()
+        if not g.moves():
+            raise rules.RuleError("nothing_to_undo", "nothing to undo")
+        last = g.actions[g.moves() - 1]
         g.undo()
-        self._save_game()
+        self._save_game(lambda: g.apply(last))
         self._changed()
         self.hold_since = self.board.ticks_ms() if g.phase == rules.HOLD else -1
         return self.state()
 
     def do_new(self, players=None, teams=None, variant="classic", overrides=None):
         g = rules.new_game(players, teams, variant, overrides)  # validates; nothing changes on error
+        old = self.game
         self.game = g
-        self._save_game()
+        self._save_game(lambda: setattr(self, "game", old))
         self._changed()
         self.hold_since = -1
         self.ignored = 0
@@ -266,6 +277,9 @@ class App:
         except MemoryError:
             gc.collect()
             self.send(protocol.error(id_, "no_memory", "the request did not fit in memory"))
+        except OSError as e:  # a config or map write the flash refused: nothing was applied
+            self.send(protocol.error(id_, "storage", "the flash refused the write (%s); nothing changed" % e))
+            return
         for name, fields in after:
             if name == "reset":
                 self.board.reset()
@@ -283,8 +297,9 @@ class App:
 
     def cmd_end(self, cmd, after):
         """Discard the game (the board then has none, as when new)."""
+        old = self.game
         self.game = None
-        self._save_game()
+        self._save_game(lambda: setattr(self, "game", old))
         self._changed()
         self.hold_since = -1
         after.append(("new", {"state": None}))
@@ -403,7 +418,12 @@ class App:
             self.emit("ignored", {"seg": segments.name(code), "row": row, "col": col, "why": why,
                                   "ignored": self.ignored})
             return
-        self._after_dart(self.do_throw(code, "matrix", (row, col)))
+        try:
+            ev = self.do_throw(code, "matrix", (row, col))
+        except protocol.ProtoError as e:  # the flash refused it: not scored
+            self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
+            return
+        self._after_dart(ev)
 
     # ---- buttons ----------------------------------------------------------------------------
     def _button(self, name, kind):
@@ -421,7 +441,7 @@ class App:
                 nxt = names[(names.index(self.config["variant"]) + 1) % len(names)]
                 self.cmd_config({"set": {"variant": nxt}}, [])
                 self.emit("new", {"state": self.do_new(self.config["players"], None, nxt)})
-        except rules.RuleError as e:
+        except (rules.RuleError, protocol.ProtoError) as e:
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
 
     # ---- the loop ----------------------------------------------------------------------------
