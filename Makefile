@@ -46,7 +46,7 @@ flash: $(STAMP)
 deploy: $(STAMP)
 	$(BIN)/hapenny deploy $(if $(PORT),--port $(PORT)) $(if $(PROFILE),--profile $(PROFILE))
 
-# 10,000 darts through the virtual board's matrix (about 15 minutes; not part of make test)
+# 10,000 darts through the virtual board's matrix (about 20 minutes; not part of make test)
 soak: $(STAMP)
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -s tests/soak
 

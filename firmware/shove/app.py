@@ -288,7 +288,9 @@ class App:
     def cmd_info(self, cmd, after):
         return {"version": VERSION, "protocol": protocol.PROTOCOL, "board": self.prof.name,
                 "matrix": {"rows": self.prof.rows, "cols": self.prof.cols}, "platform": sys.platform,
-                "variants": sorted(rules.VARIANTS), "leds": self.renderer.count}
+                "variants": sorted(rules.VARIANTS), "leds": self.renderer.count,
+                "strip": {"beds": self.renderer.beds, "per_side": self.renderer.per_side,
+                          "status": self.renderer.status}}
 
     def cmd_new(self, cmd, after):
         st = self.do_new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"))

@@ -5,35 +5,37 @@ import time
 import pytest
 
 VARIANTS = ["classic", "no-gift", "extended", "pub", "progressive", "piecepack"]
-PER_SIDE, BEDS_ON_STRIP = 3, 9
 
 
-def lit_counts(pixels):
+def lit_counts(pixels, layout):
     """Lit pixels in each chalk square: [(left, right)] per bed on the strip."""
+    per = layout["per_side"]
     out = []
-    for b in range(BEDS_ON_STRIP):
+    for b in range(layout["beds"]):
         sq = []
         for slot in (0, 1):
-            base = (b * 2 + slot) * PER_SIDE
-            sq.append(sum(1 for p in pixels[base:base + PER_SIDE] if max(p) >= 10))
+            base = (b * 2 + slot) * per
+            sq.append(sum(1 for p in pixels[base:base + per] if max(p) >= 10))
         out.append(tuple(sq))
     return out
 
 
-def expected_counts(state):
+def expected_counts(state, layout):
     full = state["rules"]["marks"]
+    per = layout["per_side"]
     out = []
-    for bed in state["rules"]["beds"][:BEDS_ON_STRIP]:
+    for bed in state["rules"]["beds"][:layout["beds"]]:
         m = [s["marks"][str(bed)] for s in state["sides"]]
-        out.append(tuple((x * PER_SIDE + full - 1) // full for x in m))
-    return out + [(0, 0)] * (BEDS_ON_STRIP - len(out))
+        out.append(tuple((x * per + full - 1) // full for x in m))
+    return out + [(0, 0)] * (layout["beds"] - len(out))
 
 
 def frame_shows(board, state, timeout=1.5):
-    want = expected_counts(state)
+    layout = board.info["strip"]
+    want = expected_counts(state, layout)
     end = time.monotonic() + timeout
     while True:
-        got = lit_counts(board.pixels())
+        got = lit_counts(board.pixels(), layout)
         if got == want or time.monotonic() > end:
             return got, want
         time.sleep(0.03)
@@ -75,8 +77,7 @@ def test_variant_played_to_a_win_through_the_matrix(board, variant):
 
 def test_status_pixels_show_darts_left_and_hold(board):
     board.new()
-    count = board.req("info")["leds"]
-    status = count - BEDS_ON_STRIP * 2 * PER_SIDE
+    status = board.info["strip"]["status"]
 
     def status_lit():
         px = board.pixels()[-status:]
