@@ -1,5 +1,6 @@
 """Every command of the protocol contract, and every error, on the board."""
 import json
+import time
 
 import pytest
 
@@ -151,3 +152,19 @@ def test_leds_reply_has_every_pixel(board):
     px = board.req("leds")["pixels"]
     assert len(px) == board.req("info")["leds"]
     assert all(len(p) == 3 and all(0 <= v <= 255 for v in p) for p in px)
+
+
+def test_press_is_busy_when_every_closure_slot_is_taken(board):
+    board.new()
+    board.req("config", set={"learn": True})  # closures are reported, nothing scores
+    codes = []
+    for i in range(80):
+        rep = board.link.request("press", check=False, row=i % board.rows, col=(i // board.rows) % board.cols, ms=3000)
+        codes.append(rep.get("error"))
+        if rep.get("error") == "busy":
+            break
+    assert codes[-1] == "busy" and codes.count(None) >= 16
+    time.sleep(3.2)  # the closures end; stuck-switch faults may have been reported meanwhile
+    board.link.drain()
+    board.link.events.clear()
+    assert board.link.request("press", row=0, col=0, ms=5)["ok"]
