@@ -51,17 +51,17 @@ def warnings(profile):
 def svg(profile):
     conns = connections(profile)
     notes = warnings(profile)
-    h = 90 + ROW_H * len(conns) + 20 * len(notes) + 30
+    h = 110 + ROW_H * len(conns) + 20 * len(notes) + 50
     w = 760
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" '
            'font-family="sans-serif" font-size="13">' % (w, h, w, h),
            '<rect width="100%" height="100%" fill="white"/>',
            '<text x="20" y="28" font-size="18" font-weight="bold">%s wiring</text>' % escape(profile["name"]),
            '<text x="20" y="48" fill="#555">%s</text>' % escape(profile.get("description", ""))]
-    top = 70
-    out.append('<rect x="20" y="%d" width="150" height="%d" rx="8" fill="#222"/>' % (top - 10, ROW_H * len(conns) + 20))
+    top = 95
+    out.append('<rect x="20" y="%d" width="150" height="%d" rx="8" fill="#222"/>' % (top - 32, ROW_H * len(conns) + 42))
     out.append('<text x="95" y="%d" fill="white" text-anchor="middle" font-weight="bold">ESP32 DevKit</text>'
-               % (top + ROW_H * len(conns) + 28))
+               % (top - 14))
     for i, (p, kind, label) in enumerate(conns):
         y = top + i * ROW_H + 6
         colour = COLOURS[kind]
