@@ -118,8 +118,10 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         _bar(len(changed), len(changed), "done", out)
         out.write("\n%d of %d files copied, %d stale removed, to %s (%s)\n"
                   % (len(changed), len(local), len(stale), port, target))
+        boot = None
         if reset:
             t.exec_raw_no_follow("import machine\nmachine.reset()")
+            boot = _boot_on_same_port(t.serial, boot_timeout)
     finally:
         try:
             t.close()
@@ -127,14 +129,28 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             pass
     summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local)}
     if reset:
-        wait_for_port(port, 10)
-        time.sleep(0.3)
-        link, info, ser = _connect_after_reset(port, boot_timeout)
-        ser.close()
-        summary["version"] = info.get("version")
-        out.write("board is up: hapenny %s on %s\n" % (info.get("version"), info.get("board")))
+        if boot is None:  # the port went away with the reset (native USB): open it again
+            wait_for_port(port, 10)
+            time.sleep(0.3)
+            link, boot, ser = _connect_after_reset(port, boot_timeout)
+            ser.close()
+        summary["version"] = boot.get("version")
+        summary["boot_event"] = "ev" in boot
+        out.write("board is up: hapenny %s on %s\n" % (boot.get("version"), boot.get("board")))
     summary["seconds"] = round(time.monotonic() - started, 2)
     return summary
+
+
+def _boot_on_same_port(ser, timeout):
+    """The `boot` event, read on the port still open from the deploy; None if the port is gone."""
+    from hapenny.link import Link, LinkError, SerialTransport
+
+    try:
+        return Link(SerialTransport(ser)).wait_event("boot", timeout=timeout)
+    except (LinkError, OSError):
+        return None
+    except Exception:  # pyserial's SerialException when the device vanished
+        return None
 
 
 def _connect_after_reset(port, timeout):

@@ -165,7 +165,7 @@ def test_learn_wizard_driven_by_simulated_closures(board, tmp_path):
 def test_deploy_round_trip(board, tmp_path):
     r = cli(board, "deploy", "--json")
     first = json.loads(r.stdout)
-    assert first["total"] >= 15 and first["version"]
+    assert first["total"] >= 15 and first["version"] and first["boot_event"] is True
     # a stale file and a changed one on the board: deploy mends both
     board.close()
     mp = str(Path(sys.executable).parent / "mpremote")
