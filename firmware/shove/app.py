@@ -390,7 +390,8 @@ class App:
 
     def stats(self):
         gc.collect()
-        return {"scans": self.scanner.scans, "darts": self.darts, "ignored": self.ignored,
+        return {"scans": self.scanner.scans, "darts": self.darts,
+                "scanner": ("idle", "window", "lockout", "release")[self.scanner.state], "ignored": self.ignored,
                 "dropped": self.scanner.dropped, "errors": self.errors, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
                 "mem_peak": _mem_peak()}

@@ -80,9 +80,13 @@ class Board:
         self.req("press", row=r, col=c, ms=ms)
         return self.wait("dart")
 
-    def settle(self):
-        """Wait out the scanner's lockout so the next press is a new dart."""
-        time.sleep(0.12)
+    def settle(self, timeout=5.0):
+        """Wait until the scanner is re-armed (its lockout runs on the board's
+        clock, which a busy host can slow), so the next press is a new dart."""
+        end = time.monotonic() + timeout
+        while self.req("stats")["stats"]["scanner"] != "idle":
+            assert time.monotonic() < end, "the scanner never re-armed"
+            time.sleep(0.01)
 
     def pixels(self):
         return [tuple(p) for p in self.req("leds")["pixels"]]

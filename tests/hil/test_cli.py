@@ -147,7 +147,8 @@ def test_learn_wizard_driven_by_simulated_closures(board, tmp_path):
                     r, c = truth["S20"]
                 else:
                     r, c = truth[seg]
-                time.sleep(0.12)  # a thrower takes longer than the scanner's lockout
+                while board.sim.stats()["scanner"] != "idle":  # a thrower takes longer than the lockout
+                    time.sleep(0.01)
                 board.sim.close(r, c, ms=20)
         assert proc.wait(timeout=60) == 0
     finally:

@@ -206,12 +206,14 @@ def test_electrical_faults_give_the_documented_outcome_every_time(board):
 
     def darts_after(settle=0.25):
         time.sleep(settle)
+        board.settle()
         board.link.drain()
         got = [e for e in board.link.events if e["ev"] == "dart"]
         board.link.events.clear()
         return got
 
     for i in range(REPEATS):
+        board.settle()
         board.new(rules={"darts": 9})
         (r, c), (r2, c2) = board.cells["D4"], board.cells["S9"]
         board.sim.pulses([(r, c, k * 700, 300) for k in range(12)])  # chatter burst
