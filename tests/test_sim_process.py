@@ -5,10 +5,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
 
 from hapenny.connect import connect
 from hapenny.sim.client import SimClient
@@ -78,7 +76,6 @@ def test_clear_messages_when_there_is_no_board(tmp_path):
     r = subprocess.run([HAPENNY, "state"], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "does not exist" in r.stderr
     # a port with something that is not hapenny on it
-    import pty
 
     master, slave = os.openpty()
     r = subprocess.run([HAPENNY, "state", "--port", os.ttyname(slave)], capture_output=True, text=True, timeout=30)

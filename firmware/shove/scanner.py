@@ -242,12 +242,3 @@ class Scanner:
                 self._push((kind << 16) | (r << 8) | c)
             bits >>= 1
             c += 1
-
-    def masked(self):
-        return self._any(self.mask)
-
-    def _any(self, arr):
-        a = 0
-        for r in range(self.rows):
-            a |= arr[r]
-        return a != 0

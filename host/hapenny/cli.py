@@ -4,7 +4,6 @@ Port choice everywhere: --port, else $HAPENNY_PORT, else the one board that
 looks like an ESP32 (or the one running `hapenny sim`)."""
 import argparse
 import json
-import os
 import sys
 
 from hapenny import __version__

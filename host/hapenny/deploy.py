@@ -1,7 +1,6 @@
 """`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
 esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
-import json
 import subprocess
 import sys
 import time
@@ -163,7 +162,3 @@ def _connect_after_reset(port, timeout):
             last = e
             time.sleep(0.5)
     raise DeployError("the board did not come back after the reset: %s" % last)
-
-
-def dumps(summary):
-    return json.dumps(summary)

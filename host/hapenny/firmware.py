@@ -1,5 +1,4 @@
 """The firmware tree: where it is, and its compiled form for a target."""
-import hashlib
 import os
 import shutil
 import subprocess
@@ -90,7 +89,3 @@ def install(board_dir, target="sim", profile="generic-8x8"):
             p.unlink()
     if not (board_dir / "profile.json").exists():
         shutil.copyfile(profile_path(profile), board_dir / "profile.json")
-
-
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -5,7 +5,6 @@ import json
 import random
 import time
 
-import pytest
 
 from mphelp import figure
 
@@ -162,7 +161,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
             if ev.get("ev") == "dart":
                 acked_state = ev["state"]
         b.sim.power_cut()
-        boot = b.wait("boot", timeout=20)
+        b.wait("boot", timeout=20)
         assert not [e for e in b.link.events if e.get("ev") == "storage"], "a file was damaged"
         b.connect()
         st = b.state()

@@ -13,7 +13,6 @@ changes) and relays bytes between it and the MicroPython process:
 Two pipes beside the serial port form the control channel: closures at the
 electrical level, button presses, the strip's frames.
 """
-import errno
 import json
 import os
 import signal
