@@ -148,3 +148,34 @@ def test_a_board_with_another_protocol_version_is_refused_clearly():
         os.close(master)
         os.close(slave)
     assert r.returncode == 1 and "protocol 2" in r.stderr and "deploy matching firmware" in r.stderr
+
+
+def test_sim_play_is_the_readme_main_job(tmp_path):
+    """`make sim` runs `hapenny sim --play --board-dir .board`: a board and the
+    scoreboard in one, taking throws from the keyboard; the game is kept."""
+    import pty
+
+    from screen import read_screen
+
+    flash = tmp_path / "board"
+    for round_ in range(2):
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(HAPENNY, [HAPENNY, "sim", "--play", "--board-dir", str(flash)])
+        try:
+            if round_ == 0:
+                read_screen(fd, lambda s: "To throw: " in s and "Home" in s, timeout=20)
+                os.write(fd, b"t5\r")
+                read_screen(fd, lambda s: "Home: T5, 3 marks" in s and "LEDs " in s)
+            else:  # the game survived closing the sim
+                s = read_screen(fd, lambda s: "⊗" in s and "darts ●●○" in s, timeout=20)
+                assert "Home" in s
+            os.write(fd, b"q")
+            _, status = os.waitpid(pid, 0)
+            assert os.WEXITSTATUS(status) == 0
+        finally:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+            os.close(fd)

@@ -4,11 +4,12 @@ learn wizard driven by closures, and a deploy round trip."""
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from screen import read_screen
 
 
 HAPENNY = str(Path(sys.executable).parent / "hapenny")
@@ -50,22 +51,6 @@ def test_config_and_variant_persist_across_reset(board):
     assert cfg["auto_next_ms"] == 2000 and cfg["players"] == ["Mum", "Dad"] and cfg["variant"] == "progressive"
     r = cli(board, "config", "set", "auto_next_ms=soon", check=False)
     assert r.returncode == 1 and "bad_config" in r.stderr
-
-
-def read_screen(fd, until, timeout=8.0):
-    buf = b""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if r:
-            try:
-                buf += os.read(fd, 65536)
-            except OSError:
-                break
-            screen = buf.rsplit(b"\x1b[H\x1b[2J", 1)[-1].decode("utf-8", "replace")
-            if until(screen):
-                return screen
-    raise AssertionError("screen never showed it:\n" + buf[-1500:].decode("utf-8", "replace"))
 
 
 def test_play_scoreboard_driven_through_a_terminal(board):
