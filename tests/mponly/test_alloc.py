@@ -63,3 +63,31 @@ def test_scanning_through_darts_allocates_nothing():
         gc.enable()
     assert hits[0] == 20, hits
     assert used == 0, used
+
+
+def test_the_main_loop_pass_allocates_nothing_on_the_virtual_board():
+    # what App.run does between service passes: the board layer's read and
+    # clock, the scanner step, the event-ring check
+    from shove import profile
+    from shove.boards.virtual import Board
+
+    prof = profile.Profile(profile.default_dict())
+    board = Board(prof)
+    sc = scanner.Scanner(prof.rows, prof.cols)
+    snap = sc.snap
+    for _ in range(20):
+        board.read_matrix(snap)
+        sc.step(board.ticks_us())
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        for _ in range(10000):
+            board.read_matrix(snap)
+            sc.step(board.ticks_us())
+            if sc.qhead != sc.qtail:
+                sc.pop()
+        used = gc.mem_alloc() - before
+    finally:
+        gc.enable()
+    assert used == 0, used
