@@ -489,7 +489,10 @@ class App:
             return
         # A strip write blocks for ~30 us a pixel: do it while the scanner is
         # locked out after a dart (it could not take another one anyway), when
-        # no dart can score, or when the frame has waited LED_QUIET_MS.
+        # no dart can score, or when the frame has waited LED_QUIET_MS. The
+        # last case (a gift's flash, a host command) can block a scan for a
+        # frame's length at most every LED_QUIET_MS: a contact shorter than a
+        # frame write landing exactly then would be missed.
         if self.frame_since == 0:
             self.frame_since = now or 1
         quiet = (self.scanner.state in (scanner.LOCKOUT, scanner.RELEASE) or g is None

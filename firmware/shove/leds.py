@@ -5,7 +5,9 @@
 # Two sides: left is side 0, right side 1, like the two ends of a pub
 # board. More sides: left is the side to throw, right the opponent leading
 # on that bed (most marks, ties to the next in turn order), in its colour.
-# One side: the left square only. Lit pixels: marks scaled to `per_side`;
+# One side: the left square only. A game with more beds than the strip has
+# shows its first `beds` beds (the scoreboard shows all). Lit pixels: marks
+# scaled to `per_side`;
 # a closed bed's square is lit at full strength.
 # Status: darts left, in the thrower's colour; during hold all status pixels
 # glow dim white (pull the darts); a bull-off lights them in the thrower's
