@@ -85,8 +85,7 @@ def capture(vb, link, cells, length_us, n, game, rnd):
                 c = rnd.choice(cells)
             pick.append(c)
         pattern = [(r, c, i * SPACING_US + rnd.randrange(0, 1000), length_us) for i, (r, c, _) in enumerate(pick)]
-        while vb.stats()["scanner"] != "idle":  # the last dart's lockout runs on the board's clock
-            time.sleep(0.005)
+        vb.wait_rearmed()
         link.events.clear()
         vb.pulses(pattern)
         kinds = ("dart", "ignored") if game else ("raw",)
@@ -128,8 +127,7 @@ def pulse_capture(results):
             if st["phase"] != "play":
                 link.request("new", players=["A", "B"], rules={"darts": 9})
             r, c, _ = cells[i % len(cells)]
-            while vb.stats()["scanner"] != "idle":
-                time.sleep(0.005)
+            vb.wait_rearmed()
             link.events.clear()
             t0 = time.monotonic()
             vb.close(r, c, ms=5)

@@ -19,3 +19,41 @@ def read_screen(fd, until, timeout=8.0):
             if until(screen):
                 return screen
     raise AssertionError("screen never showed it:\n" + buf[-1500:].decode("utf-8", "replace"))
+
+
+class Terminal:
+    """A program running in a pseudo-terminal: `with Terminal(argv) as t:`.
+    The program is killed on the way out if it has not ended."""
+
+    def __init__(self, argv):
+        self.argv = argv
+
+    def __enter__(self):
+        import pty
+
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execv(self.argv[0], self.argv)
+        return self
+
+    def read(self, until, timeout=8.0):
+        return read_screen(self.fd, until, timeout)
+
+    def write(self, data):
+        os.write(self.fd, data)
+
+    def quit(self, key=b"q"):
+        """Press key; the program's exit status."""
+        os.write(self.fd, key)
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        return os.WEXITSTATUS(status)
+
+    def __exit__(self, *exc):
+        if self.pid:
+            try:
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+        os.close(self.fd)

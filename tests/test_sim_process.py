@@ -153,29 +153,16 @@ def test_a_board_with_another_protocol_version_is_refused_clearly():
 def test_sim_play_is_the_readme_main_job(tmp_path):
     """`make sim` runs `hapenny sim --play --board-dir .board`: a board and the
     scoreboard in one, taking throws from the keyboard; the game is kept."""
-    import pty
-
-    from screen import read_screen
+    from screen import Terminal
 
     flash = tmp_path / "board"
     for round_ in range(2):
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.execv(HAPENNY, [HAPENNY, "sim", "--play", "--board-dir", str(flash)])
-        try:
+        with Terminal([HAPENNY, "sim", "--play", "--board-dir", str(flash)]) as t:
             if round_ == 0:
-                read_screen(fd, lambda s: "To throw: " in s and "Home" in s, timeout=20)
-                os.write(fd, b"t5\r")
-                read_screen(fd, lambda s: "Home: T5, 3 marks" in s and "LEDs " in s)
+                t.read(lambda s: "To throw: " in s and "Home" in s, timeout=20)
+                t.write(b"t5\r")
+                t.read(lambda s: "Home: T5, 3 marks" in s and "LEDs " in s)
             else:  # the game survived closing the sim
-                s = read_screen(fd, lambda s: "⊗" in s and "darts ●●○" in s, timeout=20)
+                s = t.read(lambda s: "⊗" in s and "darts ●●○" in s, timeout=20)
                 assert "Home" in s
-            os.write(fd, b"q")
-            _, status = os.waitpid(pid, 0)
-            assert os.WEXITSTATUS(status) == 0
-        finally:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-            os.close(fd)
+            assert t.quit() == 0

@@ -2,14 +2,11 @@
 config persistence, the live scoreboard driven through a terminal, the
 learn wizard driven by closures, and a deploy round trip."""
 import json
-import os
-import pty
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from screen import read_screen
+from screen import Terminal
 
 
 HAPENNY = str(Path(sys.executable).parent / "hapenny")
@@ -55,52 +52,39 @@ def test_config_and_variant_persist_across_reset(board):
 
 def test_play_scoreboard_driven_through_a_terminal(board):
     board.close()
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(HAPENNY, [HAPENNY, "play", "Ann", "Bob", "--port", board.port])
     try:
-        read_screen(fd, lambda s: "To throw: " in s and "Ann" in s)
-        os.write(fd, b"t5\r")
-        s = read_screen(fd, lambda s: "Ann: T5, 3 marks" in s)
-        row = [line for line in s.splitlines() if "Ann" in line and "⊗" in line]
-        assert row, s
-        os.write(fd, b"d5")
-        os.write(fd, b"\r")
-        s = read_screen(fd, lambda s: "2 gifted to Bob" in s)
-        assert "X" in [line for line in s.splitlines() if line.strip().startswith("Bob")][0]
-        os.write(fd, b"n")
-        read_screen(fd, lambda s: "Next: Bob" in s)
-        os.write(fd, b"u")
-        read_screen(fd, lambda s: "Undone." in s and "To throw: \x1b[1mAnn" in s)
-        os.write(fd, b"zz9\r")
-        read_screen(fd, lambda s: "Refused" in s)
-        os.write(fd, b"q")
-        _, status = os.waitpid(pid, 0)
-        assert os.WEXITSTATUS(status) == 0
+        with Terminal([HAPENNY, "play", "Ann", "Bob", "--port", board.port]) as t:
+            t.read(lambda s: "To throw: " in s and "Ann" in s)
+            t.write(b"t5\r")
+            s = t.read(lambda s: "Ann: T5, 3 marks" in s)
+            row = [line for line in s.splitlines() if "Ann" in line and "⊗" in line]
+            assert row, s
+            t.write(b"d5")
+            t.write(b"\r")
+            s = t.read(lambda s: "2 gifted to Bob" in s)
+            assert "X" in [line for line in s.splitlines() if line.strip().startswith("Bob")][0]
+            t.write(b"n")
+            t.read(lambda s: "Next: Bob" in s)
+            t.write(b"u")
+            t.read(lambda s: "Undone." in s and "To throw: \x1b[1mAnn" in s)
+            t.write(b"zz9\r")
+            t.read(lambda s: "Refused" in s)
+            assert t.quit() == 0
     finally:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-        os.close(fd)
         board.connect()
 
 
 def test_play_shows_darts_from_the_matrix(board):
     board.need_sim()
     board.close()
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(HAPENNY, [HAPENNY, "play", "Ann", "Bob", "--port", board.port])
     try:
-        read_screen(fd, lambda s: "To throw: " in s)
-        r, c = board.cells["D9"]
-        board.sim.close(r, c, ms=20)
-        read_screen(fd, lambda s: "Ann: D9, 2 marks" in s)
-        os.write(fd, b"q")
-        os.waitpid(pid, 0)
+        with Terminal([HAPENNY, "play", "Ann", "Bob", "--port", board.port]) as t:
+            t.read(lambda s: "To throw: " in s)
+            r, c = board.cells["D9"]
+            board.sim.close(r, c, ms=20)
+            t.read(lambda s: "Ann: D9, 2 marks" in s)
+            assert t.quit() == 0
     finally:
-        os.close(fd)
         board.connect()
 
 
@@ -131,8 +115,7 @@ def test_learn_wizard_driven_by_simulated_closures(board, tmp_path):
                     r, c = truth["S20"]
                 else:
                     r, c = truth[seg]
-                while board.sim.stats()["scanner"] != "idle":  # a thrower takes longer than the lockout
-                    time.sleep(0.01)
+                board.sim.wait_rearmed()  # a thrower takes longer than the lockout
                 board.sim.close(r, c, ms=20)
         assert proc.wait(timeout=60) == 0
     finally:

@@ -30,8 +30,7 @@ def test_soak_ten_thousand_darts():
             st = link.request("state")["state"]
             n = min(st["darts_left"], DARTS - sent)
             pick = [rnd.choice(cells) for _ in range(n)]
-            while vb.stats()["scanner"] != "idle":  # the last visit's lockout runs on the board's clock
-                time.sleep(0.005)
+            vb.wait_rearmed()
             vb.pulses([(r, c, i * SPACING_US, PULSE_US) for i, (r, c, _) in enumerate(pick)])
             sent += n
             got = []

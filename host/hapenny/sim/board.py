@@ -337,3 +337,12 @@ class VirtualBoard:
 
     def stats(self):
         return self.control("stats")["stats"]
+
+    def wait_rearmed(self, timeout=5.0):
+        """Until the scanner is idle again: its lockout runs on the board's
+        clock, which a busy host can slow, so a fixed sleep is not enough."""
+        end = time.monotonic() + timeout
+        while self.stats()["scanner"] != "idle":
+            if time.monotonic() > end:
+                raise SimError("the scanner did not re-arm within %.1f s" % timeout)
+            time.sleep(0.005)
