@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 
+from hapenny import gamestate
 from hapenny.connect import connect
 from hapenny.sim.client import SimClient
 
@@ -42,7 +43,7 @@ def test_board_dir_survives_a_killed_sim(tmp_path):
     proc, port, control = start_sim("--board-dir", str(flash))
     assert (flash / "main.py").exists() and (flash / "shove" / "app.mpy").exists()
     link, info, ser = connect(port)
-    link.request("new", players=["Ann", "Bob"])
+    st = link.request("new", players=["Ann", "Bob"])["state"]
     sim = SimClient(control)
     r, c = next((r, c) for r, c, s in link.request("map")["cells"] if s == "T4")
     sim.close(r, c, ms=20)
@@ -51,7 +52,7 @@ def test_board_dir_survives_a_killed_sim(tmp_path):
     assert stop(proc, signal.SIGKILL) == -9  # the power cut
     proc, port2, control = start_sim("--board-dir", str(flash))
     link, info, ser = connect(port2)
-    assert link.request("state")["state"] == dart["state"]
+    assert link.request("state")["state"] == gamestate.apply(st, dart)
     sim = SimClient(control)
     assert len(sim.pixels()) == link.request("info")["leds"]
     ser.close()

@@ -5,67 +5,23 @@
 # writes the LED frame when it changed. Every change to the game, the
 # configuration or the map is stored on flash before its reply or event goes
 # out, so a power cut loses at most the change not yet acknowledged.
-import gc
 import json
 import select
 import sys
 
-from shove import buttons, journal, leds, profile, protocol, rules, scanner, segments, store
+from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
+from shove.commands import Commands
+from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
 from shove.boards import open_board
 
-VERSION = "0.1.0"
-PROFILE_FILE = "profile.json"
-CONFIG_FILE = "config.json"
-MAP_FILE = "map.json"
-GAME_FILE = "game.jnl"
 SERVICE_EVERY = 8  # scans between service passes
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
-
-DEFAULT_CONFIG = {
-    "learn": False,  # report closures as `raw` events instead of scoring
-    "auto_next_ms": 0,  # automatic player change after the last dart (0: off)
-    "brightness": -1,  # LED brightness 0..255; -1: the profile's
-    "variant": "classic",  # what the new-game button starts
-    "players": ["Home", "Away"],  # who the new-game button starts it for
-}
+# Past this many records the journal is rewritten whole (undone actions
+# dropped): it keeps the file, read whole at boot, under 2 KB.
+JOURNAL_MAX_RECORDS = 600
 
 
-def check_config(new):
-    """Validate a whole configuration; ProtoError('bad_config') otherwise."""
-    def bad(msg):
-        return protocol.ProtoError("bad_config", msg)
-
-    if not isinstance(new, dict):
-        raise bad("config set takes an object")
-    for k in new:
-        if k not in DEFAULT_CONFIG:
-            raise bad("unknown setting %r; settings: %s" % (str(k)[:20], ", ".join(sorted(DEFAULT_CONFIG))))
-    v = new.get("learn", False)
-    if not isinstance(v, bool):
-        raise bad("learn must be true or false")
-    for key, lo, hi in (("auto_next_ms", 0, 600000), ("brightness", -1, 255)):
-        v = new.get(key, DEFAULT_CONFIG[key])
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-            raise bad("%s must be a whole number from %d to %d" % (key, lo, hi))
-    if new.get("variant", "classic") not in rules.VARIANTS:
-        raise bad("variant must be one of " + ", ".join(sorted(rules.VARIANTS)))
-    try:
-        rules.make_sides(new.get("players", DEFAULT_CONFIG["players"]))
-    except rules.RuleError as e:
-        raise bad("players: " + e.msg)
-
-
-def _mem_peak():
-    """Peak heap use since boot, where the port counts it (unix does; ESP32 builds usually not)."""
-    try:
-        import micropython
-
-        return micropython.mem_peak()
-    except (ImportError, AttributeError):
-        return None
-
-
-class App:
+class App(Commands):
     def __init__(self, board=None, out=None):
         self.out = out or sys.stdout
         self.notices = []  # storage problems found at boot, sent after `boot`
@@ -81,6 +37,8 @@ class App:
         self.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], self._brightness())
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
+        self.jrecs = 0  # records in the journal file (the next one's sequence number)
+        self.jdirty = False  # the file must be rewritten before the next append
         self.game = self._load_game()
         self.lines = protocol.LineBuffer()
         self.poll = select.poll()
@@ -95,6 +53,8 @@ class App:
         self.passes = 0
         self.errors = 0  # unexpected exceptions caught by the loop
         self._map_staged = None  # cells of a map sent in several lines
+        self.watch = handover.Watch()
+        self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -148,23 +108,49 @@ class App:
         if data is None:
             return None
         try:
-            return journal.decode(data)
+            game, self.jrecs, clean = journal.decode(data)
         except journal.JournalError as e:
             store.quarantine(GAME_FILE)
             self._notice(GAME_FILE, "%s; the game could not be restored" % e)
             return None
+        # a torn last record (a cut during an append) was never acknowledged:
+        # rewrite the file so the next append starts on a record boundary
+        self.jdirty = not clean
+        return game
 
     def _save_game(self, rollback=None):
-        """Store the game; if the flash refuses, undo the change in RAM too
-        (rollback) and refuse the request, so RAM and flash never disagree."""
+        """Store a new game (or none) whole. If the flash refuses, undo the
+        change in RAM too (rollback) and refuse the request, so RAM and flash
+        never disagree."""
         try:
             if self.game is None:
                 store.remove(GAME_FILE)
             else:
-                self.board.write_file(GAME_FILE, journal.encode(self.game))
+                self._rewrite_journal()
         except OSError as e:
+            self.jdirty = True
             if rollback:
                 rollback()
+            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+
+    def _rewrite_journal(self):
+        self.board.write_file(GAME_FILE, journal.encode(self.game))
+        self.jrecs = self.game.moves()
+        self.jdirty = False
+
+    def _log_action(self, action, rollback):
+        """Store one action (already applied in RAM) by appending its record;
+        a full rewrite after a failed append, or when the log has grown long."""
+        try:
+            if self.jdirty or self.jrecs >= JOURNAL_MAX_RECORDS:
+                self._rewrite_journal()
+            else:
+                self.board.append_file(GAME_FILE, journal.record(action, self.jrecs))
+                self.jrecs += 1
+        except OSError as e:
+            # part of the record may be on flash: the next save rewrites the file
+            self.jdirty = True
+            rollback()
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _brightness(self):
@@ -197,40 +183,40 @@ class App:
         """Score a dart (from the matrix or the host); store it, then report it."""
         g = self._need_game()
         turn = g.turn
-        k, own, gifts, lost = g.throw(code)
-        self._save_game(g.undo)
+        result = g.throw(code)
+        self._log_action(code, g.undo)
         self.darts += 1
-        bi, _ = g.value(code)
+        gifts = result[2]
         if gifts:
-            self.renderer.gift(gifts, bi, self.board.ticks_ms())
+            self.renderer.gift(gifts, g.value(code)[0], self.board.ticks_ms())
         self._changed()
         self.hold_since = self.board.ticks_ms() if g.phase == rules.HOLD else -1
-        ev = {"seg": segments.name(code), "src": src, "marks": k, "own": own,
-              "gifts": [list(x) for x in gifts], "lost": lost, "side": turn, "state": self.state()}
-        if cell:
-            ev["row"], ev["col"] = cell
-        return ev
+        return events.dart(g, code, src, turn, result, cell)
 
     def _after_dart(self, ev):
         self.emit("dart", ev)
         g = self.game
         if g.phase == rules.OVER:
-            self.emit("win", {"winner": g.winner, "name": g.names[g.winner], "state": ev["state"]})
+            self.emit("win", self._win())
+
+    def _win(self, st=None):
+        g = self.game
+        return {"winner": g.winner, "name": g.names[g.winner], "state": st or self.state()}
 
     def do_next(self):
         g = self._need_game()
         turn = g.turn
         g.next()
-        self._save_game(g.undo)
+        self._log_action(rules.NEXT_ACTION, g.undo)
         self._changed()
         self.hold_since = -1
         st = self.state()
-        events = []
+        evs = []
         if g.phase == rules.OVER:
-            events.append(("win", {"winner": g.winner, "name": g.names[g.winner], "state": st}))
+            evs.append(("win", self._win(st)))
         elif g.turn != turn or g.phase == rules.PLAY:
-            events.append(("visit", {"turn": g.turn, "thrower": g.thrower(), "state": st}))
-        return st, events
+            evs.append(("visit", {"turn": g.turn, "thrower": g.thrower(), "state": st}))
+        return st, evs
 
     def do_undo(self):
         g = self._need_game()
@@ -238,7 +224,7 @@ class App:
             raise rules.RuleError("nothing_to_undo", "nothing to undo")
         last = g.actions[g.moves() - 1]
         g.undo()
-        self._save_game(lambda: g.apply(last))
+        self._log_action(journal.UNDO, lambda: g.apply(last))
         self._changed()
         self.hold_since = self.board.ticks_ms() if g.phase == rules.HOLD else -1
         return self.state()
@@ -252,149 +238,6 @@ class App:
         self.hold_since = -1
         self.ignored = 0
         return self.state()
-
-    # ---- commands ------------------------------------------------------------------------
-    def handle_line(self, line):
-        if line is protocol.LineBuffer.TOO_LONG:
-            self.send(protocol.error(None, "too_long", "a line is at most %d bytes" % protocol.MAX_LINE))
-            return
-        if not line.strip():
-            return  # blank lines (a terminal's Enter) are ignored
-        id_ = None
-        after = []
-        try:
-            cmd = protocol.decode(line)
-            id_ = cmd.get("id")
-            handler = getattr(self, "cmd_" + cmd["cmd"], None) if cmd["cmd"].isalpha() else None
-            if handler is None:
-                raise protocol.ProtoError("unknown_cmd", "unknown command %r" % cmd["cmd"][:20])
-            fields = handler(cmd, after)
-            self.send(protocol.ok(id_, fields))
-        except protocol.ProtoError as e:
-            self.send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
-        except rules.RuleError as e:
-            self.send(protocol.error(id_, e.code, e.msg))
-        except MemoryError:
-            gc.collect()
-            self.send(protocol.error(id_, "no_memory", "the request did not fit in memory"))
-        except OSError as e:  # a config or map write the flash refused: nothing was applied
-            self.send(protocol.error(id_, "storage", "the flash refused the write (%s); nothing changed" % e))
-            return
-        for name, fields in after:
-            if name == "reset":
-                self.board.reset()
-            self.emit(name, fields)
-
-    def cmd_info(self, cmd, after):
-        return {"version": VERSION, "protocol": protocol.PROTOCOL, "board": self.prof.name,
-                "matrix": {"rows": self.prof.rows, "cols": self.prof.cols}, "platform": sys.platform,
-                "variants": sorted(rules.VARIANTS), "leds": self.renderer.count,
-                "strip": {"beds": self.renderer.beds, "per_side": self.renderer.per_side,
-                          "status": self.renderer.status}}
-
-    def cmd_new(self, cmd, after):
-        st = self.do_new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"))
-        after.append(("new", {"state": st}))
-        return {"state": st}
-
-    def cmd_end(self, cmd, after):
-        """Discard the game (the board then has none, as when new)."""
-        old = self.game
-        self.game = None
-        self._save_game(lambda: setattr(self, "game", old))
-        self._changed()
-        self.hold_since = -1
-        after.append(("new", {"state": None}))
-        return {"state": None}
-
-    def cmd_state(self, cmd, after):
-        return {"state": self.state() if self.game else None}
-
-    def cmd_throw(self, cmd, after):
-        try:
-            code = segments.encode(cmd.get("seg"))
-        except segments.SegError as e:
-            raise rules.RuleError("bad_seg", str(e))
-        ev = self.do_throw(code, "host")
-        after.append(("dart", ev))
-        g = self.game
-        if g.phase == rules.OVER:
-            after.append(("win", {"winner": g.winner, "name": g.names[g.winner], "state": ev["state"]}))
-        return {"state": ev["state"]}
-
-    def cmd_press(self, cmd, after):
-        row = protocol.want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")
-        col = protocol.want_int(cmd, "col", 0, self.prof.cols - 1, "bad_cell")
-        ms = protocol.want_int(cmd, "ms", 1, 10000, "bad_cell")
-        if not self.board.press(row, col, ms):
-            raise protocol.ProtoError("busy", "too many closures scheduled at once")
-        return None
-
-    def cmd_next(self, cmd, after):
-        st, events = self.do_next()
-        after.extend(events)
-        return {"state": st}
-
-    def cmd_undo(self, cmd, after):
-        st = self.do_undo()
-        after.append(("undo", {"state": st}))
-        return {"state": st}
-
-    def cmd_map(self, cmd, after):
-        # A full map does not fit one 512-byte line: `"more": true` stages
-        # cells, and the chunk without it applies the whole map at once.
-        if "set" in cmd:
-            cells = cmd["set"]
-            staged = self._map_staged
-            self._map_staged = None
-            if not isinstance(cells, list):
-                raise protocol.ProtoError("bad_map", "set takes a list of [row, col, segment]")
-            if staged:
-                cells = staged + cells
-            try:
-                if len(cells) > self.prof.rows * self.prof.cols:
-                    raise profile.ProfileError("more cells than the matrix has crossings")
-                table = profile.parse_map(cells, self.prof.rows, self.prof.cols)
-            except profile.ProfileError as e:
-                raise protocol.ProtoError("bad_map", str(e))
-            if cmd.get("more") is True:
-                self._map_staged = cells
-                return {"staged": len(cells)}
-            self.board.write_file(MAP_FILE, json.dumps(profile.map_cells(table, self.prof.cols)).encode())
-            self.map = table
-        return {"cells": profile.map_cells(self.map, self.prof.cols)}
-
-    def cmd_leds(self, cmd, after):
-        f = self.last_frame
-        return {"pixels": [[f[i], f[i + 1], f[i + 2]] for i in range(0, len(f), 3)]}
-
-    def cmd_config(self, cmd, after):
-        if "set" in cmd:
-            new = dict(self.config)
-            if not isinstance(cmd["set"], dict):
-                raise protocol.ProtoError("bad_config", "config set takes an object")
-            new.update(cmd["set"])
-            check_config(new)
-            self.board.write_file(CONFIG_FILE, json.dumps(new).encode())
-            self.config = new
-            self.renderer.brightness = self._brightness()
-            self._changed()
-        return {"config": self.config}
-
-    def cmd_stats(self, cmd, after):
-        return {"stats": self.stats()}
-
-    def cmd_reset(self, cmd, after):
-        after.append(("reset", None))
-        return None
-
-    def stats(self):
-        gc.collect()
-        return {"scans": self.scanner.scans, "darts": self.darts,
-                "scanner": ("idle", "window", "lockout", "release")[self.scanner.state], "ignored": self.ignored,
-                "dropped": self.scanner.dropped, "errors": self.errors, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
-                "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
-                "mem_peak": _mem_peak()}
 
     # ---- scanner events ------------------------------------------------------------------
     def _scanner_event(self, w):
@@ -432,8 +275,8 @@ class App:
     def _button(self, name, kind):
         try:
             if name == "next" and kind == buttons.PRESS:
-                st, events = self.do_next()
-                for ev, fields in events:
+                st, evs = self.do_next()
+                for ev, fields in evs:
                     self.emit(ev, fields)
             elif name == "undo" and kind == buttons.PRESS:
                 self.emit("undo", {"state": self.do_undo()})
@@ -448,23 +291,30 @@ class App:
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
 
     # ---- the loop ----------------------------------------------------------------------------
-    def _read_serial(self):
+    def _read_serial(self, now):
         n = 0
+        watch = self.watch
         for _ in self.poll.ipoll(0):
             while n < 64 and self.poll.poll(0):
                 if sys.stdin.buffer.readinto(self._b1) != 1:
                     return
                 n += 1
-                line = self.lines.feed(self._b1[0])
-                if line is not None:
-                    self.handle_line(line)
+                b = self._b1[0]
+                act = watch.feed(b, now)
+                if act == handover.PASS:
+                    line = self.lines.feed(b)
+                    if line is not None:
+                        self.handle_line(line)
+                elif act != handover.DROP:
+                    self.leaving = act  # the REPL's turn: nothing more is read
+                    return
             return
 
     def _service(self):
         board = self.board
         board.feed()
         now = board.ticks_ms()
-        self._read_serial()
+        self._read_serial(now)
         board.service(self)
         out = self._btn_events
         for i in range(3):
@@ -476,8 +326,8 @@ class App:
         auto = self.config["auto_next_ms"]
         if auto and g is not None and g.phase == rules.HOLD and self.hold_since != -1:
             if scanner.ticks_diff(now, self.hold_since) >= auto:
-                st, events = self.do_next()
-                for ev, fields in events:
+                st, evs = self.do_next()
+                for ev, fields in evs:
                     self.emit(ev, fields)
         self._leds(now)
 
@@ -514,23 +364,38 @@ class App:
         self.board.start_watchdog()
 
     def run(self):
+        """The main loop, until the serial port is handed to the REPL (see
+        handover.py). Anything else that escapes it resets the board: a board
+        parked with its watchdog fed would be dead until unplugged."""
         self.boot()
         board = self.board
         sc = self.scanner
         snap = sc.snap
         try:
+            board.serial_raw(True)  # 0x03 is data now: only the loop decides
             while True:
                 board.read_matrix(snap)
                 sc.step(board.ticks_us())
                 if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
-                    self._guarded()
+                    if self._guarded():
+                        break
                 self.passes += 1
-        finally:
-            board.stopped()
+        except SystemExit:  # the virtual board's reset and power-off
+            raise
+        except BaseException as e:
+            try:
+                self.emit("error", {"msg": "%s: %s; resetting" % (type(e).__name__, e), "errors": self.errors + 1})
+            finally:
+                board.reset()
+        board.serial_raw(False)
+        board.stopped()
+        if self.leaving == handover.TO_RAW:
+            handover.give_back(b"\x01")
 
     def _guarded(self):
-        # A bug in serving a request must not stop the scanner or drop the
-        # board to the REPL: report it and carry on. Ctrl-C still ends the loop.
+        """Serve events and requests; True once the port is handed over.
+        A bug in serving a request must not stop the scanner: report it and
+        carry on."""
         try:
             sc = self.scanner
             while sc.qhead != sc.qtail:
@@ -545,6 +410,7 @@ class App:
                 self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
             except Exception:
                 pass
+        return self.leaving
 
 
 def main():

@@ -106,7 +106,10 @@ def decode(line):
 
 
 def _enc(obj):
-    return json.dumps(obj)
+    # no spaces after separators: every byte sent costs the scan loop 87 us at
+    # 115200 baud (separators: extmod/modjson.c, MICROPY_PY_JSON_SEPARATORS,
+    # on by default in py/mpconfig.h)
+    return json.dumps(obj, separators=(",", ":"))
 
 
 def ok(id_, fields=None):

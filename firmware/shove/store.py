@@ -28,6 +28,14 @@ def write_atomic(path, data):
         os.rename(tmp, path)
 
 
+def append(path, data):
+    """Add bytes at the end of a file and make them durable before returning."""
+    with open(path, "ab") as f:
+        f.write(data)
+        if hasattr(f, "flush"):
+            f.flush()
+
+
 def read(path):
     """Contents, or None if there is no such file. Finishes an interrupted replace."""
     if not _exists(path) and _exists(path + TMP):

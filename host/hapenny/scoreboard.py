@@ -10,6 +10,7 @@ import select
 import sys
 import time
 
+from hapenny import gamestate
 from hapenny.link import BoardError, LinkError
 
 CLOSED = "⊗"
@@ -172,8 +173,7 @@ class Scoreboard:
         changed = False
         while self.link.events:
             ev = self.link.events.popleft()
-            if "state" in ev and ev["state"] is not None:
-                self.state = ev["state"]
+            self.state = gamestate.apply(self.state, ev)
             line = describe(ev, self.state)
             if line:
                 self.log.append(line)

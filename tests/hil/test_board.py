@@ -57,7 +57,9 @@ def test_damaged_files_are_reported_and_replaced_by_defaults(fresh_sim):
     assert (flash / "game.jnl.bad").exists() and (flash / "config.json.bad").exists()
     # and the board still plays
     b.new()
-    assert b.press_seg("S1")["state"]["sides"][0]["marks"]["1"] == 1
+    ev = b.press_seg("S1")
+    assert (ev["bed"], ev["tally"]) == (1, [1])
+    assert b.state()["sides"][0]["marks"]["1"] == 1
 
 
 # ---- electrical faults (simulator) ----------------------------------------------------
@@ -202,9 +204,7 @@ def test_a_refused_flash_write_changes_nothing(fresh_sim):
     b.req("throw", seg="T5")
     st = b.state()
     cfg = b.req("config")["config"]
-    flash = b.sim.board_dir
-    (flash / "game.jnl.tmp").mkdir()  # the flash cannot take the next game write
-    (flash / "config.json.tmp").mkdir()
+    b.sim.flash_full()  # the flash cannot take the next write
     for cmd, fields in (("throw", {"seg": "S1"}), ("next", {}), ("undo", {}), ("new", {"players": ["X"]})):
         assert b.err(cmd, **fields) == "storage", cmd
         assert b.state() == st, cmd
@@ -214,7 +214,6 @@ def test_a_refused_flash_write_changes_nothing(fresh_sim):
     b.sim.close(r, c, ms=20)
     assert b.wait("refused")["error"] == "storage"
     assert b.state() == st  # a dart the flash could not store is not scored either
-    (flash / "game.jnl.tmp").rmdir()
-    (flash / "config.json.tmp").rmdir()
+    b.sim.flash_full(False)
     b.settle()
     assert b.req("throw", seg="S1")["state"]["moves"] == st["moves"] + 1

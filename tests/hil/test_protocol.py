@@ -3,6 +3,7 @@ import json
 import time
 
 import pytest
+from hapenny import gamestate
 
 
 def test_info_names_board_protocol_and_matrix(board):
@@ -75,9 +76,12 @@ def test_throw_next_undo_and_their_errors(board):
     board.new()
     assert board.err("throw", seg="T21") == "bad_seg"
     assert board.err("throw") == "bad_seg"
+    before = board.state()
     st = board.req("throw", seg="t5")["state"]
     ev = board.wait("dart")
-    assert ev["seg"] == "T5" and ev["src"] == "host" and ev["state"] == st
+    assert ev["seg"] == "T5" and ev["src"] == "host" and "state" not in ev
+    assert (ev["bed"], ev["tally"], ev["own"], ev["darts_left"]) == (5, [3], 3, 2)
+    assert gamestate.apply(before, ev) == st
     assert st["sides"][0]["marks"]["5"] == 3
     board.req("throw", seg="MISS")
     st = board.req("throw", seg="S20")["state"]

@@ -7,6 +7,7 @@ import time
 
 
 from mphelp import figure
+from hapenny import gamestate
 
 HOSTILE_LINES = 5700  # about a tenth are blank lines, which are ignored
 
@@ -159,7 +160,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
         b.link._pump(0.0)
         for ev in list(b.link.events):
             if ev.get("ev") == "dart":
-                acked_state = ev["state"]
+                acked_state = gamestate.apply(acked_state, ev)
         b.sim.power_cut()
         b.wait("boot", timeout=20)
         assert not [e for e in b.link.events if e.get("ev") == "storage"], "a file was damaged"

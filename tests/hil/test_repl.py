@@ -1,5 +1,6 @@
 """The board's serial port is also MicroPython's: real mpremote works on it,
-Ctrl-C interrupts main.py, soft and hard resets behave as on an ESP32."""
+a person reaches the REPL with two Ctrl-C while a lone Ctrl-C (line noise)
+changes nothing, soft and hard resets behave as on an ESP32."""
 import subprocess
 import sys
 import time
@@ -54,13 +55,29 @@ def test_soft_reset_in_raw_mode_runs_boot_but_not_main(repl_board):
                  "os.remove('boot.mark')" % marker)
 
 
-def test_ctrl_c_interrupts_main_and_ctrl_d_restarts_it(repl_board):
+def test_line_noise_with_ctrl_c_does_not_stop_the_board(repl_board):
     b = repl_board
-    b.link.send_line(b"\x03")
-    time.sleep(0.5)
-    b.link._pump(0.3)
-    noise = b"\n".join(b.link.noise)
-    assert b"KeyboardInterrupt" in noise and b">>>" in noise
+    b.new()
+    b.req("throw", seg="T5")
+    st = b.state()
+    before = b.req("stats")["stats"]["ctrl_c"]
+    b.link.noise.clear()
+    b.link.send_line(b"\x03")  # a lone Ctrl-C between lines
+    assert b.req("info")["ok"]
+    b.link.send_line(b'{"cmd":"st\x03ate"}\n')  # and one inside a line
+    assert b.state() == st
+    assert b.req("stats")["stats"]["ctrl_c"] == before + 2
+    assert not [n for n in b.link.noise if b">>>" in n or b"Traceback" in n]
+
+
+def test_two_ctrl_c_hand_the_port_to_a_person_and_ctrl_d_restarts_main(repl_board):
+    b = repl_board
+    b.req("info")
+    b.link.send_line(b"\x03\x03")
+    end = time.monotonic() + 10
+    while not any(b"help()" in n for n in b.link.noise):  # the REPL's banner
+        assert time.monotonic() < end, b.link.noise
+        b.link._pump(0.1)
     b.link.send_line(b"\x04")  # soft reboot: main.py runs again
     boot = b.wait("boot", timeout=15)
     assert boot["protocol"] == 1
@@ -76,3 +93,18 @@ def test_machine_reset_is_a_power_cycle_on_the_same_port(repl_board):
     mpremote(b, "reset")
     b.connect()
     assert b.port == port and b.state() == st
+
+
+def test_an_error_escaping_the_main_loop_resets_the_board(repl_board):
+    b = repl_board
+    b.need_sim()
+    b.new()
+    b.req("throw", seg="D7")
+    st = b.state()
+    boots = b.sim.boots
+    b.sim.crash_loop()
+    err = b.wait("error", timeout=10)
+    assert "injected fault" in err["msg"] and "resetting" in err["msg"]
+    assert b.wait("boot", timeout=20)["restored"] is True
+    assert b.sim.boots == boots + 1
+    assert b.state() == st and b.req("info")["ok"]

@@ -81,6 +81,8 @@ class Board:
         self._last_loop = time.ticks_ms()
         self._free_run = False
         self._timer = None
+        self._log = None  # the journal file kept open for appends
+        self._log_path = None
 
     def ticks_us(self):
         return time.ticks_us() & _MASK
@@ -120,7 +122,35 @@ class Board:
         return store.read(path)
 
     def write_file(self, path, data):
+        self._close_log()  # the rename replaces the file an open log points at
         store.write_atomic(path, data)
+
+    # The journal is appended to a file kept open: littlefs programs the new
+    # bytes into the block it already erased for the file, and flush() is
+    # lfs_file_sync (extmod/vfs_lfsx_file.c, MP_STREAM_FLUSH), which commits
+    # them. Reopening the file for every append would first copy its last
+    # block to a freshly erased one, tens of ms each time.
+    def append_file(self, path, data):
+        f = self._log
+        if f is None or self._log_path != path:
+            self._close_log()
+            f = open(path, "ab")
+            self._log = f
+            self._log_path = path
+        try:
+            f.write(data)
+            f.flush()
+        except OSError:
+            self._close_log()
+            raise
+
+    def _close_log(self):
+        if self._log is not None:
+            try:
+                self._log.close()
+            except OSError:
+                pass
+            self._log = None
 
     def service(self, app):
         pass
@@ -142,6 +172,12 @@ class Board:
 
     def stopped(self):
         self._free_run = True
+
+    def serial_raw(self, on):
+        # 0x03 arriving on the UART raises KeyboardInterrupt wherever the
+        # code is (ports/esp32/uart.c checks mp_interrupt_char on receive);
+        # the main loop reads it as data instead and decides (handover.py)
+        micropython.kbd_intr(-1 if on else 3)
 
     def reset(self):
         machine.reset()

@@ -16,6 +16,7 @@ _MASK = 0x3FFFFFFF
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
 FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
 FLASH_MS_PER_KB = 4
+FLASH_APPEND_US = 1500  # program a few bytes into an erased block + a metadata commit
 RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
 # An ESP32 running the scan loop is never paused by an operating system; this
 # process is. A gap longer than this between two reads of the clock is the OS
@@ -52,6 +53,8 @@ class Board:
             self._poll = select.poll()
             self._poll.register(self._ctl_in, select.POLLIN)
         self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
+        self.flash_full = False  # a test can make the flash refuse every write
+        self.crash = False  # a test can make the scan loop raise once
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
@@ -75,6 +78,9 @@ class Board:
 
     # ---- matrix ---------------------------------------------------------------
     def read_matrix(self, snap):
+        if self.crash:  # a test's stand-in for a bug outside the request handlers
+            self.crash = False
+            raise RuntimeError("injected fault in the scan loop")
         now = self.ticks_us()
         m = self.model
         full = self._full
@@ -114,13 +120,26 @@ class Board:
     def read_file(self, path):
         return store.read(path)
 
+    def _flash_check(self):
+        if self.flash_full:
+            raise OSError(28)  # ENOSPC, as littlefs reports a full or worn flash
+
     def write_file(self, path, data):
+        self._flash_check()
         if self.slow:
             self.ticks_us()
             ms = FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024
             time.sleep_ms(ms)
             self._spent(ms * 1000)
         store.write_atomic(path, data)
+
+    def append_file(self, path, data):
+        self._flash_check()
+        if self.slow:
+            self.ticks_us()
+            time.sleep_us(FLASH_APPEND_US)
+            self._spent(FLASH_APPEND_US)
+        store.append(path, data)
 
     # ---- control channel -----------------------------------------------------------
     def _send(self, obj):
@@ -163,6 +182,12 @@ class Board:
             self._send({"seq": seq, "ok": True})
         elif op == "frame":
             self._send({"seq": seq, "frame": hexlify(self.frame).decode()})
+        elif op == "crash":
+            self.crash = True
+            self._send({"seq": seq, "ok": True})
+        elif op == "flash":
+            self.flash_full = bool(msg["full"])
+            self._send({"seq": seq, "ok": True})
         elif op == "stats":
             self._send({"seq": seq, "stats": app.stats()})
         else:
@@ -176,6 +201,14 @@ class Board:
 
     def stopped(self):
         pass
+
+    def serial_raw(self, on):
+        """0x03 as data (on) or as KeyboardInterrupt, like micropython.kbd_intr
+        on the ESP32. The simulator turns 0x03 into SIGINT, and the unix port
+        dies of SIGINT once kbd_intr(-1) is set, so the simulator is told
+        instead and passes 0x03 through as a byte."""
+        if self._ctl_out:
+            self._send({"kbd": -1 if on else 3})
 
     def reset(self):
         sys.exit(RESET_EXIT)

@@ -74,6 +74,7 @@ class VirtualBoard:
         self.refresh = refresh  # install the current firmware even on a used flash
         self.port = None
         self.proc = None
+        self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
         self.boots = 0
         self.frame = b""
         self.frames = 0
@@ -124,6 +125,7 @@ class VirtualBoard:
             self._tmp.cleanup()
 
     def _spawn(self, banner):
+        self._kbd = 3  # every start: 0x03 raises KeyboardInterrupt, as at an ESP32's boot
         ctl_in_r, ctl_in_w = os.pipe()  # host -> board
         ctl_out_r, ctl_out_w = os.pipe()  # board -> host
         env = dict(os.environ)
@@ -201,6 +203,9 @@ class VirtualBoard:
             except OSError:
                 time.sleep(0.05)
                 continue
+            if self._kbd != 3:  # 0x03 is an ordinary byte to the firmware now
+                self._to_board(data)
+                continue
             parts = data.split(b"\x03")
             for i, part in enumerate(parts):
                 if i:
@@ -277,6 +282,9 @@ class VirtualBoard:
                     msg = json.loads(line)
                 except ValueError:
                     continue
+                if "kbd" in msg:  # the firmware set micropython.kbd_intr
+                    self._kbd = msg["kbd"]
+                    continue
                 if "frame" in msg and "seq" not in msg:
                     self.frame = bytes.fromhex(msg["frame"])
                     self.frames += 1
@@ -337,6 +345,14 @@ class VirtualBoard:
 
     def stats(self):
         return self.control("stats")["stats"]
+
+    def crash_loop(self):
+        """Make the firmware's scan loop raise once, as a bug outside the request handlers would."""
+        self.control("crash")
+
+    def flash_full(self, full=True):
+        """Make the board's flash refuse (or take again) every write, as a full or worn one does."""
+        self.control("flash", full=full)
 
     def wait_rearmed(self, timeout=5.0):
         """Until the scanner is idle again: its lockout runs on the board's

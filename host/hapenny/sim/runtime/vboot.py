@@ -25,7 +25,12 @@ def write(s):
 
 
 def getch():
-    """One byte from the serial port; Ctrl-C (a SIGINT from the simulator) reads as 0x03."""
+    """One byte from the serial port; Ctrl-C (a SIGINT from the simulator) reads as 0x03.
+    An attached dupterm stream is read first (the ESP32 reads it when its UART
+    ring is empty; here nothing else is waiting in the ring at that moment)."""
+    c = os.dupterm_read()
+    if c is not None:
+        return c
     try:
         b = stdin.read(1)
     except KeyboardInterrupt:

@@ -1,0 +1,38 @@
+# The REPL hand-over rule, table-driven over the board's clock: which bytes
+# hand the serial port to the REPL, and which are line noise. Runs in both
+# interpreters.
+from shove import handover as h
+
+W = h.WINDOW_MS
+MAX = 0x3FFFFFFF
+
+# (bytes with their arrival times in ms, the actions expected, lone Ctrl-Cs counted)
+CASES = [
+    ("mpremote: \\r\\x03, flush, \\r\\x01", [(13, 0), (3, 1), (13, 5), (1, 5)], [0, 1, 0, 3], 0),
+    ("a person: Ctrl-C twice", [(3, 0), (3, 300)], [1, 2], 0),
+    ("Ctrl-C twice, too slow", [(3, 0), (3, W)], [1, 1], 1),
+    ("Ctrl-A too late", [(3, 0), (1, W + 5)], [1, 0], 1),
+    ("a lone Ctrl-A is data", [(1, 0)], [0], 0),
+    ("noise inside a line", [(123, 0), (3, 1), (34, 2), (3, 3)], [0, 1, 0, 1], 1),
+    ("text between cancels", [(3, 0), (65, 1), (1, 2)], [1, 0, 0], 1),
+    ("across the clock's wrap", [(3, MAX - 100), (3, 200)], [1, 2], 0),
+    ("after a hand-over it starts afresh", [(3, 0), (3, 1), (3, 2)], [1, 2, 1], 0),
+]
+
+
+def test_handover_table():
+    for name, seq, want, lone in CASES:
+        w = h.Watch()
+        got = [w.feed(b, t) for b, t in seq]
+        assert got == want, (name, got)
+        assert w.lone == lone, (name, w.lone)
+
+
+def test_one_shot_stream_gives_its_bytes_once_then_no_data():
+    s = h.OneShot(b"\x01")
+    buf = bytearray(1)
+    assert s.ioctl(3, 1) == 1
+    assert s.readinto(buf) == 1 and buf[0] == 1
+    assert s.readinto(buf) is None  # "no data now", never end-of-file (which detaches noisily)
+    assert s.ioctl(3, 1) == 0
+    assert s.write(b"console output") == 14
