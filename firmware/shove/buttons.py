@@ -2,6 +2,10 @@
 # A press is reported once the level has been steady for `debounce_ms`;
 # a hold past `long_ms` is reported once as LONG; a release before that as
 # SHORT, so one button can carry two actions (new game / variant select).
+# Times are the board's 30-bit wrapping milliseconds: compared only through
+# ticks_diff, so a press across the wrap (every ~12 days) behaves.
+from shove.scanner import ticks_diff
+
 PRESS = 1
 SHORT = 2
 LONG = 3
@@ -26,7 +30,7 @@ class Buttons:
             self.raw[i] = p
             self.changed[i] = now_ms
             return
-        if p != self.stable[i] and now_ms - self.changed[i] >= self.debounce_ms:
+        if p != self.stable[i] and ticks_diff(now_ms, self.changed[i]) >= self.debounce_ms:
             self.stable[i] = p
             if p:
                 self.down_at[i] = now_ms
@@ -34,6 +38,6 @@ class Buttons:
                 out.append((self.names[i], PRESS))
             elif not self.longed[i]:
                 out.append((self.names[i], SHORT))
-        elif p and self.stable[i] and not self.longed[i] and now_ms - self.down_at[i] >= self.long_ms:
+        elif p and self.stable[i] and not self.longed[i] and ticks_diff(now_ms, self.down_at[i]) >= self.long_ms:
             self.longed[i] = 1
             out.append((self.names[i], LONG))

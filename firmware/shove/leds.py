@@ -14,6 +14,7 @@
 # colour. Gifts flash the receiving square white for FLASH_MS. A win runs a
 # chase in the winner's colour over the whole strip.
 from shove import rules
+from shove.scanner import ticks_diff
 
 FLASH_MS = 600
 COLOURS = (
@@ -31,12 +32,20 @@ class Renderer:
         self.count = beds * 2 * per_side + status
         self.frame = bytearray(3 * self.count)
         self.brightness = brightness
-        self.flash_until = 0
+        self.flash_at = -1  # tick the last gift's flash began; -1: none (ticks wrap, so no deadline)
         self.flash = []  # (side, bed index) receiving a gift
 
     def gift(self, gifts, bed_index, now_ms):
         self.flash = [(s, bed_index) for s, _ in gifts]
-        self.flash_until = now_ms + FLASH_MS
+        self.flash_at = now_ms
+
+    def _flashing(self, now_ms):
+        if self.flash_at < 0:
+            return False
+        if 0 <= ticks_diff(now_ms, self.flash_at) < FLASH_MS:
+            return True
+        self.flash_at = -1  # over: forget it, so the clock's wrap cannot revive it
+        return False
 
     def _px(self, i, rgb, scale=255):
         b = self.brightness * scale // 255
@@ -54,7 +63,7 @@ class Renderer:
         m = game.marks[side * game.nb + bed_i]
         full = game.rules.marks
         lit = (m * self.per_side + full - 1) // full
-        flashing = now_ms < self.flash_until and (side, bed_i) in self.flash and (now_ms // 100) % 2 == 0
+        flashing = self._flashing(now_ms) and (side, bed_i) in self.flash and (now_ms // 100) % 2 == 0
         for k in range(self.per_side):
             if flashing:
                 self._px(base + k, (255, 255, 255))
@@ -116,4 +125,4 @@ class Renderer:
 
     def animating(self, game, now_ms):
         """True while the frame changes with time alone (flash, win chase)."""
-        return game is not None and (game.phase == rules.OVER or now_ms < self.flash_until)
+        return game is not None and (game.phase == rules.OVER or self._flashing(now_ms))
