@@ -23,16 +23,23 @@ def main():
             "map": cells(shared, 8),
             "leds": {"pin": 5, "beds": 9, "per_side": 3, "status": 3},
             "buttons": {"next": 34, "undo": 35, "new": 39},
+            "pullups": [34, 35, 39],  # 10 kOhm each to 3.3 V: input-only pins have none inside
             "brightness": 64,
             "timing": TIMING,
         },
         "split-12x7": {
             "name": "split-12x7",
             "description": "12 x 7 matrix, inner and outer single apart: 82 segments",
-            "matrix": {"rows": [2, 4, 5, 16, 17, 18, 19, 21, 22, 23, 25, 26], "cols": [27, 32, 33, 34, 35, 36, 39]},
+            # 23 signals take every usable pin but GPIO 12 (it sets the flash
+            # voltage at reset). Rows need drivers; the DevKit's LED on GPIO 2
+            # would load a floating row or a pulled-up input, so it carries the
+            # strip's data; GPIO 0 (the BOOT button) is a column, never a
+            # button one might hold at power-up.
+            "matrix": {"rows": [4, 13, 14, 16, 17, 18, 19, 21, 22, 23, 25, 26], "cols": [27, 32, 33, 0, 5, 15, 34]},
             "map": cells(split, 7),
-            "leds": {"pin": 13, "beds": 9, "per_side": 3, "status": 3},
-            "buttons": {"next": 14, "undo": 15, "new": 0},
+            "leds": {"pin": 2, "beds": 9, "per_side": 3, "status": 3},
+            "buttons": {"next": 35, "undo": 36, "new": 39},
+            "pullups": [34, 35, 36, 39],  # 10 kOhm each to 3.3 V
             "brightness": 64,
             "timing": TIMING,
         },

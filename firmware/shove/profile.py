@@ -11,8 +11,55 @@ BUTTONS = ("next", "undo", "new")
 UNMAPPED = 255
 
 
+# Classic ESP32 GPIOs by what they can do (ESP32 datasheet, "Peripheral Pin
+# Configurations"; MicroPython's ports/esp32/machine_pin.c leaves 20, 24 and
+# 28-31 out of its pin table because the chip has no such pads).
+GPIOS = tuple(range(0, 20)) + (21, 22, 23, 25, 26, 27) + tuple(range(32, 40))
+FLASH = (6, 7, 8, 9, 10, 11)  # wired to the module's SPI flash
+UART0 = (1, 3)  # the USB serial port: the REPL and the host link
+INPUT_ONLY = (34, 35, 36, 37, 38, 39)  # no output driver, no internal pull-up
+STRAPPING = (0, 2, 5, 12, 15)  # read by the boot ROM at reset
+
+
 class ProfileError(ValueError):
     pass
+
+
+def check_pins(rows, cols, led, buttons, pullups):
+    """Each pin fit for its role on a classic ESP32: raises ProfileError for
+    a pin that cannot work, returns warnings (strapping pins) for pins that
+    work with care. led < 0: no strip; buttons: {name: pin}; pullups: GPIOs
+    with an external pull-up resistor fitted."""
+    roles = [(p, "row") for p in rows] + [(p, "column") for p in cols]
+    if led >= 0:
+        roles.append((led, "LED strip"))
+    for name in sorted(buttons):
+        roles.append((buttons[name], name + " button"))
+    seen = {}
+    warn = []
+    for p, role in roles:
+        if p not in GPIOS:
+            raise ProfileError("GPIO %d (%s): the ESP32 has no such pin" % (p, role))
+        if p in FLASH:
+            raise ProfileError("GPIO %d (%s): wired to the flash chip, never usable" % (p, role))
+        if p in UART0:
+            raise ProfileError("GPIO %d (%s): the USB serial port's line, leave it alone" % (p, role))
+        if p in seen:
+            raise ProfileError("GPIO %d is both %s and %s" % (p, seen[p], role))
+        seen[p] = role
+        if p in INPUT_ONLY:
+            if role in ("row", "LED strip"):
+                raise ProfileError("GPIO %d (%s): input-only, it cannot drive" % (p, role))
+            if p not in pullups:
+                raise ProfileError("GPIO %d (%s): input-only, no internal pull-up: fit 10 kOhm to 3.3 V "
+                                   "and list it in \"pullups\"" % (p, role))
+        if p in STRAPPING:
+            warn.append("GPIO %d (%s) is a strapping pin: nothing may pull it %s while the board starts"
+                        % (p, role, "high" if p in (2, 12) else "low"))
+    for p in pullups:
+        if p not in seen:
+            raise ProfileError("pullups: GPIO %d is not used by the profile" % p)
+    return warn
 
 
 def _pins(v, what, lo, hi):
@@ -86,6 +133,10 @@ class Profile:
         if not isinstance(b, int) or isinstance(b, bool) or not 0 <= b <= 255:
             raise ProfileError("brightness: 0 to 255")
         self.brightness = b
+        pullups = d.get("pullups") or []
+        _pins(pullups, "pullups", 0, 16)
+        self.pullups = pullups
+        self.warnings = check_pins(self.row_pins, self.col_pins, leds["pin"], buttons, pullups)
         timing = dict(TIMING)
         timing.update(d.get("timing") or {})
         for k in timing:
@@ -123,6 +174,7 @@ def default_dict():
         "map": [[i // 8, i % 8, s] for i, s in enumerate(segs)],
         "leds": {"pin": 5, "beds": 9, "per_side": 3, "status": 3},
         "buttons": {"next": 34, "undo": 35, "new": 39},
+        "pullups": [34, 35, 39],
         "brightness": 64,
         "timing": dict(TIMING),
     }

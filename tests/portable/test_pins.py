@@ -1,0 +1,102 @@
+# Pins checked for their role on a classic ESP32. Runs in both interpreters.
+import json
+
+from shove import profile
+
+
+def _prof(**over):
+    d = profile.default_dict()
+    for k, v in over.items():
+        if k in ("rows", "cols"):
+            d["matrix"] = dict(d["matrix"])
+            d["matrix"][k] = v
+        else:
+            d[k] = v
+    return d
+
+
+def _refused(d, words):
+    try:
+        profile.Profile(d)
+    except profile.ProfileError as e:
+        for w in words:
+            assert w in str(e), (w, str(e))
+        return
+    raise AssertionError("accepted: %r" % words)
+
+
+def _shipped():
+    import os
+
+    for base in ("hardware/profiles", "../../hardware/profiles"):  # CPython's cwd, MicroPython's
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        out = []
+        for n in names:
+            if n.endswith(".json"):
+                with open(base + "/" + n) as f:
+                    out.append((n[:-5], f.read()))
+        assert len(out) >= 2
+        return out
+    raise AssertionError("no hardware/profiles folder")
+
+
+ROWS = [16, 17, 18, 19, 21, 22, 23, 25]
+COLS = [4, 13, 14, 26, 27, 32, 33, 15]
+
+
+def test_pins_that_can_never_work_are_refused_in_any_role():
+    # (where, pin, words in the message)
+    table = []
+    for pin, why in ((6, "flash"), (9, "flash"), (11, "flash"), (1, "serial"), (3, "serial"),
+                     (20, "no such pin"), (24, "no such pin"), (30, "no such pin"), (40, "no such pin")):
+        table.append(("rows", ROWS[:-1] + [pin], why))
+        table.append(("cols", COLS[:-1] + [pin], why))
+        table.append(("leds", {"pin": pin}, why))
+        table.append(("buttons", {"next": pin}, why))
+    for where, value, why in table:
+        _refused(_prof(**{where: value}), ["GPIO", why])
+
+
+def test_input_only_pins_cannot_drive_rows_or_the_strip():
+    for pin in (34, 35, 36, 39):
+        _refused(_prof(rows=ROWS[:-1] + [pin], pullups=[pin, 34, 35, 39][: 1 if pin in (34, 35, 39) else 4]),
+                 ["GPIO %d" % pin, "input-only"])
+        _refused(_prof(leds={"pin": pin}), ["GPIO %d" % pin, "input-only"])
+
+
+def test_input_only_inputs_need_a_declared_pull_up():
+    _refused(_prof(pullups=[]), ["GPIO", "pull-up", "pullups"])
+    _refused(_prof(pullups=[34, 35]), ["GPIO 39", "pull-up"])
+    _refused(_prof(cols=COLS[:-1] + [36]), ["GPIO 36", "pull-up"])
+    p = profile.Profile(_prof(cols=COLS[:-1] + [36], pullups=[34, 35, 36, 39]))
+    assert p.pullups == [34, 35, 36, 39]
+
+
+def test_a_pin_in_two_roles_or_a_stray_pull_up_is_refused():
+    _refused(_prof(cols=COLS[:-1] + [16]), ["GPIO 16", "row", "column"])
+    _refused(_prof(buttons={"next": 5}), ["GPIO 5", "LED strip", "next button"])
+    _refused(_prof(pullups=[34, 35, 39, 36]), ["pullups", "36"])
+
+
+def test_strapping_pins_warn_but_work():
+    p = profile.Profile(profile.default_dict())
+    assert sorted(int(w.split()[1]) for w in p.warnings) == [5, 15]
+    assert all("strapping" in w for w in p.warnings)
+    p = profile.Profile(_prof(rows=ROWS[:-1] + [12]))
+    assert any(w.startswith("GPIO 12 (row)") and "high" in w for w in p.warnings)
+
+
+def test_shipped_profiles_pass_and_match_their_parts_list():
+    for name, text in _shipped():
+        p = profile.load(text)
+        assert p.name == name
+        d = json.loads(text)
+        inputs = set(p.col_pins) | set(d.get("buttons", {}).values())
+        assert sorted(x for x in inputs if x in profile.INPUT_ONLY) == sorted(p.pullups)
+        assert len(p.pullups) <= 4  # the parts list's resistors
+        assert 0 not in d.get("buttons", {}).values()  # held at reset, GPIO 0 means download mode
+        assert 2 not in p.row_pins + p.col_pins  # the DevKit's LED loads GPIO 2
+        assert 12 not in p.row_pins + p.col_pins  # sets the flash voltage at reset
