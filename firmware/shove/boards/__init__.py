@@ -11,10 +11,15 @@
 #   feed(), reset()                   watchdog, power cycle
 import sys
 
+ON_OPEN = []  # type: list  # start-up hooks, each called with the new board (safe boot watches the loop)
+
 
 def open_board(profile):
     if sys.platform == "esp32":
         from shove.boards.esp32 import Board
     else:
         from shove.boards.virtual import Board
-    return Board(profile)
+    b = Board(profile)
+    for hook in ON_OPEN:
+        hook(b)
+    return b

@@ -1,15 +1,24 @@
 # ESP32 board layer: open-drain rows, pulled-up columns read in one GPIO
 # register access per row (viper), WS2812 strip, buttons, watchdog, flash.
+#
+# Only `_scan` touches registers. It is written in the part of Python that
+# viper and CPython share, so tests run this very function against a model
+# of the GPIO registers and the ribbon's electricity (tests/esp32_models.py);
+# everything else here is plain Python run in tests against models of Pin,
+# WDT, Timer and neopixel.
+import array
+import os
 import time
 
 import machine
 import micropython
 from machine import Pin
 
-from shove import store
+from shove import chip, safeboot, store
 from shove.boards.matrix_model import MatrixModel
 
-_GPIO = 0x3FF44000
+# Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
+# chips keep them elsewhere, hence the chip check in Board().
 _OUT_W1TS = 0x3FF44008
 _OUT_W1TC = 0x3FF4400C
 _OUT1_W1TS = 0x3FF44014
@@ -18,15 +27,32 @@ _IN = 0x3FF4403C
 _IN1 = 0x3FF44040
 _MASK = 0x3FFFFFFF
 
+# Electricity of a row change. Driving a row low pulls a closed crossing's
+# column down through the membrane (a few kOhm at most): SETTLE reads
+# (~0.125 us each) are enough. Releasing the row, the column recovers only
+# through its ~45 kOhm internal pull-up into the ribbon's capacitance (about
+# 10 us to read high with 150 pF), so before the next row is driven the scan
+# waits until every column reads high again, at most RECOVER reads (~50 us:
+# a column still low then is held by something else, not by this row).
+SETTLE = 4
+RECOVER = 400
+CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
+
 
 @micropython.viper
-def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, snap: ptr16, settle: int):
+def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, colmask: ptr32, snap: ptr16, settle: int,
+          recover: int) -> int:
+    """snap[r] = bitmask of the columns row r pulls low. Returns how many rows
+    left a column low past the recovery bound."""
     w1ts = ptr32(_OUT_W1TS)
     w1tc = ptr32(_OUT_W1TC)
     w1ts1 = ptr32(_OUT1_W1TS)
     w1tc1 = ptr32(_OUT1_W1TC)
     gin = ptr32(_IN)
     gin1 = ptr32(_IN1)
+    m0 = colmask[0]
+    m1 = colmask[1]
+    late = 0
     for r in range(nrows):
         pin = rows[r]
         if pin < 32:
@@ -34,7 +60,7 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, snap: ptr16, settle: i
         else:
             w1tc1[0] = 1 << (pin - 32)
         v0 = 0
-        for _ in range(settle):  # let the ribbon's capacitance settle
+        for _ in range(settle):
             v0 = gin[0]
         v0 = gin[0]
         v1 = gin1[0]
@@ -42,6 +68,11 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, snap: ptr16, settle: i
             w1ts[0] = 1 << pin  # release: open drain floats
         else:
             w1ts1[0] = 1 << (pin - 32)
+        n = 0
+        while n < recover and ((gin[0] & m0) != m0 or (gin1[0] & m1) != m1):
+            n += 1
+        if n >= recover:
+            late += 1
         m = 0
         for c in range(ncols):
             p = cols[c]
@@ -49,26 +80,58 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, snap: ptr16, settle: i
             if lvl == 0:
                 m |= 1 << c
         snap[r] = m
+    return late
+
+
+def col_masks(pins):
+    """The columns' bits in GPIO_IN (pins 0-31) and GPIO_IN1 (32-39)."""
+    m0 = 0
+    m1 = 0
+    for p in pins:
+        if p < 32:
+            m0 |= 1 << p
+        else:
+            m1 |= 1 << (p - 32)
+    return m0, m1
+
+
+def grb(frame, buf):
+    """RGB frame bytes into the strip's wire order (WS2812: green, red, blue)."""
+    for i in range(0, len(frame), 3):
+        buf[i] = frame[i + 1]
+        buf[i + 1] = frame[i]
+        buf[i + 2] = frame[i + 2]
+
+
+def check_chip():
+    """Refuse any chip but the classic ESP32 before a register is touched."""
+    why = chip.problem(os.uname().machine)
+    if why:
+        raise chip.ChipError(why)
 
 
 class Board:
     def __init__(self, profile):
+        check_chip()
         self.name = profile.name
         self.rows = profile.rows
         self.cols = profile.cols
         machine.freq(240000000)
         self._row_pins = bytearray(profile.row_pins)
         self._col_pins = bytearray(profile.col_pins)
+        self._colmask = array.array("I", col_masks(profile.col_pins))
         self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in profile.row_pins]
-        self._keep += [Pin(p, Pin.IN, Pin.PULL_UP) for p in profile.col_pins]
-        self._settle = 2
+        # input-only pins have no pull-up to switch on (the profile says a resistor is fitted)
+        self._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in profile.col_pins]
+        self.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
         # `press` injects closures at the scanner's input through the same model
         self._inject = MatrixModel(self.rows, self.cols)
         self._full = (1 << self.cols) - 1
         self._buttons = []
         for name in ("next", "undo", "new"):
             pin = profile.buttons.get(name)
-            self._buttons.append(Pin(pin, Pin.IN, Pin.PULL_UP) if pin is not None else None)
+            pull = None if pin is None or pin >= 34 else Pin.PULL_UP
+            self._buttons.append(Pin(pin, Pin.IN, pull) if pin is not None else None)
         self.strip_count = 0
         self._np = None
         led = profile.leds
@@ -91,7 +154,8 @@ class Board:
         return time.ticks_ms() & _MASK
 
     def read_matrix(self, snap):
-        _scan(self._row_pins, self.rows, self._col_pins, self.cols, snap, self._settle)
+        self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap,
+                                SETTLE, RECOVER)
         inj = self._inject
         if not inj.idle:
             now = time.ticks_us() & _MASK
@@ -111,11 +175,7 @@ class Board:
         np = self._np
         if np is None:
             return
-        buf = np.buf  # GRB order on the wire
-        for i in range(0, len(frame), 3):
-            buf[i] = frame[i + 1]
-            buf[i + 1] = frame[i]
-            buf[i + 2] = frame[i + 2]
+        grb(frame, np.buf)
         np.write()
 
     def read_file(self, path):
@@ -157,14 +217,17 @@ class Board:
 
     # The watchdog is fed from a timer only while the main loop keeps
     # checking in; once main.py stops on purpose (Ctrl-C for the REPL) the
-    # timer feeds it unconditionally, since an ESP32 watchdog cannot stop.
-    def start_watchdog(self, timeout_ms=8000):
+    # timer feeds it unconditionally, since an ESP32 watchdog cannot stop
+    # (ports/esp32/machine_wdt.c). Timer(0) is the one boot.py feeds from
+    # after a soft reset: re-initialising it replaces that feeder.
+    def start_watchdog(self, timeout_ms=safeboot.WDT_MS):
+        self._last_loop = time.ticks_ms()
         self._wdt = machine.WDT(timeout=timeout_ms)
         self._timer = machine.Timer(0)
-        self._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=self._tick)
+        self._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=self._tick)
 
     def _tick(self, _t):
-        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < 3000:
+        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:
             self._wdt.feed()
 
     def feed(self):

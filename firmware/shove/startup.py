@@ -1,0 +1,82 @@
+# What main.py runs: safe boot decides whether this start plays, then the
+# game runs. The hardware (machine, the platform, the chip's name) comes in
+# as arguments so that tests drive this with models.
+import json
+
+from shove import boards, chip, safeboot, store
+
+BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
+
+
+def button_held(machine, pin=BOOT_PIN):
+    try:
+        return machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_UP).value() == 0
+    except Exception:  # a board without such a pin: nothing is held
+        return False
+
+
+def _clear():
+    store.remove(safeboot.COUNT_FILE)
+
+
+def watch(board, health):
+    """Tell `health` about the game loop: its check-ins (board.feed, called
+    every service pass) and its stopping on purpose (board.stopped). Once
+    healthy, the board's own feed is put back: no cost from then on."""
+    feed = board.feed
+    stopped = board.stopped
+
+    def fed():
+        feed()
+        health.alive(board.ticks_ms())
+        if health.done:
+            board.feed = feed
+
+    def stop():
+        health.cleared()
+        stopped()
+
+    board.feed = fed
+    board.stopped = stop
+
+
+def start(machine, run_game, platform, machine_name, out=None):
+    """Safe mode: prints a `boot` event with `safe` and returns its reason.
+    Otherwise runs the game (run_game()) and returns None."""
+    problem = chip.problem(machine_name) if platform == "esp32" else None
+    count = safeboot.parse_count(store.read(safeboot.COUNT_FILE))
+    reason, n = safeboot.decide(machine.reset_cause(), button_held(machine), count, problem)
+    if n != count:
+        if n:
+            store.write_atomic(safeboot.COUNT_FILE, str(n).encode())
+        else:
+            _clear()
+    if reason is not None:
+        line = json.dumps({"ev": "boot", "safe": reason, "boots": n, "msg": problem or safeboot.message(reason, n)})
+        if out is None:
+            print(line)
+        else:
+            out.write(line + "\n")
+        return reason
+    health = safeboot.Health(_clear)
+    boards.ON_OPEN.append(lambda b: watch(b, health))
+    run_game()
+    return None
+
+
+def main():
+    import os
+    import sys
+
+    import machine
+
+    def run_game():
+        from shove import app
+
+        app.main()
+
+    try:
+        name = os.uname().machine
+    except AttributeError:
+        name = ""
+    start(machine, run_game, sys.platform, name)
