@@ -28,13 +28,13 @@ _IN1 = 0x3FF44040
 _MASK = 0x3FFFFFFF
 
 # Electricity of a row change. Driving a row low pulls a closed crossing's
-# column down through the membrane (a few kOhm at most): SETTLE reads
-# (~0.125 us each) are enough. Releasing the row, the column recovers only
+# column down through the membrane's contact: SETTLE reads (~0.125 us each)
+# let a 2 kOhm contact pull up to ~250 pF below V_IL. Releasing the row, the column recovers only
 # through its ~45 kOhm internal pull-up into the ribbon's capacitance (about
 # 10 us to read high with 150 pF), so before the next row is driven the scan
 # waits until every column reads high again, at most RECOVER reads (~50 us:
 # a column still low then is held by something else, not by this row).
-SETTLE = 4
+SETTLE = 6
 RECOVER = 400
 CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
 

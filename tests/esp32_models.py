@@ -1,0 +1,307 @@
+"""Models of what firmware/shove/boards/esp32.py talks to, for running that
+very file under CPython: the classic ESP32's GPIO registers with the matrix's
+electricity behind them, `machine` (Pin, WDT, Timer, reset causes), `neopixel`
+and the `time` ticks, all on one simulated clock.
+
+Electricity of a column: a node of capacitance C (the ribbon and the pin)
+pulled up to 3.3 V through the pin's ~45 kOhm; a closed crossing on a driven
+row joins it to ground through the contact's resistance. Its voltage moves
+exponentially towards the target with the RC of whichever path is active;
+it reads high above 0.75 Vdd, low below 0.25 Vdd and keeps its last reading
+in between (the ESP32 datasheet's V_IH / V_IL)."""
+import builtins
+import importlib.util
+import math
+import sys
+import types
+from contextlib import contextmanager
+
+from mphelp import FIRMWARE
+
+# the firmware modules esp32.py imports, loaded before the models stand in for `os` and `time`
+from shove import chip, safeboot, store  # noqa: F401,E402
+from shove.boards import matrix_model  # noqa: F401,E402
+
+OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1 = (0x3FF44008, 0x3FF4400C, 0x3FF44014, 0x3FF44018,
+                                                      0x3FF4403C, 0x3FF44040)
+VDD = 3.3
+
+
+class Clock:
+    def __init__(self, ns=0):
+        self.ns = ns
+
+    def us(self):
+        return self.ns // 1000
+
+    def advance_ms(self, ms):
+        self.ns += int(ms * 1_000_000)
+
+
+class Gpio:
+    """GPIO registers of a classic ESP32 with a switch matrix wired to them."""
+
+    def __init__(self, clock, rows, cols, pull_ohm=45_000, cap_f=150e-12, contact_ohm=2_000, access_ns=125):
+        self.clock = clock
+        self.rows = list(rows)
+        self.cols = list(cols)
+        self.pull = pull_ohm
+        self.cap = cap_f
+        self.contact = contact_ohm
+        self.access_ns = access_ns
+        self.out = (1 << 64) - 1  # open-drain outputs: 1 = released
+        self.closed = set()  # (row index, col index)
+        self.v = {c: VDD for c in self.cols}
+        self.level = {c: 1 for c in self.cols}
+        self.t = clock.ns
+        self.accesses = 0
+        self.faults = []
+
+    def _target(self, c):
+        ci = self.cols.index(c)
+        driven = [ri for ri, r in enumerate(self.rows) if not (self.out >> r) & 1 and (ri, ci) in self.closed]
+        if driven:  # pulled down through the contact(s) against the pull-up
+            rc = self.contact / len(driven)
+            return VDD * rc / (rc + self.pull), (rc * self.pull / (rc + self.pull)) * self.cap
+        return VDD, self.pull * self.cap
+
+    def _settle_to(self, now):
+        dt = (now - self.t) * 1e-9
+        if dt > 0:
+            for c in self.cols:
+                target, tau = self._target(c)
+                self.v[c] = target + (self.v[c] - target) * math.exp(-dt / tau)
+                if self.v[c] >= 0.75 * VDD:
+                    self.level[c] = 1
+                elif self.v[c] <= 0.25 * VDD:
+                    self.level[c] = 0
+        self.t = now
+
+    def access(self, addr, value=None):
+        self.clock.ns += self.access_ns
+        self.accesses += 1
+        self._settle_to(self.clock.ns)
+        if value is None:
+            if addr not in (IN, IN1):
+                raise AssertionError("read of 0x%08X" % addr)
+            word = 0
+            base = 0 if addr == IN else 32
+            for b in range(32):
+                p = base + b
+                bit = self.level[p] if p in self.level else (self.out >> p) & 1
+                word |= bit << b
+            return word
+        value &= 0xFFFFFFFF
+        if addr == OUT_W1TS:
+            self.out |= value
+        elif addr == OUT_W1TC:
+            self.out &= ~value
+        elif addr == OUT1_W1TS:
+            self.out |= value << 32
+        elif addr == OUT1_W1TC:
+            self.out &= ~(value << 32)
+        else:
+            raise AssertionError("write of 0x%08X" % addr)
+        return None
+
+    def recovery_us(self):
+        """Time a column takes to read high again after its row is released."""
+        v0, _ = VDD * self.contact / (self.contact + self.pull), 0
+        return self.pull * self.cap * math.log((VDD - v0) / (0.25 * VDD)) * 1e6
+
+
+class Reg:
+    def __init__(self, gpio, addr):
+        self.gpio = gpio
+        self.addr = addr
+
+    def __getitem__(self, i):
+        assert i == 0
+        return self.gpio.access(self.addr)
+
+    def __setitem__(self, i, v):
+        assert i == 0
+        self.gpio.access(self.addr, v)
+
+
+class Pointers:
+    """viper's ptr8/ptr16/ptr32 as CPython sees them: an int is a register
+    address (ours must be GPIO registers), a buffer is indexed as it is."""
+
+    def __init__(self):
+        self.gpio = None
+
+    def ptr(self, x):
+        if isinstance(x, int):
+            assert self.gpio is not None, "register access with no GPIO model"
+            return Reg(self.gpio, x)
+        return x
+
+
+# ---- machine, neopixel, time -------------------------------------------------------------
+class Machine(types.ModuleType):
+    PWRON_RESET, HARD_RESET, WDT_RESET, DEEPSLEEP_RESET, SOFT_RESET = 1, 2, 3, 4, 5
+
+    def __init__(self, clock):
+        super().__init__("machine")
+        self.clock = clock
+        self.cause = self.PWRON_RESET
+        self.boot_low = False  # the BOOT button (GPIO 0) held
+        self.timers = {}
+        self.wdt = None  # (timeout_ms, last feed ns): armed, survives soft reset
+        self.resets = []
+        self.pins = {}
+        m = self
+
+        class Pin:
+            IN, OUT, OPEN_DRAIN = 1, 2, 7
+            PULL_UP, PULL_DOWN = 1, 2
+
+            def __init__(self, pin, mode=-1, pull=-1, value=None):
+                if not (0 <= pin <= 39) or pin in (20, 24, 28, 29, 30, 31):
+                    raise ValueError("invalid pin")
+                if mode in (Pin.OUT, Pin.OPEN_DRAIN) and pin >= 34:
+                    raise ValueError("pin can only be input")
+                self.pin, self.mode, self.pull = pin, mode, pull
+                m.pins[pin] = self
+
+            def value(self):
+                if self.pin == 0:
+                    return 0 if m.boot_low else 1
+                return 1
+
+        class WDT:
+            def __init__(self, id=0, timeout=5000):
+                m.wdt = [timeout, m.clock.ns]
+
+            def feed(self):
+                m.wdt[1] = m.clock.ns
+
+        class Timer:
+            ONE_SHOT, PERIODIC = 0, 1
+
+            def __new__(cls, id):
+                if id not in m.timers:  # Timer(id) returns the existing timer (machine_timer.c)
+                    t = super().__new__(cls)
+                    t.id, t.period, t.callback, t.next = id, 0, None, None
+                    m.timers[id] = t
+                return m.timers[id]
+
+            def init(self, period=1000, mode=1, callback=None):
+                self.period, self.callback = period, callback
+                self.next = m.clock.ns + period * 1_000_000
+
+            def deinit(self):
+                self.callback = None
+
+        self.Pin, self.WDT, self.Timer = Pin, WDT, Timer
+
+    def reset_cause(self):
+        return self.cause
+
+    def freq(self, hz=None):
+        return 240_000_000
+
+    def reset(self):
+        self.resets.append(self.clock.ns)
+        raise SystemExit("machine.reset()")
+
+    def soft_reset(self):
+        """The port's soft reset: timers deinitialised, the watchdog left armed."""
+        self.timers.clear()
+        self.cause = self.SOFT_RESET
+
+    def run_for(self, ms, loop=None, every_ms=10):
+        """Let time pass, firing timer callbacks when due; `loop()` is called
+        every `every_ms` (the game loop's check-ins). Returns the time (ms) the
+        watchdog expired, or None."""
+        end = self.clock.ns + int(ms * 1e6)
+        while self.clock.ns < end:
+            self.clock.ns += int(every_ms * 1e6)
+            for t in list(self.timers.values()):
+                if t.callback is not None and t.next is not None and self.clock.ns >= t.next:
+                    t.next += t.period * 1_000_000
+                    t.callback(t)
+            if loop is not None:
+                loop()
+            if self.wdt is not None and self.clock.ns - self.wdt[1] > self.wdt[0] * 1_000_000:
+                return self.clock.ns / 1e6
+        return None
+
+
+class NeoPixel:
+    def __init__(self, pin, n):
+        self.pin, self.n = pin, n
+        self.buf = bytearray(3 * n)
+        self.wire = []
+
+    def write(self):
+        self.wire.append(bytes(self.buf))
+
+
+def time_module(clock):
+    t = types.ModuleType("time")
+    t.ticks_us = lambda: (clock.ns // 1000) & 0x3FFFFFFF
+    t.ticks_ms = lambda: (clock.ns // 1_000_000) & 0x3FFFFFFF
+
+    def ticks_diff(a, b):
+        d = (a - b) & 0x3FFFFFFF
+        return d - 0x40000000 if d >= 0x20000000 else d
+
+    t.ticks_diff = ticks_diff
+    return t
+
+
+def micropython_module():
+    m = types.ModuleType("micropython")
+    m.viper = m.native = lambda f: f  # the body runs as Python against the register model
+    m.const = lambda x: x
+    return m
+
+
+class Uname:
+    def __init__(self, machine):
+        self.machine = machine
+
+
+@contextmanager
+def esp32(clock=None, chip="Generic ESP32 module with ESP32"):
+    """Load firmware/shove/boards/esp32.py against the models. Yields
+    (module, machine model, pointers); set pointers.gpio to a Gpio model."""
+    clock = clock or Clock(10**9)
+    mach = Machine(clock)
+    ptrs = Pointers()
+    neo = types.ModuleType("neopixel")
+    neo.NeoPixel = NeoPixel
+    fake_os = types.ModuleType("os")
+    fake_os.uname = lambda: Uname(chip)
+    saved = {k: sys.modules.get(k) for k in ("machine", "micropython", "neopixel", "time", "os")}
+    saved_b = {k: getattr(builtins, k, None) for k in ("ptr8", "ptr16", "ptr32")}
+    for k in ("ptr8", "ptr16", "ptr32"):
+        setattr(builtins, k, ptrs.ptr)
+    sys.modules.update({"machine": mach, "micropython": micropython_module(), "neopixel": neo,
+                        "time": time_module(clock), "os": fake_os})
+    try:
+        spec = importlib.util.spec_from_file_location("esp32_under_test", FIRMWARE / "shove/boards/esp32.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    had_neo = sys.modules.get("neopixel")
+    sys.modules["neopixel"] = neo  # imported when a Board is made
+    try:
+        yield mod, mach, ptrs
+    finally:
+        if had_neo is None:
+            sys.modules.pop("neopixel", None)
+        else:
+            sys.modules["neopixel"] = had_neo
+        for k, v in saved_b.items():
+            if v is None:
+                delattr(builtins, k)
+            else:
+                setattr(builtins, k, v)

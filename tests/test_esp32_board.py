@@ -1,0 +1,156 @@
+"""firmware/shove/boards/esp32.py itself, run under CPython against models of
+the chip (tests/esp32_models.py): the scan routine against the GPIO registers
+and the ribbon's electricity, the strip's byte order, the watchdog's feeding,
+the chip check."""
+import array
+
+import pytest
+
+from esp32_models import Clock, Gpio, esp32
+from shove import profile
+
+GENERIC = profile.Profile(profile.default_dict())
+
+
+def _board(mod, ptrs, prof=GENERIC, **electric):
+    b = mod.Board(prof)
+    ptrs.gpio = Gpio(_clock_of(mod), prof.row_pins, prof.col_pins, **electric)
+    return b
+
+
+def _clock_of(mod):
+    return mod.machine.clock
+
+
+def _scan(b):
+    snap = array.array("H", bytes(2 * b.rows))
+    b.read_matrix(snap)
+    return list(snap)
+
+
+def _closed(snap, cols):
+    return {(r, c) for r, m in enumerate(snap) for c in range(cols) if m >> c & 1}
+
+
+def test_every_crossing_reads_at_its_own_row_and_column():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        assert _scan(b) == [0] * 8
+        for r in range(8):
+            for c in range(8):
+                ptrs.gpio.closed = {(r, c)}
+                assert _closed(_scan(b), 8) == {(r, c)}, (r, c)
+        assert b.late_rows == 0
+
+
+def test_columns_on_both_input_registers_and_rows_on_both_output_registers():
+    # rows on GPIO 32/33 (OUT1 registers), columns on 34-39 (GPIO_IN1) and 0-31 (GPIO_IN)
+    d = profile.default_dict()
+    d["matrix"] = {"rows": [32, 4, 33, 13], "cols": [34, 14, 35, 27, 36, 39]}
+    d["map"] = []
+    d["buttons"] = {}
+    d["leds"] = {"pin": 5}
+    d["pullups"] = [34, 35, 36, 39]
+    prof = profile.Profile(d)
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs, prof)
+        for r in range(4):
+            for c in range(6):
+                ptrs.gpio.closed = {(r, c), ((r + 1) % 4, (c + 2) % 6)}
+                assert _closed(_scan(b), 6) == ptrs.gpio.closed
+        # input-only columns get no internal pull-up (there is none); the others do
+        assert mach.pins[34].pull is None and mach.pins[14].pull == mach.Pin.PULL_UP
+
+
+@pytest.mark.parametrize("cap_pf", [50, 150, 250])
+def test_a_closure_does_not_echo_into_the_next_row(cap_pf):
+    # the ribbon's capacitance recharging through ~45 kOhm takes microseconds;
+    # reading the next row sooner sees the last row's closure there too
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs, cap_f=cap_pf * 1e-12)
+        for r in range(8):
+            ptrs.gpio.closed = {(r, 3)}
+            assert _closed(_scan(b), 8) == {(r, 3)}, (cap_pf, r)
+        assert b.late_rows == 0
+
+
+def test_the_model_shows_the_echo_when_the_scan_does_not_wait():
+    # the same scan routine without the recovery wait (as before): the echo is real in the model
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        ptrs.gpio.closed = {(2, 5)}
+        snap = array.array("H", bytes(16))
+        mod._scan(b._row_pins, 8, b._col_pins, 8, b._colmask, snap, 2, 0)
+        assert {(2, 5), (3, 5)} <= _closed(snap, 8)
+        assert ptrs.gpio.recovery_us() > 5  # why: 45 kOhm x 150 pF
+
+
+def test_a_column_held_low_by_a_fault_is_bounded_and_counted():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        g = ptrs.gpio
+        g.level[b._col_pins[1]] = 0
+        g.v[b._col_pins[1]] = 0.0
+        g.pull = 10**12  # a column shorted low: never recovers
+        t0 = g.accesses
+        _scan(b)
+        assert b.late_rows == 8
+        assert g.accesses - t0 <= 8 * (mod.RECOVER + mod.SETTLE + 8)
+
+
+def test_idle_scan_costs_a_few_register_accesses_a_row():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        _scan(b)
+        t0 = ptrs.gpio.accesses
+        _scan(b)
+        assert ptrs.gpio.accesses - t0 == 8 * (mod.SETTLE + 2 + 2 + 2)
+
+
+def test_strip_bytes_go_out_in_grb_order():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        assert b.strip_count == 57
+        frame = bytearray(3 * 57)
+        frame[0:6] = bytes([10, 20, 30, 1, 2, 3])
+        b.strip_write(frame)
+        wire = b._np.wire[-1]
+        assert wire[0:6] == bytes([20, 10, 30, 2, 1, 3])
+
+
+def test_buttons_read_active_low_and_missing_ones_never_press():
+    d = profile.default_dict()
+    d["buttons"] = {"next": 0}
+    d["pullups"] = []
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs, profile.Profile(d))
+        assert [b.button(i) for i in range(3)] == [False, False, False]
+        mach.boot_low = True
+        assert [b.button(i) for i in range(3)] == [True, False, False]
+
+
+def test_watchdog_is_fed_only_while_the_loop_checks_in():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        b.start_watchdog()
+        assert mach.run_for(60_000, loop=b.feed) is None
+        # the loop hangs: the timer stops feeding after CHECK_IN_MS, the watchdog fires
+        fired = mach.run_for(20_000)
+        assert fired is not None
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        b.start_watchdog()
+        mach.run_for(1000, loop=b.feed)
+        b.stopped()  # the REPL has the port: fed for good
+        assert mach.run_for(60_000) is None
+
+
+def test_a_chip_other_than_the_classic_esp32_is_refused_before_any_register():
+    for name in ("Generic ESP32S3 module with ESP32S3", "ESP32C3 module with ESP32C3",
+                 "Generic ESP32S2 module with ESP32S2"):
+        with esp32(chip=name) as (mod, mach, ptrs):
+            with pytest.raises(mod.chip.ChipError, match="classic ESP32"):
+                mod.Board(GENERIC)
+            assert mach.pins == {} and ptrs.gpio is None
+    with esp32(chip="Generic ESP32 module with SPIRAM with ESP32") as (mod, mach, ptrs):
+        mod.Board(GENERIC)
