@@ -1,0 +1,273 @@
+# Safe boot: the decision, the bad-start count, the health watch, the
+# watchdog kept fed after a soft reset, and the start-up that ties them
+# together, against a small model of `machine`. Both interpreters.
+import os
+
+from shove import boards, safeboot, startup, store
+
+P, H, W, D, S = (safeboot.PWRON_RESET, safeboot.HARD_RESET, safeboot.WDT_RESET, safeboot.DEEPSLEEP_RESET,
+                 safeboot.SOFT_RESET)
+
+
+def test_decide_table():
+    L = safeboot.LIMIT
+    # (cause, BOOT held, stored count, chip problem) -> (reason, count to store)
+    table = (
+        ((P, False, 0, None), (None, 0)),
+        ((P, False, L + 5, None), (None, 0)),  # power-on: a fresh start
+        ((D, False, 2, None), (None, 0)),
+        ((H, False, 0, None), (None, 1)),
+        ((W, False, 0, None), (None, 1)),
+        ((W, False, L - 2, None), (None, L - 1)),
+        ((W, False, L - 1, None), (safeboot.CRASHES, L)),
+        ((H, False, L - 1, None), (safeboot.CRASHES, L)),
+        ((S, False, L, None), (safeboot.CRASHES, L)),  # the REPL's soft reset keeps safe mode
+        ((S, False, 1, None), (None, 1)),  # and changes no count
+        ((P, True, 0, None), (safeboot.BUTTON, 0)),
+        ((W, True, L + 1, None), (safeboot.BUTTON, 0)),
+        ((S, True, 1, None), (safeboot.BUTTON, 0)),
+        ((P, False, 0, "an S3"), (safeboot.CHIP, 0)),
+        ((P, True, 0, "an S3"), (safeboot.CHIP, 0)),
+    )
+    for args, want in table:
+        assert safeboot.decide(*args) == want, args
+
+
+def test_parse_count_takes_anything():
+    for data, n in ((None, 0), (b"", 0), (b"2", 2), (b"x", 0), (b"-4", 0), (b"99999", 0), (b"7\n", 7)):
+        assert safeboot.parse_count(data) == n, data
+
+
+def test_health_clears_once_after_the_loop_ran_long_enough():
+    calls = []
+    h = safeboot.Health(lambda: calls.append(1))
+    wrap = 1 << 30
+    t0 = wrap - 5000  # across the clock's wrap
+    for ms in range(0, safeboot.HEALTHY_MS, 500):
+        h.alive((t0 + ms) % wrap)
+    assert calls == []
+    h.alive((t0 + safeboot.HEALTHY_MS) % wrap)
+    h.alive((t0 + safeboot.HEALTHY_MS + 9000) % wrap)
+    h.cleared()
+    assert calls == [1]
+
+
+# ---- a model of the ESP32 port's machine: what soft reset keeps and loses ----
+class Machine:
+    PWRON_RESET, HARD_RESET, WDT_RESET, DEEPSLEEP_RESET, SOFT_RESET = 1, 2, 3, 4, 5
+
+    def __init__(self):
+        self.now = 0
+        self.cause = 1
+        self.held = False
+        self.wdt = None  # [timeout, last feed]
+        self.timers = {}
+        m = self
+
+        class Pin:
+            IN = 1
+            PULL_UP = 1
+
+            def __init__(self, pin, mode=-1, pull=-1):
+                self.pin = pin
+
+            def value(self):
+                return 0 if (self.pin == 0 and m.held) else 1
+
+        class WDT:
+            def __init__(self, id=0, timeout=5000):
+                m.wdt = [timeout, m.now]
+
+            def feed(self):
+                m.wdt[1] = m.now
+
+        class Timer:
+            PERIODIC = 1
+
+            def __init__(self, id):
+                self.id = id
+
+            def init(self, period=0, mode=1, callback=None):
+                m.timers[self.id] = [period, m.now + period, callback, self]
+
+        self.Pin = Pin
+        self.WDT = WDT
+        self.Timer = Timer
+
+    def reset_cause(self):
+        return self.cause
+
+    def soft_reset(self):
+        self.timers = {}  # machine_timer_deinit_all(); the watchdog stays armed
+        self.cause = self.SOFT_RESET
+
+    def run(self, ms):
+        """Advance time; True if the watchdog would have reset the chip."""
+        end = self.now + ms
+        while self.now < end:
+            self.now += 10
+            for t in self.timers.values():
+                if self.now >= t[1]:
+                    t[1] += t[0]
+                    t[2](t[3])
+            if self.wdt and self.now - self.wdt[1] > self.wdt[0]:
+                return True
+        return False
+
+
+def _run_boot_py(machine):
+    # firmware/boot.py as the port runs it, with `machine` the model
+    import sys
+
+    saved = sys.modules.get("machine")
+    sys.modules["machine"] = machine
+    try:
+        for base in ("../../firmware", "firmware"):
+            try:
+                with open(base + "/boot.py") as f:
+                    src = f.read()
+                break
+            except OSError:
+                pass
+        exec(src, {"__name__": "boot"})
+    finally:
+        if saved is None:
+            del sys.modules["machine"]
+        else:
+            sys.modules["machine"] = saved
+
+
+def test_a_soft_reset_leaves_the_watchdog_fed():
+    m = Machine()
+    m.WDT(timeout=safeboot.WDT_MS)  # armed by the game before the soft reset
+    m.soft_reset()
+    _run_boot_py(m)
+    assert m.run(60000) is False
+
+
+def test_boot_py_arms_nothing_on_a_real_start():
+    for cause in (1, 2, 3):
+        m = Machine()
+        m.cause = cause
+        _run_boot_py(m)
+        assert m.wdt is None and m.timers == {}
+
+
+def test_keep_fed_gives_its_timer_to_the_games_feeder():
+    m = Machine()
+    wdt, t = safeboot.keep_fed(m)
+    seen = []
+    t.init(period=1000, mode=1, callback=lambda _t: seen.append(m.now))
+    assert m.run(20000) is True  # boot's feeder is gone: only the game's (which feeds nothing here) runs
+    assert len(seen) >= 8
+
+
+# ---- start-up: reads BOOT and the count, runs the game or stays safe -------
+class Out:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, s):
+        self.lines.append(s)
+
+
+class FakeBoard:
+    def __init__(self):
+        self.now = 0
+        self.fed = 0
+        self.stops = 0
+
+    def ticks_ms(self):
+        return self.now
+
+    def feed(self):
+        self.fed += 1
+
+    def stopped(self):
+        self.stops += 1
+
+
+def _in_tmp(fn):
+    here = os.getcwd()
+    d = "/tmp/hapenny-safeboot-test"
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+    os.chdir(d)
+    store.remove(safeboot.COUNT_FILE)
+    try:
+        fn()
+    finally:
+        store.remove(safeboot.COUNT_FILE)
+        os.chdir(here)
+        del boards.ON_OPEN[:]
+
+
+def _start(m, chip="Generic ESP32 module with ESP32"):
+    ran = []
+    out = Out()
+    reason = startup.start(m, lambda: ran.append(1), "esp32", chip, out)
+    import json
+
+    ev = json.loads(out.lines[0]) if out.lines else None
+    return reason, bool(ran), ev
+
+
+def test_three_bad_starts_then_safe_mode_and_a_power_cycle_clears_it():
+    def body():
+        m = Machine()
+        for i in range(safeboot.LIMIT - 1):
+            m.cause = m.WDT_RESET if i % 2 else m.HARD_RESET
+            assert _start(m)[:2] == (None, True)
+            del boards.ON_OPEN[:]
+        m.cause = m.WDT_RESET
+        reason, ran, ev = _start(m)
+        assert (reason, ran) == (safeboot.CRASHES, False)
+        assert ev["ev"] == "boot" and ev["safe"] == "crashes" and ev["boots"] == safeboot.LIMIT and ev["msg"]
+        m.cause = m.SOFT_RESET  # the REPL's soft reset: still safe
+        assert _start(m)[0] == safeboot.CRASHES
+        m.cause = m.PWRON_RESET
+        assert _start(m)[:2] == (None, True)
+        assert store.read(safeboot.COUNT_FILE) is None
+
+    _in_tmp(body)
+
+
+def test_a_healthy_run_or_a_clean_stop_forgets_the_bad_starts():
+    def body():
+        m = Machine()
+        m.cause = m.WDT_RESET
+        assert _start(m)[1] is True
+        assert store.read(safeboot.COUNT_FILE) == b"1"
+        b = FakeBoard()
+        for hook in boards.ON_OPEN:
+            hook(b)
+        for t in range(0, safeboot.HEALTHY_MS + 1000, 100):
+            b.now = t
+            b.feed()
+        assert store.read(safeboot.COUNT_FILE) is None
+        assert b.fed > 100
+        del boards.ON_OPEN[:]
+        assert _start(m)[1] is True  # another bad start: count 1 again
+        b = FakeBoard()
+        for hook in boards.ON_OPEN:
+            hook(b)
+        b.feed()
+        b.stopped()  # the REPL hand-over
+        assert store.read(safeboot.COUNT_FILE) is None and b.stops == 1
+
+    _in_tmp(body)
+
+
+def test_boot_button_and_a_foreign_chip_start_safe():
+    def body():
+        m = Machine()
+        m.held = True
+        reason, ran, ev = _start(m)
+        assert (reason, ran, ev["safe"]) == ("button", False, "button")
+        m.held = False
+        reason, ran, ev = _start(m, "Generic ESP32S3 module with ESP32S3")
+        assert (reason, ran, ev["safe"]) == ("chip", False, "chip") and "ESP32S3" in ev["msg"]
+
+    _in_tmp(body)
