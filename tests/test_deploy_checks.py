@@ -1,0 +1,111 @@
+"""`hapenny deploy` refuses a board it cannot serve before copying anything
+(chip, .mpy format, MicroPython release against mpy-cross), and copies each
+file so that a reset in the middle never leaves a truncated one."""
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from hapenny import deploy, firmware
+from hapenny.connect import connect
+from hapenny.sim.board import VirtualBoard
+
+ROOT = Path(__file__).resolve().parent.parent
+XTENSAWIN_63 = 6 | ((3 | (10 << 2)) << 8)  # sys.implementation._mpy of v1.27 on a classic ESP32
+CLASSIC = "Generic ESP32 module with ESP32"
+
+
+@pytest.fixture(scope="module")
+def esp32_files(tmp_path_factory):
+    return firmware.build("esp32", tmp_path_factory.mktemp("fw"))
+
+
+def _board(machine=CLASSIC, mpy=XTENSAWIN_63, version=(1, 27, 0)):
+    return {"platform": "esp32", "machine": machine, "mpy": mpy, "version": list(version)}
+
+
+def test_a_matching_classic_esp32_passes(esp32_files):
+    deploy.check_board(_board(), "esp32", esp32_files)
+
+
+@pytest.mark.parametrize("board,words", [
+    (_board(machine="Generic ESP32S3 module with ESP32S3"), ["classic ESP32", "ESP32S3"]),
+    (_board(machine="ESP32C3 module with ESP32C3"), ["classic ESP32", "ESP32C3"]),
+    (_board(mpy=6 | ((3 | (11 << 2)) << 8)), ["xtensawin", "rv32imc", "nothing was copied"]),
+    (_board(mpy=6 | ((2 | (10 << 2)) << 8)), ["v6.3", "v6.2", "nothing was copied"]),
+    (_board(mpy=5 | ((0 | (10 << 2)) << 8)), ["v6", "v5"]),
+    (_board(mpy=None), ["_mpy"]),
+    (_board(version=(1, 26, 1)), ["mpy-cross is v1.27", "v1.26.1", "nothing was copied"]),
+    (_board(version=(1, 29, 0)), ["mpy-cross is v1.27", "v1.29.0"]),
+])
+def test_a_board_this_build_cannot_serve_is_refused(esp32_files, board, words):
+    with pytest.raises(deploy.DeployError) as e:
+        deploy.check_board(board, "esp32", esp32_files)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+def test_mpy_cross_is_pinned_to_the_micropython_the_readme_flashes():
+    readme = (ROOT / "README.md").read_text()
+    flashed = re.search(r"ESP32_GENERIC-v(\d+\.\d+\.\d+)\.bin", readme).group(1)
+    pin = re.search(r'"mpy-cross==([0-9.]+)\.\*"', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert pin == flashed
+    release, mpy = firmware.mpy_cross_version()
+    assert ".".join(map(str, release)) == flashed
+    assert mpy == (6, 3)
+
+
+def _up(port, timeout=20.0):
+    """Wait until the board plays (its start after a power cut takes a moment)."""
+    import time
+
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            _, _, ser = connect(port)
+            ser.close()
+            return
+        except Exception:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.3)
+
+
+class _Cut(Exception):
+    pass
+
+
+def test_a_reset_during_deploy_never_leaves_a_truncated_file(tmp_path, monkeypatch):
+    from mpremote.transport_serial import SerialTransport
+
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        flash = vb.board_dir
+        before = {p.relative_to(flash).as_posix(): p.read_bytes() for p in flash.rglob("*") if p.is_file()}
+        real = SerialTransport.fs_writefile
+        calls = []
+
+        def cut_in_the_middle(self, dest, data, chunk_size=256, progress_callback=None):
+            calls.append(dest)
+            if len(calls) == 4:  # the power goes while the fourth file is half written
+                real(self, dest, data[: len(data) // 2], chunk_size=chunk_size)
+                raise _Cut(dest)
+            return real(self, dest, data, chunk_size=chunk_size)
+
+        monkeypatch.setattr(SerialTransport, "fs_writefile", cut_in_the_middle)
+        with pytest.raises(_Cut):
+            deploy.deploy(vb.port, out=io.StringIO(), force=True)
+        monkeypatch.setattr(SerialTransport, "fs_writefile", real)
+        vb.power_cut()
+        parts = sorted(p.relative_to(flash).as_posix() for p in flash.rglob("*.part"))
+        assert parts == [calls[3]]
+        for rel, data in before.items():  # every real file whole: the old one (here equal to the new)
+            assert (flash / rel).read_bytes() == data, rel
+        _up(vb.port)  # the leftover .part does not stop the board starting
+        summary = deploy.deploy(vb.port, out=io.StringIO())  # deploy tidies up
+        assert summary["boot_event"] is True and calls[3] in summary["removed"]
+        assert not list(flash.rglob("*.part"))
+    finally:
+        vb.stop()
