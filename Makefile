@@ -8,7 +8,7 @@ HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 
-.PHONY: setup test mpy typecheck sim flash deploy soak bench clean
+.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap clean
 
 setup: $(STAMP)
 
@@ -53,6 +53,10 @@ soak: $(STAMP)
 # performance figures: one table, and build/bench.json (under ten minutes)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
+wasm-heap: $(STAMP)
+	$(BIN)/python bench/wasm_heap.py
 
 clean:
 	rm -rf build $(VENV) .pytest_cache .hypothesis

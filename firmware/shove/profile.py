@@ -144,12 +144,7 @@ class Profile:
             if k not in TIMING or not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 60000:
                 raise ProfileError("timing.%s: a whole number of %s" % (k, "microseconds" if k.endswith("_us") else "ms"))
         self.timing = timing
-        self.raw = d
-
-    def to_dict(self):
-        d = dict(self.raw)
-        d["map"] = map_cells(self.map, self.cols)
-        return d
+        # the parsed JSON (its map alone is ~3 KB of small lists) is not kept
 
 
 def load(text):
@@ -160,21 +155,9 @@ def load(text):
     return Profile(d)
 
 
-# The default: an 8 x 8 matrix with inner and outer single on one crossing
-# (62 segments), crossings listed single, double, treble in dial order.
-DIAL = (20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5)
-
-
 def default_dict():
-    segs = [ring + str(n) for ring in ("S", "D", "T") for n in DIAL] + ["SB", "DB"]
-    return {
-        "name": "generic-8x8",
-        "description": "8 x 8 matrix, inner and outer single on one crossing: 62 segments",
-        "matrix": {"rows": [16, 17, 18, 19, 21, 22, 23, 25], "cols": [4, 13, 14, 26, 27, 32, 33, 15]},
-        "map": [[i // 8, i % 8, s] for i, s in enumerate(segs)],
-        "leds": {"pin": 5, "beds": 9, "per_side": 3, "status": 3},
-        "buttons": {"next": 34, "undo": 35, "new": 39},
-        "pullups": [34, 35, 39],
-        "brightness": 64,
-        "timing": dict(TIMING),
-    }
+    """The built-in generic-8x8 profile (its own module: loaded only when the
+    board has no valid profile.json, so its code takes no heap otherwise)."""
+    from shove import profile_default
+
+    return profile_default.build()

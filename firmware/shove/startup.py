@@ -3,7 +3,7 @@
 # as arguments so that tests drive this with models.
 import json
 
-from shove import boards, chip, safeboot, store
+from shove import boards, safeboot, store
 
 BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
 
@@ -43,7 +43,11 @@ def watch(board, health):
 def start(machine, run_game, platform, machine_name, out=None):
     """Safe mode: prints a `boot` event with `safe` and returns its reason.
     Otherwise runs the game (run_game()) and returns None."""
-    problem = chip.problem(machine_name) if platform == "esp32" else None
+    problem = None
+    if platform == "esp32":
+        from shove import chip
+
+        problem = chip.problem(machine_name)
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE))
     reason, n = safeboot.decide(machine.reset_cause(), button_held(machine), count, problem)
     if n != count:

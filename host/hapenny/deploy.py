@@ -104,6 +104,8 @@ def check_board(board, target, files, mpy_cross=None):
     """Refuse (DeployError) a board this build cannot run, before anything is
     copied: a chip other than the classic ESP32, a MicroPython that cannot
     load these .mpy files, or one of another release than mpy-cross."""
+    from hapenny import mpyformat
+
     chip = firmware.chip_module()
     if target == "esp32":
         why = chip.problem(board["machine"])
@@ -113,7 +115,7 @@ def check_board(board, target, files, mpy_cross=None):
         raise DeployError("the board's MicroPython does not say which .mpy files it loads (sys.implementation._mpy)")
     for rel in sorted(files):
         if rel.endswith(".mpy"):
-            why = chip.mpy_problem(Path(files[rel]).read_bytes()[:4], board["mpy"], rel)
+            why = mpyformat.mpy_problem(Path(files[rel]).read_bytes()[:4], board["mpy"], rel)
             if why:
                 raise DeployError(why + "; nothing was copied")
     if target == "esp32":
