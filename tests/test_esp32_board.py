@@ -154,3 +154,31 @@ def test_a_chip_other_than_the_classic_esp32_is_refused_before_any_register():
             assert mach.pins == {} and ptrs.gpio is None
     with esp32(chip="Generic ESP32 module with SPIRAM with ESP32") as (mod, mach, ptrs):
         mod.Board(GENERIC)
+
+
+def _boot_py(mach):
+    import sys
+
+    from mphelp import FIRMWARE
+
+    saved = sys.modules.get("machine")
+    sys.modules["machine"] = mach
+    try:
+        exec(compile((FIRMWARE / "boot.py").read_text(), "boot.py", "exec"), {"__name__": "boot"})
+    finally:
+        sys.modules["machine"] = saved
+
+
+def test_after_a_soft_reset_boot_py_feeds_until_the_games_checked_feeder_takes_over():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        b.start_watchdog()
+        mach.run_for(2000, loop=b.feed)
+        mach.soft_reset()  # mpremote's first exec: timers gone, the watchdog still armed
+        _boot_py(mach)
+        assert mach.run_for(60_000) is None  # a REPL session of a minute is not cut off
+        b2 = _board(mod, ptrs)  # Ctrl-D: main.py starts the game again
+        b2.start_watchdog()
+        assert len(mach.timers) == 1  # the same timer, its callback replaced
+        assert mach.run_for(30_000, loop=b2.feed) is None
+        assert mach.run_for(20_000) is not None  # the game hangs: the watchdog acts again
