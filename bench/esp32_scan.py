@@ -1,6 +1,7 @@
 # Run ON AN ESP32 to measure the real scan loop with the real board layer:
 #   mpremote connect /dev/ttyUSB0 run bench/esp32_scan.py
-# (mpremote interrupts main.py first; `hapenny deploy` or a reset brings it back.)
+# (mpremote interrupts main.py and soft-resets first; boot.py keeps the
+# watchdog fed meanwhile; `hapenny deploy` or a reset brings the game back.)
 # Prints microseconds per full matrix scan (viper register read + scanner
 # step) and the heap it allocated over 10,000 scans.
 import gc
@@ -34,4 +35,5 @@ for _ in range(N):
     board.read_matrix(snap)
 read_us = time.ticks_diff(time.ticks_us(), t1)
 print(json.dumps({"board": prof.name, "us_per_scan": us / N, "read_matrix_us": read_us / N,
+                  "late_rows": getattr(board, "late_rows", 0),
                   "scans_per_s": N * 1000000 // us, "heap_bytes": alloc}))
