@@ -271,3 +271,18 @@ def test_boot_button_and_a_foreign_chip_start_safe():
         assert (reason, ran, ev["safe"]) == ("chip", False, "chip") and "ESP32S3" in ev["msg"]
 
     _in_tmp(body)
+
+
+def test_the_virtual_board_counts_no_bad_starts():
+    def body():
+        m = Machine()
+        m.cause = m.HARD_RESET
+        store.write_atomic(safeboot.COUNT_FILE, b"7")
+        ran = []
+        assert startup.start(m, lambda: ran.append(1), "linux", "", Out()) is None
+        assert ran == [1] and boards.ON_OPEN == []
+        assert store.read(safeboot.COUNT_FILE) == b"7"  # untouched
+        m.held = True
+        assert startup.start(m, lambda: ran.append(1), "linux", "", Out()) == safeboot.BUTTON
+
+    _in_tmp(body)
