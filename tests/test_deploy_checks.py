@@ -109,3 +109,21 @@ def test_a_reset_during_deploy_never_leaves_a_truncated_file(tmp_path, monkeypat
         assert not list(flash.rglob("*.part"))
     finally:
         vb.stop()
+
+
+def test_a_refused_board_gets_nothing_copied(tmp_path, monkeypatch):
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        flash = vb.board_dir
+        (flash / "shove" / "leds.mpy").write_bytes(b"old")
+        before = {p: p.read_bytes() for p in flash.rglob("*") if p.is_file()}
+        real = deploy.probe
+        monkeypatch.setattr(deploy, "probe", lambda t: dict(real(t), platform="esp32",
+                                                            machine="Generic ESP32S3 module with ESP32S3"))
+        with pytest.raises(deploy.DeployError, match="classic ESP32"):
+            deploy.deploy(vb.port, out=io.StringIO(), reset=False)
+        after = {p: p.read_bytes() for p in flash.rglob("*") if p.is_file()}
+        assert after == before
+    finally:
+        vb.stop()

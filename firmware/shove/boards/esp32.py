@@ -121,7 +121,8 @@ class Board:
         self._col_pins = bytearray(profile.col_pins)
         self._colmask = array.array("I", col_masks(profile.col_pins))
         self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in profile.row_pins]
-        # input-only pins have no pull-up to switch on (the profile says a resistor is fitted)
+        # input-only pins have no pull-up to switch on (the profile says a resistor is
+        # fitted); pull=None switches both pulls off (ports/esp32/machine_pin.c)
         self._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in profile.col_pins]
         self.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
         # `press` injects closures at the scanner's input through the same model
