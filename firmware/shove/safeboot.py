@@ -91,7 +91,10 @@ def keep_fed(machine, timer_id=0):
     soft-reset path ran machine_timer_deinit_all() on the timer that fed it.
     Feed it from a timer until the game's own, checked feeder takes the same
     timer over (Timer(id) returns the existing timer: machine_timer.c).
-    Arming it again when it was not running costs nothing: it is fed."""
+    Arming it again when it was not running costs nothing: it is fed. The
+    timer's callback is scheduled (machine_timer.c has no hard timers) and
+    runs while the REPL waits for input too (mphalport.c: the stdin loop's
+    MICROPY_EVENT_POLL_HOOK calls mp_handle_pending)."""
     wdt = machine.WDT(timeout=WDT_MS)
     t = machine.Timer(timer_id)
     t.init(period=FEED_MS, mode=machine.Timer.PERIODIC, callback=lambda _t: wdt.feed())

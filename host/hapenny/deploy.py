@@ -139,6 +139,33 @@ def write_file(t, rel, data):
            % (rel + PART, rel, rel, rel + PART, rel))
 
 
+def _prepare(t, profile):
+    """What to copy, once the board is known to be able to run it: (target, {path: bytes}, board hashes)."""
+    board = probe(t)
+    target = "sim" if board["platform"] == "linux" else "esp32"
+    files = firmware.build(target)
+    check_board(board, target, files)
+    local = {rel: path.read_bytes() for rel, path in files.items()}
+    have = remote_hashes(t)
+    if profile is not None or "profile.json" not in have:
+        local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
+    else:  # the board keeps its profile: only if this firmware accepts it
+        why = firmware.profile_problem(t.fs_readfile("profile.json").decode("utf-8", "replace"))
+        if why:
+            raise DeployError("the board's profile.json is refused by this firmware (%s): deploy with "
+                              "--profile NAME or a fixed profile file; nothing was copied" % why)
+    return target, local, have
+
+
+def _resume(t):
+    """Leave the raw REPL and soft-reset, so main.py runs again (best effort)."""
+    try:
+        t.exit_raw_repl()
+        t.serial.write(b"\x04")
+    except Exception:
+        pass
+
+
 def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
     Returns a summary dict."""
@@ -155,14 +182,11 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     started = time.monotonic()
     try:
         t.enter_raw_repl(soft_reset=False)
-        board = probe(t)
-        target = "sim" if board["platform"] == "linux" else "esp32"
-        files = firmware.build(target)
-        check_board(board, target, files)
-        local = {rel: path.read_bytes() for rel, path in files.items()}
-        have = remote_hashes(t)
-        if profile is not None or "profile.json" not in have:
-            local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
+        try:
+            target, local, have = _prepare(t, profile)
+        except DeployError:
+            _resume(t)  # refused before copying: the board goes back to its game
+            raise
         changed = [rel for rel in sorted(local)
                    if force or have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
         stale = [rel for rel in sorted(have)

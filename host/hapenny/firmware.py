@@ -84,6 +84,19 @@ def chip_module():
     return mod
 
 
+def profile_problem(text):
+    """None if the firmware accepts this profile.json, else its reason."""
+    if str(FIRMWARE) not in sys.path:
+        sys.path.insert(0, str(FIRMWARE))
+    from shove import profile
+
+    try:
+        profile.load(text)
+    except profile.ProfileError as e:
+        return str(e)
+    return None
+
+
 def profile_path(name_or_path):
     p = Path(name_or_path)
     if p.suffix == ".json" and p.exists():
