@@ -148,3 +148,13 @@ def test_a_board_profile_the_new_firmware_refuses_is_named_before_copying(tmp_pa
         assert summary["removed"] == ["shove/stale.mpy"]
     finally:
         vb.stop()
+
+
+def test_wiring_names_a_profile_the_firmware_refuses():
+    from hapenny import wiring
+
+    d = wiring.load("generic-8x8")
+    assert not any("refuses" in n for n in wiring.warnings(d))
+    d["buttons"]["next"] = 9
+    notes = wiring.warnings(d)
+    assert notes[0].startswith("the firmware refuses this profile: GPIO 9") and "flash" in notes[0]

@@ -30,7 +30,8 @@ def connections(profile):
 
 
 def warnings(profile):
-    notes = []
+    why = firmware.profile_problem(json.dumps(profile))
+    notes = ["the firmware refuses this profile: %s" % why] if why else []
     conns = connections(profile)
     seen = {}
     for p, kind, label in conns:
@@ -38,11 +39,12 @@ def warnings(profile):
             notes.append("GPIO %d is used twice (%s; %s)" % (p, seen[p], label))
         seen[p] = label
         if p in INPUT_ONLY and kind in ("col", "button"):
-            notes.append("GPIO %d has no internal pull-up: add 10 kΩ to 3.3 V" % p)
+            notes.append("GPIO %d has no internal pull-up: add 10 kΩ to 3.3 V (listed in \"pullups\")" % p)
         if p in INPUT_ONLY and kind in ("row", "led"):
             notes.append("GPIO %d is input-only and cannot drive a %s" % (p, kind))
         if p in STRAPPING:
-            notes.append("GPIO %d is a strapping pin: keep it free of pull-downs at power-up" % p)
+            notes.append("GPIO %d is a strapping pin: keep it free of pull-%s at power-up"
+                         % (p, "ups" if p in (2, 12) else "downs"))
         if 6 <= p <= 11:
             notes.append("GPIO %d belongs to the flash chip: do not use it" % p)
     return notes
