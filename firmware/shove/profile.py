@@ -136,7 +136,7 @@ class Profile:
         pullups = d.get("pullups") or []
         _pins(pullups, "pullups", 0, 16)
         self.pullups = pullups
-        self.warnings = check_pins(self.row_pins, self.col_pins, leds["pin"], buttons, pullups)
+        check_pins(self.row_pins, self.col_pins, leds["pin"], buttons, pullups)
         timing = dict(TIMING)
         timing.update(d.get("timing") or {})
         for k in timing:
@@ -145,6 +145,11 @@ class Profile:
                 raise ProfileError("timing.%s: a whole number of %s" % (k, "microseconds" if k.endswith("_us") else "ms"))
         self.timing = timing
         # the parsed JSON (its map alone is ~3 KB of small lists) is not kept
+
+
+    def warnings(self):
+        """Pins that work with care (strapping pins); made on request, not kept."""
+        return check_pins(self.row_pins, self.col_pins, self.leds["pin"], self.buttons, self.pullups)
 
 
 def load(text):

@@ -83,10 +83,10 @@ def test_a_pin_in_two_roles_or_a_stray_pull_up_is_refused():
 
 def test_strapping_pins_warn_but_work():
     p = profile.Profile(profile.default_dict())
-    assert sorted(int(w.split()[1]) for w in p.warnings) == [5, 15]
-    assert all("strapping" in w for w in p.warnings)
+    assert sorted(int(w.split()[1]) for w in p.warnings()) == [5, 15]
+    assert all("strapping" in w for w in p.warnings())
     p = profile.Profile(_prof(rows=ROWS[:-1] + [12]))
-    assert any(w.startswith("GPIO 12 (row)") and "high" in w for w in p.warnings)
+    assert any(w.startswith("GPIO 12 (row)") and "high" in w for w in p.warnings())
 
 
 def test_shipped_profiles_pass_and_match_their_parts_list():
