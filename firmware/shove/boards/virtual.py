@@ -55,6 +55,10 @@ class Board:
         self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
         self.flash_full = False  # a test can make the flash refuse every write
         self.crash = False  # a test can make the scan loop raise once
+        self._wdt = None
+        self._run_timers = None
+        self._free_run = False
+        self._last_loop = 0
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
@@ -193,14 +197,34 @@ class Board:
         else:
             self._send({"seq": seq, "error": "unknown op"})
 
-    def feed(self):
-        pass
-
+    # The watchdog as on the ESP32 (esp32.py): armed once, fed from a timer
+    # only while the loop checks in, and fed unconditionally once the loop
+    # has stopped on purpose. The simulator's `machine` gives WDT and Timer
+    # the ESP32 port's semantics (host/hapenny/sim/runtime/machine.py);
+    # elsewhere (a bare unix port) there is no watchdog.
     def start_watchdog(self, timeout_ms=8000):
-        pass
+        try:
+            import machine
+
+            self._wdt = machine.WDT(timeout=timeout_ms)
+            self._run_timers = machine._run_timers
+        except (ImportError, AttributeError):
+            return
+        self._last_loop = time.ticks_ms()
+        self._timer = machine.Timer(0)
+        self._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=self._tick)
+
+    def _tick(self, _t):
+        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < 3000:
+            self._wdt.feed()
+
+    def feed(self):
+        self._last_loop = time.ticks_ms()
+        if self._run_timers is not None:
+            self._run_timers()  # scheduled callbacks run between the loop's passes, as on the chip
 
     def stopped(self):
-        pass
+        self._free_run = True
 
     def serial_raw(self, on):
         """0x03 as data (on) or as KeyboardInterrupt, like micropython.kbd_intr

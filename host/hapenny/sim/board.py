@@ -30,6 +30,11 @@ SOFT_EXIT, SOFT_RAW_EXIT, HARD_EXIT = 10, 11, 12
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 HARD_RESET = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"
 POWER_ON = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"
+WDT_PANIC = (b"E (0) task_wdt: Task watchdog got triggered. The following tasks/users did not reset the "
+             b"watchdog in time:\r\nE (0) task_wdt:  - mpy_machine_wdt\r\nRebooting...\r\n"
+             b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n")
+# machine.reset_cause() values (ports/esp32/modmachine.c)
+PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
 
 
 class SimError(Exception):
@@ -75,6 +80,14 @@ class VirtualBoard:
         self.port = None
         self.proc = None
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
+        self._cause = PWRON_RESET  # machine.reset_cause() of the next start
+        self.boot_held = False  # the BOOT button (GPIO 0) held at the next starts
+        # The ESP32's task watchdog cannot be stopped and outlives a soft
+        # reboot (machine_wdt.c), so its deadline lives here, not in the
+        # firmware's process: armed by machine.WDT, pushed back by feed().
+        self._wdt_ms = None
+        self._wdt_due = 0.0
+        self.wdt_resets = 0
         self.boots = 0
         self.frame = b""
         self.frames = 0
@@ -99,7 +112,7 @@ class VirtualBoard:
         os.set_blocking(self.master, False)
         self.port = os.ttyname(self.slave)
         self._spawn(POWER_ON)
-        for fn in (self._from_port, self._supervise):
+        for fn in (self._from_port, self._supervise, self._watchdog):
             t = threading.Thread(target=fn, daemon=True)
             t.start()
             self._threads.append(t)
@@ -131,6 +144,11 @@ class VirtualBoard:
         env = dict(os.environ)
         env["MICROPYPATH"] = ""  # vboot.py sets the board's own sys.path
         env["HAPENNY_BOOT"] = self._mode
+        env["HAPENNY_RESET_CAUSE"] = str(self._cause)
+        if self.boot_held:
+            env["HAPENNY_BOOT_HELD"] = "1"
+        else:
+            env.pop("HAPENNY_BOOT_HELD", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         if self.fast:
             env["HAPENNY_FAST"] = "1"
@@ -163,6 +181,18 @@ class VirtualBoard:
         """Cut the power at this instant (SIGKILL) and restore it after off_s."""
         self._cut = off_s
         self._kill()
+
+    def _watchdog(self):
+        while not self._stopping:
+            time.sleep(0.05)
+            with self._lock:
+                fire = self._wdt_ms is not None and time.monotonic() > self._wdt_due
+                if fire:
+                    self._wdt_ms = None
+                    self._cut = "wdt"
+            if fire:
+                self.wdt_resets += 1
+                self._kill()
 
     # ---- serial relay -------------------------------------------------------------
     def _write_port(self, data):
@@ -246,23 +276,31 @@ class VirtualBoard:
                 pass
             if self._stopping:
                 return
-            if self._cut is not False:
+            # every start but a soft reboot resets the chip, and its watchdog with it
+            if self._cut == "wdt":
+                self._cut = False
+                self._restart("normal", WDT_RESET, WDT_PANIC)
+            elif self._cut is not False:
                 time.sleep(self._cut)
                 self._cut = False
-                self._mode = "normal"
-                self._spawn(POWER_ON)
+                self._restart("normal", PWRON_RESET, POWER_ON)
             elif code == SOFT_EXIT:
-                self._mode = "normal"
-                self._spawn(SOFT_REBOOT)
+                self._restart("normal", SOFT_RESET, SOFT_REBOOT)
             elif code == SOFT_RAW_EXIT:
-                self._mode = "raw"
-                self._spawn(SOFT_REBOOT)
+                self._restart("raw", SOFT_RESET, SOFT_REBOOT)
             elif code == HARD_EXIT:
-                self._mode = "normal"
-                self._spawn(HARD_RESET)
+                self._restart("normal", HARD_RESET_CAUSE, HARD_RESET)
             else:  # a crash: an ESP32 panics and reboots
-                self._mode = "normal"
-                self._spawn(b"\r\nvirtual board stopped (exit status %d): rebooting\r\n" % code + HARD_RESET)
+                self._restart("normal", HARD_RESET_CAUSE,
+                              b"\r\nvirtual board stopped (exit status %d): rebooting\r\n" % code + HARD_RESET)
+
+    def _restart(self, mode, cause, banner):
+        self._mode = mode
+        self._cause = cause
+        if cause != SOFT_RESET:
+            with self._lock:
+                self._wdt_ms = None
+        self._spawn(banner)
 
     # ---- control channel ----------------------------------------------------------
     def _from_ctl(self, fd):
@@ -284,6 +322,16 @@ class VirtualBoard:
                     continue
                 if "kbd" in msg:  # the firmware set micropython.kbd_intr
                     self._kbd = msg["kbd"]
+                    continue
+                if "wdt" in msg:  # machine.WDT(timeout=...): armed (again)
+                    with self._lock:
+                        self._wdt_ms = msg["wdt"]
+                        self._wdt_due = time.monotonic() + msg["wdt"] / 1000
+                    continue
+                if "wdt_feed" in msg:
+                    with self._lock:
+                        if self._wdt_ms is not None:
+                            self._wdt_due = time.monotonic() + self._wdt_ms / 1000
                     continue
                 if "frame" in msg and "seq" not in msg:
                     self.frame = bytes.fromhex(msg["frame"])

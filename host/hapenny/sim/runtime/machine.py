@@ -1,8 +1,24 @@
 # The virtual board's `machine`: the unix port's own module plus what an
-# ESP32 has and the unix port lacks. reset() is a power cycle and
-# soft_reset() a soft reboot: the simulator restarts this process on the
-# exit status (see vboot.py).
+# ESP32 has and the unix port lacks, with the ESP32 port's semantics
+# (MicroPython v1.27.0, ports/esp32):
+# - reset() is a power cycle and soft_reset() a soft reboot: the simulator
+#   restarts this process on the exit status (see vboot.py);
+# - reset_cause() tells why this start happened (modmachine.c: a soft
+#   reboot reports SOFT_RESET whatever the chip's last reset was);
+# - WDT cannot be stopped and outlives a soft reboot (machine_wdt.c keeps
+#   one task-watchdog user for good; it has no deinit): the simulator holds
+#   its deadline, since this process ends at every reboot;
+# - Timer callbacks are scheduled, never hard (machine_timer.c), and every
+#   timer is stopped by a soft reboot (main.c: machine_timer_deinit_all):
+#   they run when the board layer services its loop or the REPL waits for
+#   input (mphalport.c: MICROPY_EVENT_POLL_HOOK runs pending callbacks);
+# - Pin refuses numbers the chip has not (machine_pin.h for the ESP32) and
+#   output on input-only GPIO 34..39 (machine_pin.c); those pins have no
+#   pull resistors, so a pull-up asked of them is silently not there.
+import json
+import os
 import sys
+import time
 
 from umachine import *  # noqa: F401,F403  mem32, idle, ...
 
@@ -14,6 +30,9 @@ SOFT_RESET = 5
 _HARD_EXIT = 12
 _SOFT_EXIT = 10
 
+_VALID = set(range(0, 24)) | {25, 26, 27} | set(range(32, 40))  # machine_pin.h, ESP32 without PSRAM
+_INPUT_ONLY = 34
+
 
 def reset():
     sys.exit(_HARD_EXIT)
@@ -24,7 +43,7 @@ def soft_reset():
 
 
 def reset_cause():
-    return PWRON_RESET
+    return int(os.getenv("HAPENNY_RESET_CAUSE") or PWRON_RESET)
 
 
 def freq(hz=None):
@@ -35,9 +54,23 @@ def unique_id():
     return b"\x24\x0a\xc4\x5e\x1a\x01"
 
 
+_ctl = []
+
+
+def _tell(msg):
+    """A line to the simulator on the control pipe it handed down."""
+    if not _ctl:
+        ctl = os.getenv("HAPENNY_SIM_CTL")
+        if not ctl:
+            return
+        _ctl.append(open("/dev/fd/" + ctl.split(",")[1], "wb"))
+    _ctl[0].write(json.dumps(msg).encode() + b"\n")
+
+
 class Pin:
     """A GPIO with nothing wired to it: the virtual board's matrix, strip and
-    buttons live in its board layer, not on pins."""
+    buttons live in its board layer, not on pins. GPIO 0 (the BOOT button)
+    reads held when the simulator started the board with it held."""
 
     IN = 1
     OUT = 3
@@ -48,14 +81,27 @@ class Pin:
     IRQ_RISING = 1
 
     def __init__(self, pin, mode=-1, pull=-1, value=None):
+        if not isinstance(pin, int) or pin not in _VALID:
+            raise ValueError("invalid pin")
         self.id = pin
-        self._v = 1 if value is None else value
+        self._pull = 0
+        self._v = 1 if value is None else (1 if value else 0)
+        self.init(mode, pull)
 
-    def init(self, *args, **kw):
-        pass
+    def init(self, mode=-1, pull=-1, value=None):
+        if mode not in (-1, None) and mode & 2 and self.id >= _INPUT_ONLY:
+            raise ValueError("pin can only be input")
+        if pull not in (-1, None):
+            self._pull = 0 if self.id >= _INPUT_ONLY else pull
+        if value is not None:
+            self._v = 1 if value else 0
 
     def value(self, v=None):
         if v is None:
+            if self.id == 0 and os.getenv("HAPENNY_BOOT_HELD"):
+                return 0
+            if self.id >= _INPUT_ONLY and not self._pull:
+                return 0  # floating: nothing holds it high
             return self._v
         self._v = 1 if v else 0
 
@@ -74,21 +120,64 @@ class Pin:
 
 class WDT:
     def __init__(self, id=0, timeout=5000):
-        pass
+        if id != 0:
+            raise ValueError()
+        if timeout <= 0:
+            raise ValueError("WDT timeout too short")
+        _tell({"wdt": timeout})
 
     def feed(self):
-        pass
+        _tell({"wdt_feed": 1})
+
+
+_timers = {}
 
 
 class Timer:
     ONE_SHOT = 0
     PERIODIC = 1
 
-    def __init__(self, id=-1, *args, **kw):
-        pass
+    def __new__(cls, id=-1, *args, **kw):
+        t = _timers.get(id)  # Timer(id) is the same timer again (machine_timer.c)
+        if t is None:
+            t = object.__new__(cls)
+            t.id = id
+            t.cb = None
+            _timers[id] = t
+        return t
 
-    def init(self, *args, **kw):
-        pass
+    def __init__(self, id=-1, *args, **kw):
+        if args or kw:
+            self.init(*args, **kw)
+
+    def init(self, mode=PERIODIC, period=-1, callback=None, freq=-1):
+        if freq > 0:
+            period = 1000 // freq
+        self.mode = mode
+        self.period = max(1, period)
+        self.cb = callback
+        self.due = time.ticks_add(time.ticks_ms(), self.period)
 
     def deinit(self):
-        pass
+        self.cb = None
+
+
+def _run_timers():
+    """Run the callbacks that are due; returns ms until the next one (or None)."""
+    now = time.ticks_ms()
+    nxt = None
+    for t in _timers.values():
+        if t.cb is None:
+            continue
+        left = time.ticks_diff(t.due, now)
+        if left <= 0:
+            cb = t.cb
+            if t.mode == Timer.PERIODIC:
+                t.due = time.ticks_add(now, t.period)
+            else:
+                t.cb = None
+            cb(t)
+            left = t.period if t.cb is not None else None
+        if left is not None and (nxt is None or left < nxt):
+            nxt = left
+    return nxt

@@ -16,8 +16,13 @@ BANNER = "MicroPython %s on %s; ESP32 module (virtual hapenny board) with ESP32\
 RAW_PROMPT = "raw REPL; CTRL-B to exit\r\n>"
 WINDOW = 256  # raw-paste flow-control window
 
+import machine  # noqa: E402  the runtime's, on the path just set
+import select  # noqa: E402
+
 out = sys.stdout
 stdin = sys.stdin.buffer
+_wait = select.poll()
+_wait.register(stdin, select.POLLIN)
 
 
 def write(s):
@@ -32,6 +37,11 @@ def getch():
     if c is not None:
         return c
     try:
+        # while waiting, the board's timers run (a watchdog is fed from one)
+        while True:
+            nxt = machine._run_timers()
+            if _wait.poll(1000 if nxt is None else max(1, nxt)):
+                break
         b = stdin.read(1)
     except KeyboardInterrupt:
         return 3

@@ -1,0 +1,94 @@
+"""The virtual board keeps the ESP32 port's semantics where they bite a real
+board: a watchdog that cannot be stopped and outlives a soft reset,
+reset_cause(), and pins the chip has not or cannot drive. Real mpremote
+drives it, as a bench tester would (virtual board only: these need the
+simulator's view of resets)."""
+import time
+
+import pytest
+
+from test_repl import mpremote
+
+
+@pytest.fixture
+def vboard(board):
+    board.need_sim()
+    yield board
+    board.connect()  # back to main.py
+
+
+def wait_quiet_for(seconds, sim, boots, wdt_resets):
+    """Watch the board for `seconds` (the watchdog runs on the simulator's
+    clock): no reset may happen."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        assert (sim.boots, sim.wdt_resets) == (boots, wdt_resets), "the board reset itself"
+        time.sleep(0.1)
+
+
+def test_watchdog_stays_fed_after_mpremote_soft_resets_the_board(vboard):
+    b = vboard
+    boots, resets = b.sim.boots, b.sim.wdt_resets
+    assert mpremote(b, "exec", "print(6 * 7)").strip() == "42"  # a soft reset first
+    # the game's watchdog (8 s) is still armed; nothing of main.py runs now
+    wait_quiet_for(9.5, b.sim, boots + 1, resets)
+    assert mpremote(b, "resume", "exec", "print('alive')").strip() == "alive"
+
+
+def test_an_unfed_watchdog_resets_the_board_and_says_so(vboard):
+    b = vboard
+    resets = b.sim.wdt_resets
+    mpremote(b, "exec", "import machine\nw = machine.WDT(timeout=300)")
+    end = time.monotonic() + 10
+    while b.sim.wdt_resets == resets:
+        assert time.monotonic() < end, "the watchdog never fired"
+        time.sleep(0.05)
+    b.connect()  # main.py runs after a watchdog reset
+    out = mpremote(b, "resume", "exec", "import machine\nprint(machine.reset_cause(), machine.WDT_RESET)")
+    assert out.split() == ["3", "3"]
+
+
+def test_pins_refuse_what_the_chip_cannot_do(vboard):
+    out = mpremote(vboard, "exec", "\n".join([
+        "from machine import Pin",
+        "def t(f):",
+        "    try:",
+        "        return f()",
+        "    except ValueError as e:",
+        "        return 'ValueError: %s' % e",
+        "print(t(lambda: Pin(24)))",
+        "print(t(lambda: Pin(40)))",
+        "print(t(lambda: Pin(34, Pin.OUT)))",
+        "print(t(lambda: Pin(36, Pin.IN, Pin.PULL_UP).value()))",
+        "print(t(lambda: Pin(4, Pin.IN, Pin.PULL_UP).value()))",
+    ]))
+    assert out.splitlines() == ["ValueError: invalid pin", "ValueError: invalid pin",
+                                "ValueError: pin can only be input", "0", "1"]
+
+
+def test_reset_cause_after_soft_and_hard_resets(vboard):
+    b = vboard
+    assert mpremote(b, "exec", "import machine\nprint(machine.reset_cause())").strip() == "5"  # soft
+    mpremote(b, "reset")  # machine.reset(): the chip resets
+    b.connect()
+    out = mpremote(b, "resume", "exec", "import machine\nprint(machine.reset_cause())")
+    assert out.strip() == "2"
+
+
+def test_boot_held_at_power_up_starts_in_safe_mode(vboard):
+    b = vboard
+    b.new()
+    b.req("throw", seg="T2")
+    st = b.state()
+    b.sim.boot_held = True
+    try:
+        b.sim.power_cut()
+        boot = b.wait("boot", timeout=20)
+        assert boot["safe"] == "button" and "BOOT" in boot["msg"]
+        # the game is not running: the REPL is free for mpremote
+        assert mpremote(b, "resume", "exec", "import sys\nprint('shove.app' in sys.modules)").strip() == "False"
+    finally:
+        b.sim.boot_held = False
+    b.sim.power_cut()
+    b.connect()  # the game runs again, as it was
+    assert b.state() == st
