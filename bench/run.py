@@ -182,6 +182,7 @@ def main():
     res["source_py_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".py"))
     pulse_capture(res)
     res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
+    res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
     res["seconds"] = round(time.monotonic() - started, 1)
     out = ROOT / "build" / "bench.json"
     out.parent.mkdir(exist_ok=True)
@@ -218,6 +219,20 @@ def report(r):
         ("  heap, 32-bit port: boot / game", "%(heap_boot_32bit_B)d B / %(heap_play_max_32bit_B)d B (goal < 40,960)" % r["wasm_heap"]),
         ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
             r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),
+    ]
+    m = r["esp32_model"]
+    rows.append(("7 ESP32 timing model: loop period", "%.1f us a pass on average (goal <= 100)" % m["loop_period_us"]))
+    for key in sorted(k for k in m if k.startswith("capture_")):
+        c = m[key]
+        us = key.split("_")[1]
+        rows.append(("  pulse %s%s" % (us, ", a state request in flight" if key.endswith("traffic") else ""),
+                     "%.1f%% scored (%d/%d), doubled %d" % (100.0 * c["scored"] / c["pulses"], c["scored"],
+                                                            c["pulses"], c["doubled"])))
+    for key in ("latency_ms", "latency_traffic_ms"):
+        rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
+                     "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))
+    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]))
+    rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
             r["deploy_full_s"], r["deploy_full_files"], r["deploy_nochange_s"], r["deploy_nochange_files"])),

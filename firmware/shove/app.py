@@ -16,6 +16,7 @@ from shove.boards import open_board
 
 SERVICE_EVERY = 8  # scans between service passes
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
+UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
@@ -24,6 +25,11 @@ JOURNAL_MAX_RECORDS = 600
 class App(Commands):
     def __init__(self, board=None, out=None):
         self.out = out or sys.stdout
+        self._bin = getattr(self.out, "buffer", None)  # bytes straight to the port
+        self._outq = bytearray()  # lines waiting for the UART
+        self._outpos = 0
+        self._out_t = 0
+        self._credit = UART_FIFO
         self.notices = []  # storage problems found at boot, sent after `boot`
         self.prof = self._load_profile()
         self.board = board or open_board(self.prof)
@@ -158,9 +164,51 @@ class App(Commands):
         return self.prof.brightness if b < 0 else b
 
     # ---- output ------------------------------------------------------------------------
+    # Output goes out at the UART's pace. The ESP32's console write fills the
+    # 128-byte hardware FIFO and then blocks in whole 10 ms RTOS ticks until
+    # the rest fits (ports/esp32/uart.c, uart_stdout_tx_strn): a 600-byte
+    # reply would stop the scanner for 50 ms. So lines are queued and each
+    # pass writes only what the FIFO has drained since the last write.
     def send(self, line):
-        self.out.write(line)
-        self.out.write("\n")
+        self._outq.extend(line.encode())
+        self._outq.extend(b"\n")
+        self._drain()
+
+    def _drain(self):
+        q = self._outq
+        left = len(q) - self._outpos
+        if not left:
+            return
+        per_byte = self.board.uart_us_per_byte
+        if not per_byte or self._bin is None:
+            n = left
+        else:
+            now = self.board.ticks_us()
+            n = self._credit + scanner.ticks_diff(now, self._out_t) // per_byte
+            self._out_t = now
+            if n > UART_FIFO:
+                n = UART_FIFO
+            if n > left:
+                n = left
+            self._credit = 0
+        self._write(self._outpos, n)
+
+    def _write(self, pos, n):
+        if self._bin is None:
+            self.out.write(bytes(self._outq[pos:pos + n]).decode())
+        else:
+            self._bin.write(memoryview(self._outq)[pos:pos + n])
+        self.board.sent(n)
+        self._outpos = pos + n
+        if self._outpos == len(self._outq):
+            self._outq = bytearray()
+            self._outpos = 0
+
+    def flush(self):
+        """Everything queued, now (before a reset or the REPL hand-over)."""
+        left = len(self._outq) - self._outpos
+        if left:
+            self._write(self._outpos, left)
 
     def emit(self, name, fields=None):
         self.send(protocol.event(name, fields))
@@ -314,6 +362,7 @@ class App(Commands):
         board = self.board
         board.feed()
         now = board.ticks_ms()
+        self._drain()
         self._read_serial(now)
         board.service(self)
         out = self._btn_events
@@ -385,8 +434,10 @@ class App(Commands):
         except BaseException as e:
             try:
                 self.emit("error", {"msg": "%s: %s; resetting" % (type(e).__name__, e), "errors": self.errors + 1})
+                self.flush()
             finally:
                 board.reset()
+        self.flush()
         board.serial_raw(False)
         board.stopped()
         if self.leaving == handover.TO_RAW:

@@ -50,6 +50,7 @@ class Commands:
             return
         for name, fields in after:
             if name == "reset":
+                self.flush()
                 self.board.reset()
             self.emit(name, fields)
 
@@ -161,5 +162,6 @@ class Commands:
                 "scanner": ("idle", "window", "lockout", "release")[self.scanner.state], "ignored": self.ignored,
                 "dropped": self.scanner.dropped, "errors": self.errors, "ctrl_c": self.watch.lone, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
+                "idles": getattr(self.board, "idles", 0),
                 "mem_peak": _mem_peak()}
 

@@ -92,3 +92,17 @@ def test_boot_held_at_power_up_starts_in_safe_mode(vboard):
     b.sim.power_cut()
     b.connect()  # the game runs again, as it was
     assert b.state() == st
+
+
+def test_an_idle_board_waits_instead_of_spinning_and_still_catches_short_darts(vboard):
+    b = vboard
+    b.new()
+    b.settle()
+    s0 = b.req("stats")["stats"]
+    b.sim.wait_rearmed()  # a control round trip: time passes with nothing to do
+    s1 = b.req("stats")["stats"]
+    assert s1["idles"] > s0["idles"]  # it waited for input rather than scanning an idle matrix
+    # a 0.5 ms closure scheduled on an idle board wakes it and is scored
+    r, c = b.cells["S7"]
+    b.sim.pulses([(r, c, 20000, 500)])
+    assert b.wait("dart")["seg"] == "S7"

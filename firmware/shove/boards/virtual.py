@@ -9,7 +9,7 @@ import select
 import sys
 import time
 
-from shove import store
+from shove import scanner, store
 from shove.boards.matrix_model import MatrixModel
 
 _MASK = 0x3FFFFFFF
@@ -23,6 +23,40 @@ RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
 # taking the CPU away, and the board's clock does not move during it. The
 # modelled slow parts (strip, flash) advance the clock in full.
 STALL_US = 500
+# Idle like a board, not a busy loop: with no closure scheduled, no button
+# held and the scanner idle, wait for the serial port or the control channel
+# this long at most. Nothing the firmware could see happens meanwhile, and
+# the wait counts on the board's clock, so it is no stall.
+IDLE_MS = 10
+
+# The ESP32 timing model (HAPENNY_TIMING=esp32; `make bench` uses it). The
+# board's clock then counts what the chip would spend, not what this PC does:
+# - the firmware's own computation: this process's CPU time (so the OS taking
+#   the CPU away never counts, a garbage collection or a long computation
+#   always does) times ESP32_SCALE, how much slower MicroPython runs on a
+#   240 MHz ESP32 than here (docs/virtual-board.md says where it comes from;
+#   HAPENNY_ESP32_SCALE overrides it);
+# - the UART: the REPL's console writes straight into the 128-byte hardware
+#   FIFO and, when it is full, waits a whole RTOS tick (10 ms) before trying
+#   again (ports/esp32/uart.c, uart_stdout_tx_strn); the FIFO drains at
+#   87 us a byte at 115200 baud;
+# - littlefs: a file rewritten beyond its inline size (128 bytes: cache_size
+#   = 4 x 32-byte program size, extmod/vfs_lfsx.c) takes a freshly erased
+#   4 KB block (an erase, ~45 ms typical) and its programming; bytes appended
+#   to a file kept open are only programmed; every sync commits metadata;
+# - the strip, as in the default model.
+ESP32_SCALE = 35
+UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
+UART_FIFO = 128
+RTOS_TICK_US = 10000
+ERASE_US = 45000
+PROGRAM_US_PER_KB = 2000
+COMMIT_US = 1000
+INLINE_MAX = 128
+# esp32.py's matrix read on the chip: per row a drive, settle and recovery
+# reads of the GPIO registers from viper code (docs/performance.md, "The
+# scan on an ESP32"), about 1.7 us a row, plus calling it from bytecode.
+READ_US = 20
 BUTTONS = ("next", "undo", "new")
 
 
@@ -42,6 +76,7 @@ class Board:
         self._base = int(os.getenv("HAPENNY_TICKS0") or 0) & _MASK
         self._total = 0  # board microseconds since start, unwrapped
         self.stalls = 0  # OS pauses the clock skipped
+        self.idles = 0  # idle waits (see IDLE_MS)
         self._ctl_in = None
         self._ctl_out = None
         self._ctl_buf = b""
@@ -52,6 +87,9 @@ class Board:
             self._ctl_out = open("/dev/fd/" + wfd, "wb")
             self._poll = select.poll()
             self._poll.register(self._ctl_in, select.POLLIN)
+            self._wake = select.poll()  # what ends an idle wait: a serial byte or a control line
+            self._wake.register(self._ctl_in, select.POLLIN)
+            self._wake.register(sys.stdin, select.POLLIN)
         self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
         self.flash_full = False  # a test can make the flash refuse every write
         self.crash = False  # a test can make the scan loop raise once
@@ -59,17 +97,103 @@ class Board:
         self._run_timers = None
         self._free_run = False
         self._last_loop = 0
+        self._own = 0  # short gaps counted since the last look at the CPU time
+        self.sent_us = 0  # board time the last line finished going into the UART (esp32 timing)
+        self.uart_blocked_us = 0  # time the firmware waited on a full UART FIFO (esp32 timing)
+        self.esp32 = os.getenv("HAPENNY_TIMING") == "esp32"
+        # the app paces its output at the UART's rate only where there is one
+        self.uart_us_per_byte = UART_US_PER_BYTE if self.esp32 else 0
+        if self.esp32:
+            self.slow = False  # the modelled costs are charged to the clock, not slept
+            self._scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
+            self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+            self._cpu_buf = bytearray(64)
+            self._cpu_last = self._cpu_ns()
+            self._fifo_empty = 0  # board time the UART's FIFO runs dry
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
         raw = time.ticks_us()
         gap = time.ticks_diff(raw, self._last)
         self._last = raw
-        if gap > STALL_US:
-            gap = STALL_US
-            self.stalls += 1
-        self._total += gap
+        if self.esp32:
+            self._total += self._esp32_gap(gap)
+        else:
+            if gap > STALL_US:
+                gap = STALL_US
+                self.stalls += 1
+            self._total += gap
         return (self._base + self._total) & _MASK
+
+    def _cpu_ns(self):
+        """This process's time on the CPU (the first field of schedstat),
+        parsed without allocating."""
+        f = self._cpu_f
+        f.seek(0)
+        n = f.readinto(self._cpu_buf)
+        v = 0
+        b = self._cpu_buf
+        for i in range(n):
+            c = b[i]
+            if c < 48 or c > 57:
+                break
+            v = v * 10 + c - 48
+        return v
+
+    def _esp32_gap(self, gap):
+        # Short gaps are the firmware computing. Past STALL_US, ask the kernel
+        # how much of the time since the last look this process really ran:
+        # the rest was the OS's. Either way the chip would take _scale times as long.
+        if gap <= STALL_US:
+            self._own += gap
+            return gap * self._scale
+        cpu = self._cpu_ns()
+        ran = (cpu - self._cpu_last) // 1000 - self._own  # of this gap, what was ours
+        self._cpu_last = cpu
+        self._own = 0
+        if ran < gap:
+            self.stalls += 1
+            gap = ran if ran > 0 else 0
+        return gap * self._scale
+
+    def _emulated(self, charge_us):
+        """Since the last tick, this process did the simulator's own work:
+        count `charge_us` of board time for it instead of its CPU time."""
+        t = time.ticks_us()
+        self._own += time.ticks_diff(t, self._last)
+        self._last = t
+        self._total += charge_us
+
+    def sent(self, n):
+        """`n` bytes went to the serial port (the app's console output)."""
+        if not self.esp32:
+            return
+        now = self._total
+        backlog = (self._fifo_empty - now) // UART_US_PER_BYTE if self._fifo_empty > now else 0
+        free = UART_FIFO - backlog
+        block = 0
+        if n > free:  # the writer waits whole RTOS ticks until the rest fits
+            drain = (n - free) * UART_US_PER_BYTE
+            block = (drain + RTOS_TICK_US - 1) // RTOS_TICK_US * RTOS_TICK_US
+        self._fifo_empty = max(now, self._fifo_empty) + n * UART_US_PER_BYTE
+        self.uart_blocked_us += block
+        self._spent(block)
+        self.sent_us = self._total
+
+    def _flash_us(self, nbytes, append):
+        if append:
+            return COMMIT_US + PROGRAM_US_PER_KB * nbytes // 1024
+        if nbytes <= INLINE_MAX:
+            return 2 * COMMIT_US  # stored in the directory's metadata: the file and the rename
+        return ERASE_US + PROGRAM_US_PER_KB * nbytes // 1024 + 2 * COMMIT_US
+
+    def _idle(self):
+        self.ticks_us()
+        t0 = time.ticks_us()
+        for _ in self._wake.ipoll(IDLE_MS):
+            break
+        self._spent(time.ticks_diff(time.ticks_us(), t0))
+        self.idles += 1
 
     def _spent(self, us):
         """A modelled slow operation took `us` of board time."""
@@ -90,7 +214,10 @@ class Board:
         full = self._full
         for r in range(self.rows):
             snap[r] = ~m.levels(r, now) & full
-
+        if self.esp32:
+            # the electrical model is this simulator's work, not the chip's:
+            # charge what esp32.py's viper read costs there instead
+            self._emulated(READ_US)
     def press(self, row, col, ms):
         return self.close_us(row, col, ms * 1000, 0)
 
@@ -109,7 +236,10 @@ class Board:
 
     # ---- strip and flash ---------------------------------------------------------
     def strip_write(self, frame):
-        if self.slow:
+        if self.esp32:
+            self.ticks_us()
+            self._spent(STRIP_US_PER_PIXEL * self.strip_count)
+        elif self.slow:
             self.ticks_us()
             us = STRIP_US_PER_PIXEL * self.strip_count
             end = time.ticks_add(time.ticks_us(), us)
@@ -130,7 +260,10 @@ class Board:
 
     def write_file(self, path, data):
         self._flash_check()
-        if self.slow:
+        if self.esp32:
+            self.ticks_us()
+            self._spent(self._flash_us(len(data), False))
+        elif self.slow:
             self.ticks_us()
             ms = FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024
             time.sleep_ms(ms)
@@ -139,7 +272,10 @@ class Board:
 
     def append_file(self, path, data):
         self._flash_check()
-        if self.slow:
+        if self.esp32:
+            self.ticks_us()
+            self._spent(self._flash_us(len(data), True))
+        elif self.slow:
             self.ticks_us()
             time.sleep_us(FLASH_APPEND_US)
             self._spent(FLASH_APPEND_US)
@@ -153,6 +289,16 @@ class Board:
     def service(self, app):
         if not self._ctl_in:
             return
+        if self.esp32:
+            self.ticks_us()
+            self._control_poll(app)
+            self._emulated(0)  # the control channel is the test bench, not the board
+            return
+        self._control_poll(app)
+        if self.model.idle and app.scanner.state == scanner.IDLE and not (self._held[0] or self._held[1] or self._held[2]):
+            self._idle()
+
+    def _control_poll(self, app):
         for _ in self._poll.ipoll(0):
             chunk = self._ctl_in.read(1)
             if not chunk:  # the simulator went away: the power is off
@@ -180,7 +326,7 @@ class Board:
             for row, col, delay, length in msg["pulses"]:
                 on = (now + delay) & _MASK
                 ok = self.model.close(row, col, on, (on + length) & _MASK) and ok
-            self._send({"seq": seq, "ok": ok})
+            self._send({"seq": seq, "ok": ok, "at": self._total})
         elif op == "button":
             self._held[BUTTONS.index(msg["name"])] = (self.ticks_ms() + msg["ms"]) & _MASK or 1
             self._send({"seq": seq, "ok": True})
@@ -193,7 +339,12 @@ class Board:
             self.flash_full = bool(msg["full"])
             self._send({"seq": seq, "ok": True})
         elif op == "stats":
-            self._send({"seq": seq, "stats": app.stats()})
+            st = app.stats()
+            self.ticks_us()
+            st["board_us"] = self._total  # the board's clock since start, unwrapped
+            st["sent_us"] = self.sent_us
+            st["uart_blocked_us"] = self.uart_blocked_us
+            self._send({"seq": seq, "stats": st})
         else:
             self._send({"seq": seq, "error": "unknown op"})
 
@@ -221,7 +372,11 @@ class Board:
     def feed(self):
         self._last_loop = time.ticks_ms()
         if self._run_timers is not None:
+            if self.esp32:
+                self.ticks_us()
             self._run_timers()  # scheduled callbacks run between the loop's passes, as on the chip
+            if self.esp32:
+                self._emulated(0)  # the timer emulation, not the chip's work
 
     def stopped(self):
         self._free_run = True

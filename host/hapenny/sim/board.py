@@ -33,6 +33,10 @@ POWER_ON = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13 (
 WDT_PANIC = (b"E (0) task_wdt: Task watchdog got triggered. The following tasks/users did not reset the "
              b"watchdog in time:\r\nE (0) task_wdt:  - mpy_machine_wdt\r\nRebooting...\r\n"
              b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n")
+# The unix port's heap under the ESP32 timing model: the chip has about 110 KB
+# for MicroPython (a 56 KB first block grown from the IDF heap), and this
+# port's 8-byte words make the same objects about 1.7 times as large.
+ESP32_HEAP = 192 * 1024
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
 
@@ -66,7 +70,8 @@ def micropython_path():
 class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
-    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False):
+    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False,
+                 timing=None):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -77,6 +82,7 @@ class VirtualBoard:
         self.ticks0 = ticks0
         self.log = log
         self.refresh = refresh  # install the current firmware even on a used flash
+        self.timing = timing  # "esp32": the board's clock charges what the chip would spend (virtual.py)
         self.port = None
         self.proc = None
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
@@ -156,9 +162,17 @@ class VirtualBoard:
             env.pop("HAPENNY_FAST", None)
         if self.ticks0 is not None:
             env["HAPENNY_TICKS0"] = str(self.ticks0)
+        args = [micropython_path()]
+        if self.timing == "esp32":
+            env["HAPENNY_TIMING"] = "esp32"
+            # a heap as tight as the chip's (its 32-bit objects are about
+            # 0.6 of these), so garbage collections come as often
+            args += ["-X", "heapsize=%d" % ESP32_HEAP]
+        else:
+            env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
         proc = subprocess.Popen(
-            [micropython_path(), str(RUNTIME / "vboot.py")], cwd=str(self.board_dir), env=env,
+            args + [str(RUNTIME / "vboot.py")], cwd=str(self.board_dir), env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(ctl_in_r, ctl_out_w), bufsize=0, preexec_fn=_die_with_parent,
         )
@@ -382,6 +396,7 @@ class VirtualBoard:
         rep = self.control("pulses", pulses=[list(p) for p in pattern])
         if not rep.get("ok"):
             raise SimError("the matrix model has no free closure slot")
+        return rep.get("at")  # that instant, in board microseconds since start
 
     def button(self, name, ms=100):
         self.control("button", name=name, ms=ms)

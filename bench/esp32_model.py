@@ -1,0 +1,151 @@
+"""The whole board under the ESP32 timing model (docs/virtual-board.md): the
+virtual board's clock charges what the chip would spend (its computation at
+ESP32 speed, the UART, littlefs, the strip), so pulse capture, the loop
+period and latency are as a real board would have them, not as this PC does.
+
+measure(quick=False) -> dict of figures; `python bench/esp32_model.py`
+prints them. Every figure is on the board's clock."""
+import json
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "host"))
+
+from hapenny.connect import connect  # noqa: E402
+from hapenny.sim.board import VirtualBoard  # noqa: E402
+
+LENGTHS_US = (500, 1000, 2000)
+LOCKOUT_US = 60000  # the profile's lockout: a second dart must come after it
+
+
+def _percentile(xs, p):
+    """Nearest-rank percentile."""
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, -(-p * len(s) // 100) - 1))
+    return s[k]
+
+
+def _loop_period(vb, seconds):
+    s0 = vb.stats()
+    end = s0["board_us"] + seconds * 1e6
+    s1 = s0
+    while s1["board_us"] < end:
+        s1 = vb.stats()
+    return (s1["board_us"] - s0["board_us"]) / max(1, s1["scans"] - s0["scans"])
+
+
+class Run:
+    def __init__(self, vb, link, cells):
+        self.vb = vb
+        self.link = link
+        self.cells = cells
+        self.live = [seg for seg in cells if seg.startswith("S") and seg[1:].isdigit() and int(seg[1:]) <= 20]
+        self.thrown = 0
+
+    def fresh_game(self):
+        self.link.request("new", players=["Ann", "Bob"],
+                          rules={"beds": list(range(1, 21)), "marks": 9, "darts": 9})
+        self.link.drain()
+        self.link.events.clear()
+        self.thrown = 0
+
+    def dart(self, length_us, traffic, rnd):
+        """One closure on a random crossing; returns (scored, doubled, latency_us)."""
+        if self.thrown == 9:
+            self.link.request("next")
+            self.thrown = 0
+        self.vb.wait_rearmed()
+        seg = rnd.choice(self.live)
+        r, c = self.cells[seg]
+        delay = rnd.randrange(1000, 4000)
+        at = self.vb.pulses([(r, c, delay, length_us)])
+        if traffic:  # the host asks for the whole state while the dart lands
+            self.link.send_line(b'{"cmd":"state","id":"t"}\n')
+        got = self.events_until(at + delay + 300000)  # 300 ms of the board's time
+        darts = [e for e in got if e.get("ev") == "dart"]
+        scored = any(e["seg"] == seg for e in darts)
+        lat = None
+        if scored and len(darts) == 1:
+            lat = self.sent_at[id(darts[0])] - at - delay
+        self.thrown += len(darts)
+        if self.thrown >= 9:
+            self.link.request("next")
+            self.thrown = 0
+        return scored, len(darts) - (1 if scored else 0), lat
+
+    def events_until(self, board_us):
+        """Every event until the board's clock passes `board_us`; each dart
+        event's board time of sending is kept in self.sent_at."""
+        out = []
+        self.sent_at = {}
+        last_sent = self.vb.stats()["sent_us"]
+        while True:
+            self.link._pump(0.002)
+            st = self.vb.stats()
+            while self.link.events:
+                ev = self.link.events.popleft()
+                out.append(ev)
+                if ev.get("ev") == "dart":
+                    self.sent_at[id(ev)] = st["sent_us"] if st["sent_us"] != last_sent else last_sent
+            last_sent = st["sent_us"]
+            if st["board_us"] > board_us and st["scanner"] == "idle":
+                return out
+
+    def pair(self, rnd):
+        """Two darts, the second as soon as the scanner may take it: is it lost
+        to the work the first one caused (storage, the event, the strip)?"""
+        if self.thrown >= 8:
+            self.link.request("next")
+            self.thrown = 0
+        self.vb.wait_rearmed()
+        a, b = rnd.sample(self.live, 2)
+        (r1, c1), (r2, c2) = self.cells[a], self.cells[b]
+        second = 2000 + LOCKOUT_US + 30000  # once the lockout and re-arm are well over
+        at = self.vb.pulses([(r1, c1, 2000, 2000), (r2, c2, second, 2000)])
+        seen = {e["seg"] for e in self.events_until(at + second + 300000) if e.get("ev") == "dart"}
+        self.thrown += len(seen)
+        return b in seen
+
+
+def measure(quick=False):
+    n = 40 if quick else 300
+    rnd = random.Random(7)
+    out = {}
+    with VirtualBoard(timing="esp32") as vb:
+        link, info, ser = connect(vb.port)
+        try:
+            cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
+            run = Run(vb, link, cells)
+            run.fresh_game()
+            out["loop_period_us"] = round(_loop_period(vb, 2.0), 1)
+            for traffic in (False, True):
+                for length in LENGTHS_US:
+                    scored = doubled = 0
+                    lats = []
+                    for _ in range(n):
+                        ok, dbl, lat = run.dart(length, traffic, rnd)
+                        scored += ok
+                        doubled += dbl
+                        if lat is not None:
+                            lats.append(lat)
+                    key = "capture_%dus%s" % (length, "_traffic" if traffic else "")
+                    out[key] = {"pulses": n, "scored": scored, "doubled": doubled}
+                    if lats and length == 1000:
+                        out["latency%s_ms" % ("_traffic" if traffic else "")] = {
+                            "p50": round(_percentile(lats, 50) / 1000, 1),
+                            "p99": round(_percentile(lats, 99) / 1000, 1)}
+                    run.fresh_game()
+            pairs = n // 2
+            lost = sum(not run.pair(rnd) for _ in range(pairs))
+            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost}
+            st = vb.stats()
+            out["stalls_skipped"] = st["stalls"]
+        finally:
+            ser.close()
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(quick="--quick" in sys.argv), indent=1))
