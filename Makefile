@@ -8,7 +8,7 @@ HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 
-.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap clean
+.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap mutants clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,10 @@ flash: $(STAMP)
 
 deploy: $(STAMP)
 	$(BIN)/hapenny deploy $(if $(PORT),--port $(PORT)) $(if $(PROFILE),--profile $(PROFILE))
+
+# every defect in tests/mutants.py must make the suite fail (a few minutes)
+mutants: $(STAMP)
+	$(BIN)/python tests/mutants.py
 
 # 10,000 darts through the virtual board's matrix (about 20 minutes; not part of make test)
 soak: $(STAMP)

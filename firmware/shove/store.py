@@ -13,12 +13,24 @@ def _exists(path):
         return False
 
 
-def write_atomic(path, data):
+def write_atomic(path, data, pause=None):
+    """`pause` (the virtual board's flash model) is called where the chip
+    spends its time: halfway through the data and before the rename, so a
+    power cut can land in either."""
     tmp = path + TMP
     with open(tmp, "wb") as f:
-        f.write(data)
+        if pause is None:
+            f.write(data)
+        else:
+            half = len(data) // 2
+            f.write(data[:half])
+            f.flush()
+            pause()
+            f.write(data[half:])
         if hasattr(f, "flush"):
             f.flush()
+    if pause is not None:
+        pause()
     try:
         os.rename(tmp, path)
     except OSError:

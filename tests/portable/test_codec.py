@@ -117,3 +117,41 @@ def test_store_quarantines_damaged_files():
     store.quarantine(p)
     assert store.read(p) is None
     assert sorted(os.listdir(d)) == ["map.json.bad"]
+
+
+def test_a_torn_temporary_file_never_replaces_the_committed_one():
+    # a cut while the new content was being written leaves a short .tmp
+    # beside the good file: the good file is what the board reads, and the
+    # next write replaces the leftover
+    d = _tmpdir("store4")
+    p = d + "/config.json"
+    store.write_atomic(p, b'{"auto_next_ms": 500}')
+    with open(p + ".tmp", "wb") as f:
+        f.write(b'{"auto_ne')
+    assert store.read(p) == b'{"auto_next_ms": 500}'
+    assert store.read(p) == b'{"auto_next_ms": 500}'  # and again: the leftover did not win later
+    store.write_atomic(p, b'{"auto_next_ms": 0}')
+    assert store.read(p) == b'{"auto_next_ms": 0}'
+    assert sorted(os.listdir(d)) == ["config.json"]
+
+
+def test_a_cut_inside_a_paced_write_leaves_the_old_content():
+    # the virtual board spends its modelled flash time inside the write and
+    # before the rename (store.write_atomic's `pause`); a cut there is modelled
+    # by the pause raising
+    d = _tmpdir("store5")
+    p = d + "/map.json"
+    store.write_atomic(p, b"old")
+    for cut_at in (1, 2):
+        calls = []
+
+        def pause():
+            calls.append(1)
+            if len(calls) == cut_at:
+                raise KeyboardInterrupt  # stands in for the power going
+
+        try:
+            store.write_atomic(p, b"the new map, long enough to be cut", pause)
+        except KeyboardInterrupt:
+            pass
+        assert store.read(p) == b"old", cut_at

@@ -9,9 +9,10 @@ KIND = {scanner.EV_HIT: "hit", scanner.EV_STUCK: "stuck", scanner.EV_CLEARED: "c
 
 def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, **timing):
     """pulses: (row, col, on_ms, length_ms) -> [(kind, row, col, t_ms)]."""
-    m = MatrixModel(rows, cols)
+    m = MatrixModel(rows, cols, slots=max(32, len(pulses)))
     for r, c, on, length in pulses:
-        m.close(r, c, (start + int(on * 1000)) & MASK, (start + int((on + length) * 1000)) & MASK)
+        # every closure must really be scheduled, or the case tests less than it says
+        assert m.close(r, c, (start + int(on * 1000)) & MASK, (start + int((on + length) * 1000)) & MASK)
     sc = scanner.Scanner(rows, cols, **timing)
     full = (1 << cols) - 1
     out = []
@@ -53,9 +54,22 @@ def test_bounce_burst_is_one_dart():
 
 
 def test_bounce_that_outlasts_lockout_is_still_one_dart():
-    # chatter keeps going past the lockout: re-arm waits for a quiet matrix
+    # chatter keeps going for 120 ms, twice the lockout: re-arm waits for a quiet matrix
     burst = [(2, 2, 10 + 2 * i, 1) for i in range(60)]
+    assert burst[-1][2] > 10 + 60 + 50
     assert kinds(simulate(burst, 400)) == [("hit", 2, 2)]
+
+
+def test_rearm_needs_the_quiet_time_after_the_lockout():
+    # 1 ms contacts separated by gaps, for 200 ms: a gap shorter than the
+    # 5 ms re-arm time never re-arms; a longer one does, once each lockout is over
+    table = [(3, 1), (4, 1), (6, 3), (10, 3)]  # (gap ms, hits)
+    for gap, hits in table:
+        pulses = [(2, 2, 10 + (1 + gap) * i, 1) for i in range(200 // (1 + gap))]
+        ev = simulate(pulses, 400)
+        assert kinds(ev) == [("hit", 2, 2)] * hits, (gap, ev)
+        times = [t for _, _, _, t in ev]
+        assert all(b - a >= 60 for a, b in zip(times, times[1:])), (gap, times)
 
 
 def test_two_crossings_at_once_the_one_closed_longest_wins():

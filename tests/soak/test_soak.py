@@ -1,8 +1,9 @@
-"""Soak: 10,000 darts through the virtual board's matrix, as fast as the
-scanner's lockout allows, with buttons and host commands mixed in. Every
-closure must come back as exactly one event (a dart, or an ignored hit after
-a win) with the right segment, and the heap must stay flat.
-Run with `make soak` (HAPENNY_SOAK=1; SOAK_DARTS to change the count)."""
+"""Soak: closures through the virtual board's matrix, as fast as the
+scanner's lockout allows, with buttons and host commands (state, leds,
+config) mixed in between visits. Every closure must come back as exactly one
+event (a dart, or an ignored hit after a win) on the right crossing, and the
+heap must stay flat. `make test` runs 300 closures; `make soak`
+(HAPENNY_SOAK=1) 10,000; SOAK_DARTS sets any count."""
 import os
 import random
 import time
@@ -11,45 +12,82 @@ from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
 from mphelp import figure
 
-DARTS = int(os.environ.get("SOAK_DARTS", "10000"))
+DARTS = int(os.environ.get("SOAK_DARTS") or (10000 if os.environ.get("HAPENNY_SOAK") else 300))
 SPACING_US = 75000  # lockout 60 ms + re-arm 5 ms + a 3 ms contact, and a margin
 PULSE_US = 3000
+KINDS = ("dart", "ignored")
 
 
-def test_soak_ten_thousand_darts():
+def match(pulses, events):
+    """Pair events with pulses by crossing, in order: -> (matched [(pulse, event)],
+    missed pulses, extra events). An event for a crossing closed earlier than the
+    next unmatched pulse's is an extra (a double)."""
+    matched, extra = [], []
+    i = 0
+    for ev in events:
+        cell = (ev.get("row"), ev.get("col"))
+        j = i
+        while j < len(pulses) and pulses[j][:2] != cell:
+            j += 1
+        if j == len(pulses):
+            extra.append(ev)
+            continue
+        matched.append((pulses[j], ev))
+        i = j + 1
+    return matched, len(pulses) - len(matched), extra
+
+
+def test_match_counts_misses_doubles_and_order():
+    p = [(1, 1, "S1"), (2, 2, "S2"), (1, 1, "S1")]
+    ev = lambda r, c: {"row": r, "col": c}  # noqa: E731
+    assert match(p, [ev(1, 1), ev(2, 2), ev(1, 1)])[1:] == (0, [])
+    assert match(p, [ev(1, 1), ev(1, 1)])[1] == 1  # the middle one missed
+    assert match(p, [ev(1, 1), ev(2, 2), ev(2, 2), ev(1, 1)])[1:] == (0, [ev(2, 2)])  # a double
+    assert match(p, [ev(3, 3)])[1:] == (3, [ev(3, 3)])
+
+
+def drain_events(link, seconds):
+    got = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        link._pump(0.02)
+    while link.events:
+        ev = link.events.popleft()
+        if ev["ev"] in KINDS:
+            got.append(ev)
+    return got
+
+
+def test_soak():
     rnd = random.Random(10000)
     vb = VirtualBoard().start()
     try:
         link, info, ser = connect(vb.port)
         cells = link.request("map")["cells"]
         link.request("new", players=["Ann", "Bob"], rules={"darts": 9})
-        sent = darts = ignored = missed = doubled = wrong = games = visits = 0
+        sent = darts = ignored = missed = doubled = wrong = late = games = visits = configs = 0
         mem = []
         started = time.monotonic()
         while sent < DARTS:
             st = link.request("state")["state"]
             n = min(st["darts_left"], DARTS - sent)
-            pick = [rnd.choice(cells) for _ in range(n)]
+            pick = [tuple(rnd.choice(cells)) for _ in range(n)]
             vb.wait_rearmed()
+            late += len(drain_events(link, 0))  # anything still arriving from before this visit
             vb.pulses([(r, c, i * SPACING_US, PULSE_US) for i, (r, c, _) in enumerate(pick)])
             sent += n
             got = []
             end = time.monotonic() + n * SPACING_US / 1e6 + 5
             while len(got) < n and time.monotonic() < end:
-                link._pump(0.05)
-                while link.events:
-                    ev = link.events.popleft()
-                    if ev["ev"] in ("dart", "ignored"):
-                        got.append(ev)
-            time.sleep(0.15)  # anything doubled would show now
-            link._pump(0.05)
-            extra = [e for e in link.events if e["ev"] in ("dart", "ignored")]
-            link.events.clear()
+                got += drain_events(link, 0.05)
+            vb.wait_rearmed()  # the scanner is idle: every closure has been decided
+            got += drain_events(link, 0.05)
+            pairs, miss, extra = match(pick, got)
+            missed += miss
             doubled += len(extra)
-            missed += n - len(got)
-            wrong += sum(1 for ev, (_, _, seg) in zip(got, pick) if ev["seg"] != seg)
-            darts += sum(1 for ev in got if ev["ev"] == "dart")
-            ignored += sum(1 for ev in got if ev["ev"] == "ignored")
+            wrong += sum(1 for (_, _, seg), ev in pairs if ev["seg"] != seg)
+            darts += sum(1 for _, ev in pairs if ev["ev"] == "dart")
+            ignored += sum(1 for _, ev in pairs if ev["ev"] == "ignored")
             st = link.request("state")["state"]
             visits += 1
             if st["phase"] == "over":  # a new game: the button, or the host
@@ -59,8 +97,6 @@ def test_soak_ten_thousand_darts():
                     link.wait_event("new", timeout=5)
                 else:
                     link.request("new", players=["Ann", "Bob"], rules={"darts": 9})
-                link.drain()
-                link.events.clear()
                 mem.append(link.request("stats")["stats"]["mem_alloc"])
             elif visits % 2:
                 vb.button("next", ms=80)
@@ -68,17 +104,21 @@ def test_soak_ten_thousand_darts():
             else:
                 link.request("next")
             link.request("leds")
-            link.events.clear()
+            if visits % 5 == 0:  # a setting changed between visits, stored on flash
+                link.request("config", set={"brightness": rnd.choice([-1, 40, 200])})
+                configs += 1
+        late += len(drain_events(link, 0.3))
         elapsed = time.monotonic() - started
         stats = link.request("stats")["stats"]
+        link.request("config", set={"brightness": -1})
         ser.close()
     finally:
         vb.stop()
     growth = (max(mem) - min(mem)) if mem else 0
     figure("soak", closures=sent, darts=darts, ignored_after_win=ignored, missed=missed, doubled=doubled,
-           wrong_segment=wrong, games=games, visits=visits, heap_spread_bytes=growth,
-           firmware_errors=stats["errors"], minutes=round(elapsed / 60, 1))
-    assert missed == 0 and doubled == 0 and wrong == 0
+           late_events=late, wrong_segment=wrong, games=games, visits=visits, config_writes=configs,
+           heap_spread_bytes=growth, firmware_errors=stats["errors"], minutes=round(elapsed / 60, 1))
+    assert missed == 0 and doubled == 0 and wrong == 0 and late == 0
     assert darts + ignored == sent
     assert stats["errors"] == 0
     assert growth < 8192, mem

@@ -264,11 +264,18 @@ class Board:
             self.ticks_us()
             self._spent(self._flash_us(len(data), False))
         elif self.slow:
-            self.ticks_us()
+            # the time goes where the chip spends it: inside the write and
+            # before the rename, so a power cut can land in either
             ms = FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024
-            time.sleep_ms(ms)
-            self._spent(ms * 1000)
+            self._pause_ms = ms // 2
+            self.ticks_us()
+            store.write_atomic(path, data, self._flash_pause)
+            self._spent(2 * self._pause_ms * 1000)
+            return
         store.write_atomic(path, data)
+
+    def _flash_pause(self):
+        time.sleep_ms(self._pause_ms)
 
     def append_file(self, path, data):
         self._flash_check()

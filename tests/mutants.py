@@ -1,0 +1,95 @@
+"""`make mutants`: each mutation below is a defect the suite must catch.
+Every one is applied alone to a scratch copy of the tree (never to the
+working tree), the named tests are run there, and they must fail. One line
+a mutant; exit status 1 if any survives.
+
+A mutant is (file, original text, replacement, tests that must catch it)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+MUTANTS = [
+    ("firmware/shove/scanner.py", "ticks_diff(now, self.open_since) >= self.rearm_us",
+     "ticks_diff(now, self.open_since) >= 0", ["tests/portable/test_scanner.py"]),
+    ("firmware/shove/journal.py", "        for i in range(n):\n",
+     "        for i in range(n - 1 if n else 0):\n", ["tests/portable/test_journal.py"]),
+    ("firmware/shove/journal.py", "return game, n, len(body) % REC == 0",
+     "return game, n, True", ["tests/portable/test_journal.py"]),
+    ("firmware/shove/store.py", "if not _exists(path) and _exists(path + TMP):",
+     "if _exists(path + TMP):", ["tests/portable/test_codec.py"]),
+    ("firmware/shove/store.py", "            f.flush()\n            pause()\n",
+     "            f.flush()\n", ["tests/portable/test_codec.py"]),
+    ("firmware/shove/events.py", "tally.append(game.marks[r * nb + bi])",
+     "tally.append(game.marks[side * nb + bi])", ["tests/test_gamestate.py"]),
+    ("host/hapenny/gamestate.py", "return [i for i, s in enumerate(st[\"sides\"]) if all(m >= full",
+     "return [i for i, s in enumerate(st[\"sides\"]) if any(m >= full", ["tests/test_gamestate.py"]),
+    ("firmware/shove/handover.py", "if b == CTRL_A and live:", "if b == CTRL_A:",
+     ["tests/portable/test_handover.py"]),
+    ("firmware/shove/handover.py", "if self.armed and (not live or b not in (10, 13)):",
+     "if self.armed and not live:", ["tests/portable/test_handover.py"]),
+    ("firmware/shove/rules.py", "take -= 1  # the last mark of a game must be scored, never given",
+     "take -= 0", ["tests/portable/test_rules.py"]),
+    ("firmware/shove/app.py", "        self.jdirty = not clean\n",
+     "        self.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
+    ("firmware/shove/boards/virtual.py", "self.uart_us_per_byte = UART_US_PER_BYTE if self.esp32 else 0",
+     "self.uart_us_per_byte = 0", ["tests/test_esp32_timing.py"]),
+    ("tests/soak/test_soak.py", "            extra.append(ev)\n", "            pass\n",
+     ["tests/soak/test_soak.py::test_match_counts_misses_doubles_and_order"]),
+    ("firmware/shove/safeboot.py", "callback=lambda _t: wdt.feed())", "callback=lambda _t: None)",
+     ["tests/portable/test_safeboot.py"]),
+]
+
+
+def tree_files():
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return [p for p in out.splitlines() if (ROOT / p).is_file()]
+
+
+def main():
+    py = sys.executable
+    survived = 0
+    with tempfile.TemporaryDirectory(prefix="hapenny-mutants-") as tmp:
+        base = Path(tmp) / "tree"
+        for rel in tree_files():
+            dst = base / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dst)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(base / "host"), str(base / "firmware")]))
+        # the copy must pass them all unmutated, or "caught" would mean nothing
+        every = sorted({t for m in MUTANTS for t in m[3]})
+        proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *every], cwd=base, env=env,
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            print(proc.stdout[-3000:] + proc.stderr[-2000:])
+            print("the unmutated copy fails its tests: no mutant can be judged")
+            return 1
+        print("unmutated copy: %d test files pass" % len(every))
+        for n, (rel, old, new, tests) in enumerate(MUTANTS, 1):
+            path = base / rel
+            text = path.read_text()
+            if text.count(old) != 1:
+                print("mutant %2d %s: the original text is not there once: fix the list" % (n, rel))
+                survived += 1
+                continue
+            path.write_text(text.replace(old, new))
+            try:
+                proc = subprocess.run([py, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+                                      cwd=base, env=env, capture_output=True, text=True, timeout=600)
+            finally:
+                path.write_text(text)
+            caught = proc.returncode not in (0, 5)
+            survived += not caught
+            print("mutant %2d %-32s %s" % (n, rel.split("/")[-1] + ":", "caught" if caught else "SURVIVED"),
+                  "(%s -> %s)" % (old.strip()[:40], new.strip()[:40]))
+    print("%d of %d mutants caught" % (len(MUTANTS) - survived, len(MUTANTS)))
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
