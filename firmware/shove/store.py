@@ -1,8 +1,11 @@
 # Power-safe files: write a temporary file, then rename it over the old one,
 # so a power cut leaves either the old or the new content, never half.
+# A `.tmp` file may be torn (the cut came while it was written), so it never
+# becomes the file; only a `.ok` file, renamed from a complete `.tmp`, does.
 import os
 
 TMP = ".tmp"
+OK = ".ok"
 
 
 def _exists(path):
@@ -32,12 +35,14 @@ def write_atomic(path, data, pause=None):
     if pause is not None:
         pause()
     try:
-        os.rename(tmp, path)
+        os.rename(tmp, path)  # littlefs replaces the old file in one step
     except OSError:
-        # filesystems that refuse to rename over a file (FAT): the old file
-        # goes first; read() then recovers from the complete .tmp if cut here
+        # filesystems that refuse to rename over a file (FAT): mark the new
+        # content complete, then the old file goes; read() finishes the
+        # replace from the `.ok` if cut between the two
+        os.rename(tmp, path + OK)
         os.remove(path)
-        os.rename(tmp, path)
+        os.rename(path + OK, path)
 
 
 def append(path, data):
@@ -50,8 +55,8 @@ def append(path, data):
 
 def read(path):
     """Contents, or None if there is no such file. Finishes an interrupted replace."""
-    if not _exists(path) and _exists(path + TMP):
-        os.rename(path + TMP, path)
+    if not _exists(path) and _exists(path + OK):
+        os.rename(path + OK, path)
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -60,7 +65,7 @@ def read(path):
 
 
 def remove(path):
-    for p in (path, path + TMP):
+    for p in (path, path + TMP, path + OK):
         try:
             os.remove(p)
         except OSError:

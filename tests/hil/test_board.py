@@ -84,7 +84,7 @@ def test_chatter_burst_is_one_dart(board):
     r, c = board.cells["D4"]
     board.sim.pulses([(r, c, i * 700, 300) for i in range(15)])
     assert board.wait("dart")["seg"] == "D4"
-    time.sleep(0.3)
+    board.settle()  # re-armed: the burst is over and decided
     board.link.drain()
     assert [e for e in board.link.events if e["ev"] == "dart"] == []
     assert board.state()["darts_left"] == 2
@@ -96,7 +96,7 @@ def test_two_crossings_at_once_the_longer_wins(board):
     (r1, c1), (r2, c2) = board.cells["T7"], board.cells["S9"]
     board.sim.pulses([(r1, c1, 0, 8000), (r2, c2, 200, 400)])
     assert board.wait("dart")["seg"] == "T7"
-    time.sleep(0.2)
+    board.settle()
     board.link.drain()
     assert not [e for e in board.link.events if e["ev"] == "dart"]
 

@@ -133,23 +133,37 @@ def test_hostile_input_gets_errors_and_changes_nothing(board):
 POWER_CUTS = 150
 
 
+def _quiet(link, gap=0.3, limit=10.0):
+    """Read until the port has been quiet for `gap` s: events after `boot`
+    (a `storage` report of a damaged file) must be seen, not dropped."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        seen = len(link.events) + len(link.noise)
+        if not link._pump(gap) and len(link.events) + len(link.noise) == seen:
+            return
+
+
 def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
+    """Every figure printed is counted from what was observed: each reply and
+    dart event read before a cut is an acknowledged change, and the board
+    must hold all of them after it, plus at most the one change whose reply
+    had not been read."""
     b = fresh_sim
     rnd = random.Random(7)
     b.new(["Ann", "Bob"], rules={"darts": 9})
-    acked_state = b.state()
+    history = [b.state()]  # acknowledged game states, oldest first
     acked_cfg = b.req("config")["config"]
     acked_map = sorted(b.req("map")["cells"])
     base_map = b.req("map")["cells"]
-    in_flight = agree = restored_extra = 0
+    exact = kept = dropped = lost = damaged = acked_changes = map_in_flight = 0
     kinds = {}
     for cut in range(POWER_CUTS):
         kind = rnd.choice(["dart", "dart", "throw", "next", "undo", "config", "map"])
         kinds[kind] = kinds.get(kind, 0) + 1
         pending_cfg = pending_map = None
+        delay = rnd.uniform(0, 0.03)
         if kind == "dart":
-            seg = rnd.choice(["S1", "T2", "D3", "S9"])
-            r, c = b.cells[seg]
+            r, c = b.cells[rnd.choice(["S1", "T2", "D3", "S9"])]
             b.sim.close(r, c, ms=3)
         elif kind == "throw":
             b.link.send_line(json.dumps({"cmd": "throw", "seg": rnd.choice(["S4", "T6", "MISS"]), "id": "c"}) + "\n")
@@ -159,50 +173,74 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
             pending_cfg = dict(acked_cfg, auto_next_ms=rnd.randint(0, 9000))
             b.link.send_line(json.dumps({"cmd": "config", "set": {"auto_next_ms": pending_cfg["auto_next_ms"]},
                                          "id": "c"}) + "\n")
-        else:
+        else:  # a whole map in three lines, sent at once; the last reply acknowledges it
             shuffled = [[r, c, s] for (r, c, _), s in zip(base_map, rnd.sample([x[2] for x in base_map], len(base_map)))]
             pending_map = sorted(shuffled)
-            try:
-                b.link.set_map(shuffled)  # several lines; acknowledged by the last reply
-                acked_map, pending_map = pending_map, None
-            except Exception:
-                pass
-        time.sleep(rnd.uniform(0, 0.03))  # cut at a random moment of the write
-        # what was acknowledged before the cut
-        b.link._pump(0.0)
+            third = len(shuffled) // 3 + 1
+            parts = [shuffled[i:i + third] for i in range(0, len(shuffled), third)]
+            lines = [json.dumps({"cmd": "map", "set": p, "more": True, "id": "m%d" % i}) for i, p in enumerate(parts[:-1])]
+            lines.append(json.dumps({"cmd": "map", "set": parts[-1], "id": "c"}))
+            b.link.send_line("\n".join(lines) + "\n")
+            delay = rnd.choice([0.0, rnd.uniform(0, 0.03)])  # often cut before the map is stored
+        time.sleep(delay)  # the cut lands at a random moment of the change
+        # what the board acknowledged before the cut
+        replies = b.link._pump(0.0)
+        acked = [r for r in replies if r.get("id") == "c"]
+        dart_seen = False
         for ev in list(b.link.events):
             if ev.get("ev") == "dart":
-                acked_state = gamestate.apply(acked_state, ev)
+                history.append(gamestate.apply(history[-1], ev))
+                acked_changes += ev["src"] == "matrix"  # a host throw is counted by its reply
+                dart_seen = True
+        if acked:
+            rep = acked[0]
+            if rep["ok"] and "state" in rep:
+                history.append(rep["state"])
+            elif rep["ok"] and "config" in rep:
+                acked_cfg, pending_cfg = rep["config"], None
+            elif rep["ok"] and "cells" in rep:
+                acked_map, pending_map = sorted(rep["cells"]), None
+            acked_changes += rep["ok"]
+        elif kind == "map":
+            map_in_flight += 1
         b.sim.power_cut()
         b.wait("boot", timeout=20)
-        assert not [e for e in b.link.events if e.get("ev") == "storage"], "a file was damaged"
+        _quiet(b.link)
+        bad = [e for e in b.link.events if e.get("ev") == "storage"]
+        damaged += len(bad)
+        assert not bad, (kind, bad)
         b.connect()
         st = b.state()
-        # the game: the acknowledged state, or that plus the one change in flight
-        if st == acked_state:
-            agree += 1
-        else:
-            assert st["moves"] in (acked_state["moves"] + 1, acked_state["moves"] - 1), (st, acked_state)
-            if st["moves"] == acked_state["moves"] + 1:
-                assert b.req("undo")["state"] == acked_state  # exactly one more action, nothing else
-            in_flight += 1
+        # the game: every acknowledged change, and perhaps the one in flight
+        want = history[-1]
+        in_flight = kind in ("throw", "next", "undo") and not acked or kind == "dart" and not dart_seen
+        if st == want:
+            exact += 1
+        elif in_flight and st["moves"] == want["moves"] + 1 and b.req("undo")["state"] == want:
+            kept += 1  # the change in flight was stored: exactly one more action, nothing else
             st = b.state()
-        acked_state = b.state()
+        elif in_flight and kind == "undo" and len(history) > 1 and st == history[-2]:
+            kept += 1  # an undo in flight was stored
+        else:
+            lost += 1
+        history = [st]
         cfg = b.req("config")["config"]
-        assert cfg == acked_cfg or (pending_cfg and cfg == pending_cfg), (cfg, acked_cfg, pending_cfg)
+        if cfg != acked_cfg and not (pending_cfg and cfg == pending_cfg):
+            lost += 1
         acked_cfg = cfg
         m = sorted(b.req("map")["cells"])
-        assert m == acked_map or (pending_map and m == pending_map)
-        if pending_map and m == pending_map:
-            restored_extra += 1
+        if m != acked_map and not (pending_map and m == pending_map):
+            lost += 1
         acked_map = m
-        if acked_state["phase"] in ("hold", "over"):
-            acked_state = b.req("new", players=["Ann", "Bob"], rules={"darts": 9})["state"]
+        if st["phase"] in ("hold", "over"):
+            history = [b.req("new", players=["Ann", "Bob"], rules={"darts": 9})["state"]]
         b.link.drain()
         b.link.events.clear()
-    figure("power cuts", cuts=POWER_CUTS, exact_acknowledged_state=agree, one_change_in_flight_kept=in_flight,
-           corrupted_files=0, lost_acknowledged_changes=0,
-           actions=" ".join("%s:%d" % kv for kv in sorted(kinds.items())))
+    figure("power cuts", cuts=POWER_CUTS, acknowledged_changes=acked_changes, exact_acknowledged_state=exact,
+           one_change_in_flight_kept=kept, map_cut_in_flight=map_in_flight, damaged_files=damaged,
+           lost_acknowledged_changes=lost, actions=" ".join("%s:%d" % kv for kv in sorted(kinds.items())))
+    assert lost == 0 and damaged == 0
+    assert map_in_flight > 0  # the case the docs describe really happened
 
 
 REPEATS = 20
@@ -216,9 +254,8 @@ def test_electrical_faults_give_the_documented_outcome_every_time(board):
         good, total = outcomes.get(name, (0, 0))
         outcomes[name] = (good + (1 if ok else 0), total + 1)
 
-    def darts_after(settle=0.25):
-        time.sleep(settle)
-        board.settle()
+    def darts_after():
+        board.settle()  # the scanner has decided every closure scheduled
         board.link.drain()
         got = [e for e in board.link.events if e["ev"] == "dart"]
         board.link.events.clear()
@@ -241,7 +278,7 @@ def test_electrical_faults_give_the_documented_outcome_every_time(board):
         board.new(rules={"darts": 1})
         board.req("throw", seg="MISS")  # the visit is over: the board holds
         board.sim.pulses([(r2, c2, 0, 3000)])
-        time.sleep(0.2)
+        board.settle()
         board.link.drain()
         ign = [e for e in board.link.events if e["ev"] == "ignored"]
         board.link.events.clear()

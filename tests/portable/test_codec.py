@@ -104,10 +104,22 @@ def test_store_replaces_whole_files():
 def test_store_finishes_an_interrupted_replace():
     d = _tmpdir("store2")
     p = d + "/game.jnl"
-    with open(p + ".tmp", "wb") as f:  # cut after the old file went, before the rename
+    with open(p + ".ok", "wb") as f:  # FAT: cut after the old file went, before the last rename
         f.write(b"new")
     assert store.read(p) == b"new"
     assert sorted(os.listdir(d)) == ["game.jnl"]
+
+
+def test_a_torn_first_write_is_no_file_at_all():
+    # the very first write of a file cut in the middle: a short .tmp and
+    # nothing else; it must not become the file (it would read as damaged)
+    d = _tmpdir("store6")
+    p = d + "/config.json"
+    with open(p + ".tmp", "wb") as f:
+        f.write(b'{"learn": tr')
+    assert store.read(p) is None
+    store.write_atomic(p, b"{}")
+    assert store.read(p) == b"{}"
 
 
 def test_store_quarantines_damaged_files():
