@@ -155,7 +155,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim):
     acked_cfg = b.req("config")["config"]
     acked_map = sorted(b.req("map")["cells"])
     base_map = b.req("map")["cells"]
-    exact = kept = dropped = lost = damaged = acked_changes = map_in_flight = 0
+    exact = kept = lost = damaged = acked_changes = map_in_flight = 0
     kinds = {}
     for cut in range(POWER_CUTS):
         kind = rnd.choice(["dart", "dart", "throw", "next", "undo", "config", "map"])
