@@ -8,7 +8,7 @@ HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 
-.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap mutants clean
+.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -53,6 +53,13 @@ mutants: $(STAMP)
 # 10,000 darts through the virtual board's matrix (about 20 minutes; not part of make test)
 soak: $(STAMP)
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -s tests/soak
+	$(BIN)/python tests/figures_doc.py --record "make soak"
+
+# run the reliability tests and record their figures in docs/reliability.md
+figures: $(STAMP)
+	$(BIN)/python -m pytest -q tests/hil/test_reliability.py
+	$(BIN)/python tests/figures_doc.py --record "make figures"
+
 
 # performance figures: one table, and build/bench.json (under ten minutes)
 bench: $(STAMP)

@@ -15,16 +15,10 @@ sys.path.insert(0, str(ROOT / "host"))
 
 from hapenny.connect import connect  # noqa: E402
 from hapenny.sim.board import VirtualBoard  # noqa: E402
+from hapenny.sim.pulses import percentile  # noqa: E402
 
 LENGTHS_US = (500, 1000, 2000)
 LOCKOUT_US = 60000  # the profile's lockout: a second dart must come after it
-
-
-def _percentile(xs, p):
-    """Nearest-rank percentile."""
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, -(-p * len(s) // 100) - 1))
-    return s[k]
 
 
 def _loop_period(vb, seconds):
@@ -134,8 +128,8 @@ def measure(quick=False):
                     out[key] = {"pulses": n, "scored": scored, "doubled": doubled}
                     if lats and length == 1000:
                         out["latency%s_ms" % ("_traffic" if traffic else "")] = {
-                            "p50": round(_percentile(lats, 50) / 1000, 1),
-                            "p99": round(_percentile(lats, 99) / 1000, 1)}
+                            "p50": round(percentile(lats, 50) / 1000, 1),
+                            "p99": round(percentile(lats, 99) / 1000, 1)}
                     run.fresh_game()
             pairs = n // 2
             lost = sum(not run.pair(rnd) for _ in range(pairs))

@@ -41,8 +41,11 @@ MUTANTS = [
      "        self.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
     ("firmware/shove/boards/virtual.py", "self.uart_us_per_byte = UART_US_PER_BYTE if self.esp32 else 0",
      "self.uart_us_per_byte = 0", ["tests/test_esp32_timing.py"]),
-    ("tests/soak/test_soak.py", "            extra.append(ev)\n", "            pass\n",
+    ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",
      ["tests/soak/test_soak.py::test_match_counts_misses_doubles_and_order"]),
+    ("firmware/shove/commands.py", 'want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")',
+     'want_int(cmd, "row", 0, self.prof.rows - 1, "bad_json")',
+     ["tests/hil/test_reliability.py::test_hostile_input_gets_errors_and_changes_nothing"]),
     ("firmware/shove/safeboot.py", "callback=lambda _t: wdt.feed())", "callback=lambda _t: None)",
      ["tests/portable/test_safeboot.py"]),
 ]

@@ -10,31 +10,13 @@ import time
 
 from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
+from hapenny.sim.pulses import match, percentile
 from mphelp import figure
 
 DARTS = int(os.environ.get("SOAK_DARTS") or (10000 if os.environ.get("HAPENNY_SOAK") else 300))
 SPACING_US = 75000  # lockout 60 ms + re-arm 5 ms + a 3 ms contact, and a margin
 PULSE_US = 3000
 KINDS = ("dart", "ignored")
-
-
-def match(pulses, events):
-    """Pair events with pulses by crossing, in order: -> (matched [(pulse, event)],
-    missed pulses, extra events). An event for a crossing closed earlier than the
-    next unmatched pulse's is an extra (a double)."""
-    matched, extra = [], []
-    i = 0
-    for ev in events:
-        cell = (ev.get("row"), ev.get("col"))
-        j = i
-        while j < len(pulses) and pulses[j][:2] != cell:
-            j += 1
-        if j == len(pulses):
-            extra.append(ev)
-            continue
-        matched.append((pulses[j], ev))
-        i = j + 1
-    return matched, len(pulses) - len(matched), extra
 
 
 def test_match_counts_misses_doubles_and_order():
@@ -44,6 +26,11 @@ def test_match_counts_misses_doubles_and_order():
     assert match(p, [ev(1, 1), ev(1, 1)])[1] == 1  # the middle one missed
     assert match(p, [ev(1, 1), ev(2, 2), ev(2, 2), ev(1, 1)])[1:] == (0, [ev(2, 2)])  # a double
     assert match(p, [ev(3, 3)])[1:] == (3, [ev(3, 3)])
+
+
+def test_percentile_interpolates():
+    xs = list(range(1, 201))  # 1..200
+    assert percentile(xs, 50) == 100.5 and percentile(xs, 99) == 198.01 and percentile(xs, 100) == 200
 
 
 def drain_events(link, seconds):
