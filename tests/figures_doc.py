@@ -46,7 +46,7 @@ def render(kept, section):
             continue
         lines.append("Recorded %s at commit %s (`%s`):" % (rec["date"], rec["commit"], rec["command"]))
         lines += ["", "| figure | result |", "|---|---|"]
-        for k, v in values.items():
+        for k, v in sorted(values.items()):
             lines.append("| %s | %s |" % (k.replace("_", " "), v))
     if section == "electrical":
         rec = rows[0][1]
