@@ -86,6 +86,9 @@ def cmd_deploy(args):
 
 
 def cmd_new(args):
+    if args.teams and args.players:
+        raise SystemExit("hapenny new: give player names or --teams, not both (with --teams every "
+                         "name goes in a team: --teams %s" % " ".join(args.teams + [",".join(args.players)]) + ")")
     link, _ = _connect(args)
     fields = {"variant": args.variant}
     if args.teams:
@@ -263,7 +266,8 @@ def build_parser():
         _port_arg(s)
         _json_arg(s)
         s.set_defaults(fn=_simple(name))
-    s = sub.add_parser("throw", help="score a segment as if the board had detected it")
+    s = sub.add_parser("throw", help="score a segment for the thrower, as a dart on the board would be; "
+                       "refused (visit_over) once the visit's darts are thrown, until the player change")
     _port_arg(s)
     _json_arg(s)
     s.add_argument("seg", help="T5, D7, S20, SB, DB, MISS ...")
