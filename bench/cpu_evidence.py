@@ -28,6 +28,18 @@ FACE = board_geom.DEFAULT_FACE
 EQUAL_LEVEL = 3
 
 
+def naive(g):
+    """The baseline: the treble of the thrower's lowest open bed (the bull's centre for 25)."""
+    if g.phase == rules.BULL_OFF:
+        return segments.DB
+    r = g.rules
+    for i in range(g.nb):
+        if g.need(g.turn, i):
+            n = r.beds[i]
+            return segments.DB if n == 25 else 3 + (n - 1) * 5 + 4
+    return segments.MISS
+
+
 def gives_game(g, code, me):
     """True when the exact hit `code` newly hands an opponent the game."""
     before = g.pending
@@ -66,7 +78,7 @@ def play(kinds, levels, variant, seed, check=False):
                 if any(not gives_game(g, c, s) for c in exact_targets(g)):
                     violations += 1
         else:
-            aim = cpu.naive(g)
+            aim = naive(g)
         g.throw(throwing.throw(f, players[s].sigma, aim, rng))
         darts += 1
         if darts > 5000:

@@ -25,7 +25,8 @@ R_SI = 0  # inner single
 R_T = 1
 R_SO = 2  # outer single
 R_D = 3
-RING_NAMES = ("SI", "T", "SO", "D")
+_SLOT_CODE = (1, 4, 2, 3)  # code offset (segments: S SI SO D T) of each slot
+_CODE_SLOT = (2, 0, 2, 3, 1)  # slot aimed at for each code offset: S aims at the outer single
 
 
 def face(name):
@@ -37,67 +38,33 @@ def face(name):
 
 def ring_at(f, r):
     """Ring slot at radius r: -2 bull, -1 outer bull, 0..3 as R_*, 4 off the scoring area."""
-    if r < f[0]:
-        return -2
-    if r < f[1]:
-        return -1
-    if r < f[2]:
-        return R_SI
-    if r < f[3]:
-        return R_T
-    if r < f[4]:
-        return R_SO
-    if r < f[5]:
-        return R_D
-    return 4
-
-
-def code_of(number, slot):
-    """Segment code of a number's ring slot."""
-    return segments.encode(RING_NAMES[slot] + str(number))
+    i = 0
+    while i < 6 and r >= f[i]:
+        i += 1
+    return (-2, -1, R_SI, R_T, R_SO, R_D, 4)[i]
 
 
 def segment_at(f, x, y):
     """The segment code a dart landing at (x, y) scores (MISS off the scoring area)."""
-    r = math.sqrt(x * x + y * y)
-    slot = ring_at(f, r)
-    if slot == -2:
-        return segments.DB
-    if slot == -1:
-        return segments.SB
+    slot = ring_at(f, math.sqrt(x * x + y * y))
+    if slot < 0:
+        return segments.DB if slot == -2 else segments.SB
     if slot == 4:
         return segments.MISS
-    # angle clockwise from the top, in sectors of 18 degrees, 20 centred on 0
-    a = math.atan2(x, y) * (10.0 / math.pi)  # -10..10 sectors
-    i = int(math.floor(a + 0.5)) % 20
-    return code_of(ORDER[i], slot)
+    # angle clockwise from the top in sectors of 18 degrees, 20 centred on 0
+    i = int(math.floor(math.atan2(x, y) * (10.0 / math.pi) + 0.5)) % 20
+    return 3 + (ORDER[i] - 1) * 5 + _SLOT_CODE[slot]
+
+
+def aim_radius(f, slot):
+    """Radius of the middle of a ring slot."""
+    return (f[slot + 1] + f[slot + 2]) / 2
 
 
 def aim_point(f, code):
     """Where to aim for a segment: the middle of its area (the bull's centre for SB and DB)."""
-    if code == segments.DB or code == segments.SB or code == segments.MISS:
+    if code <= segments.DB:
         return 0.0, 0.0
-    name = segments.name(code)
-    n = segments.number(code)
-    ring = name[:-len(str(n))]
-    if ring == "T":
-        r = (f[2] + f[3]) / 2
-    elif ring == "D":
-        r = (f[4] + f[5]) / 2
-    elif ring == "SI":
-        r = (f[1] + f[2]) / 2
-    else:  # S and SO: the larger outer single
-        r = (f[3] + f[4]) / 2
-    a = POS[n] * (math.pi / 10)
+    r = aim_radius(f, _CODE_SLOT[(code - 3) % 5])
+    a = POS[segments.number(code)] * (math.pi / 10)
     return r * math.sin(a), r * math.cos(a)
-
-
-def aim_radius(f, slot):
-    """Radius of a ring slot's middle."""
-    if slot == R_SI:
-        return (f[1] + f[2]) / 2
-    if slot == R_T:
-        return (f[2] + f[3]) / 2
-    if slot == R_SO:
-        return (f[3] + f[4]) / 2
-    return (f[4] + f[5]) / 2

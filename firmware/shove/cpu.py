@@ -23,18 +23,9 @@ SLOT_CODE = (1, 4, 0, 3)  # code offsets (segments: S SI SO D T) of the aims SI,
 B_DB = 4
 B_SB = 5
 B_OFF = 6
-# logistic 1000/(1+exp(-x/4)) for x = -32..32
 WIN = 1000
-
-
-def _logistic_table():
-    t = []
-    for i in range(-32, 33):
-        t.append(int(1000 / (1 + math.exp(-i / 4.0)) + 0.5))
-    return tuple(t)
-
-
-_SIG = _logistic_table()
+# logistic 1000/(1+exp(-x/4)) for x = -32..32
+_SIG = tuple(int(1000 / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
 
 def _phi(x):
@@ -98,6 +89,8 @@ class Player:
         self.face = board_geom.face(face)
         self.scatter = _scatter(self.face, self.sigma)
         self._key = None  # the rules the darts-needed tables were made for
+        self._v = []
+        self._bad = bytearray(0)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -160,139 +153,180 @@ class Player:
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
-    def value(self, g, me):
-        """0..1000: an estimate of `me`'s chance to win, `me` being the side that threw last."""
+    def value(self, g, me, rem):
+        """0..1000: an estimate of `me`'s chance to win, `me` being the side
+        that threw last; rem[s] is remaining(g, s)."""
         if g.phase == rules.OVER:
             return WIN if g.winner == me else 0
-        r = g.rules
-        mine = self.remaining(g, me)
         dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
-        if g.pending & ~(1 << me):
-            # an opponent has won unless `me` closes out with the darts left
+        return self._val(me, rem, dl, g.pending & ~(1 << me), g.n, g.rules.darts)
+
+    def _val(self, me, rem, dl, pend, n, D):
+        mine = rem[me]
+        if pend:  # an opponent has won unless `me` closes out with the darts left
             return _sig((dl * 16 - mine) * 2 // 3)
-        n = g.n
         if n == 1:
             return WIN * 1600 // (1600 + mine)
         scale = 48 + mine // 8  # the spread of the finish, x16 darts
         v = WIN
-        D = r.darts
         for d in range(1, n):
-            s = (me + d) % n
-            adv = self.remaining(g, s) - mine + 16 * dl - 16 * D + 16 * d * D // n
+            adv = rem[(me + d) % n] - mine + 16 * dl - 16 * D + 16 * d * D // n
             v = v * _sig(adv * 4 // scale) // WIN
         return v
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
-        """Value after each kind of dart: dead, and per bed a single, double
-        and treble; plus which of those newly give an opponent the game."""
+        """self._v[3*bed + k-1]: value after a dart of k marks on a bed;
+        self._bad[bed] bit k-1: that hit hands an opponent the game (bit 3:
+        so does a dead dart). Returns the value after a dead dart. Each dart
+        is worked out here as the referee scores it (own marks, surplus to
+        the opponents by the gift rule, the pub rule's withheld last mark,
+        pending wins, breaks); tests/test_cpu_properties.py checks every
+        value against the referee itself."""
         r = g.rules
         nb = g.nb
-        before = g.pending
-        v1 = [0] * nb
-        v2 = [0] * nb
-        v3 = [0] * nb
-        bad = 0  # bit 3*bed+k-1: that hit gives an opponent the game
+        n = g.n
+        if len(self._bad) != nb:
+            self._v = [0] * (3 * nb)
+            self._bad = bytearray(nb)
+        v = self._v
+        bad = self._bad
+        marks = g.marks
+        rem = [self.remaining(g, s) for s in range(n)]
+        miss = [g.missing(s) for s in range(n)]
+        was = [0] * n
+        tmp = [0] * n
+        pend = g.pending
+        other = pend & ~(1 << me)
+        m = r.marks
+        D = r.darts
+        gift = r.gift if n > 1 else rules.GIFT_OFF
         for i in range(nb):
-            n = r.beds[i]
+            bed = r.beds[i]
+            e = self.e_bull if bed == 25 else self.e_num
+            for s in range(n):
+                was[s] = e[m - marks[s * nb + i]]
+            need = m - marks[me * nb + i]
+            bad[i] = 0
             for k in (1, 2, 3):
-                if n == 25:
-                    if k == 3:
-                        v3[i] = v2[i]
-                        break
-                    code = segments.SB if k == 1 else segments.DB
-                elif r.flat and k > 1:
-                    (v2 if k == 2 else v3)[i] = v1[i]
-                    if bad & (1 << (3 * i)):
-                        bad |= 1 << (3 * i + k - 1)
+                j = 3 * i + k - 1
+                if bed == 25 and k == 3 or r.flat and k > 1:
+                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark
+                    if bad[i] & (1 << (k - 2)):
+                        bad[i] |= 1 << (k - 1)
                     continue
+                own = k if k < need else need
+                if own == miss[me]:
+                    v[j] = WIN  # the thrower closes its last bed: an outright win
+                    continue
+                left = g.darts_left - (0 if r.progressive and own else 1)
+                surplus = k - own
+                new = 0  # sides whose win the gift makes pending
+                for s in range(n):
+                    tmp[s] = rem[s]
+                tmp[me] += e[need - own] - was[me]
+                if surplus and gift != rules.GIFT_OFF:
+                    for step in range(1, n):
+                        s = (me + step) % n
+                        c = m - marks[s * nb + i]
+                        take = surplus if surplus < c else c
+                        if not take:
+                            continue
+                        if not r.win_by_gift and take == miss[s]:
+                            take -= 1  # the last mark of a game must be thrown
+                        if take:
+                            tmp[s] += e[c - take] - was[s]
+                            if take == miss[s]:
+                                new |= 1 << s
+                        if gift == rules.GIFT_NEXT:
+                            break
+                if left == 0 and (other or new):
+                    v[j] = 0  # the visit ends with an opponent's win pending
+                    bad[i] |= 1 << (k - 1)
                 else:
-                    code = 3 + (n - 1) * 5 + (0, 0, 3, 4)[k]
-                v, lost = self._try(g, code, me, before)
-                (v1, v2, v3)[k - 1][i] = v
-                if lost:
-                    bad |= 1 << (3 * i + k - 1)
-        dead, _ = self._try(g, segments.MISS, me, before)
-        return dead, v1, v2, v3, bad
-
-    def _try(self, g, code, me, before):
-        g.throw(code)
-        try:
-            v = self.value(g, me)
-            lost = (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
-        finally:
-            g.undo()
-        return v, lost
+                    v[j] = self._val(me, tmp, left, other | new, n, D)
+                    if new & ~pend:
+                        bad[i] |= 1 << (k - 1)
+        # a dead dart is always used up
+        self._dead_bad = g.darts_left == 1 and other != 0
+        if self._dead_bad:
+            return 0
+        return self._val(me, rem, g.darts_left - 1, other, n, D)
 
     def choose(self, g):
         """The segment code to aim at for the thrower's next dart."""
-        return self.rank(g)[0]
+        return self.rank(g, False)[0]
 
-    def rank(self, g):
-        """(best code, its expected value, every candidate as (value, code, gives_game))."""
+    def rank(self, g, every=True):
+        """(best code, its expected value 0..1000, and when `every` each
+        candidate as (value, code, its exact hit hands an opponent the game))."""
         if g.phase == rules.BULL_OFF:
             return segments.DB, 0, []
         r = g.rules
         self._tables(r)
-        me = g.turn
-        dead, v1, v2, v3, bad = self._outcomes(g, me)
+        dead = self._outcomes(g, g.turn)
+        v = self._v
+        bad = self._bad
         bedidx = bytearray(26)  # number -> bed index + 1
         for i in range(g.nb):
             bedidx[r.beds[i]] = i + 1
-        cands = []
-        for num in range(1, 21):
-            slots = (0, 1, 2, 3) if bedidx[num] else (2,)
-            for slot in slots:
+        cands = [] if every else None
+        best = -1
+        best_code = 0
+        best_safe = -1
+        safe_code = 0
+        bull = bedidx[25]
+        for num in range(21):
+            bi = bedidx[num] - 1 if num else bull - 1
+            for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
-                p0 = POS[num] + lo
                 ev = 0
                 live = 0
-                rs = rad[board_geom.R_SI] + rad[board_geom.R_SO]
-                rt = rad[board_geom.R_T]
-                rd = rad[board_geom.R_D]
-                for j in range(len(ang)):
-                    b = bedidx[ORDER[(p0 + j) % 20]]
-                    if b:
-                        a = ang[j]
-                        ps = a * rs >> 12
-                        pt = a * rt >> 12
-                        pd = a * rd >> 12
-                        ev += ps * v1[b - 1] + pt * v3[b - 1] + pd * v2[b - 1]
-                        live += ps + pt + pd
-                b = bedidx[25]
-                if b:
-                    ev += rad[B_SB] * v1[b - 1] + rad[B_DB] * v2[b - 1]
+                if num:
+                    p0 = POS[num] + lo
+                    rs = rad[0] + rad[2]
+                    rt = rad[1]
+                    rd = rad[3]
+                    for j in range(len(ang)):
+                        b = bedidx[ORDER[(p0 + j) % 20]]
+                        if b:
+                            a = ang[j]
+                            ps = a * rs >> 12
+                            pt = a * rt >> 12
+                            pd = a * rd >> 12
+                            b = 3 * b - 3
+                            ev += ps * v[b] + pd * v[b + 1] + pt * v[b + 2]
+                            live += ps + pt + pd
+                    code = 3 + (num - 1) * 5 + SLOT_CODE[slot]
+                    k = (0, 2, 0, 1)[slot]
+                else:  # the bull: its rings fall evenly on the twenty numbers
+                    for s in range(4):
+                        q = rad[s] // 20
+                        k = 3 * (s == 1) or 2 * (s == 3) or 1
+                        for x in range(1, 21):
+                            b = bedidx[x]
+                            if b:
+                                ev += q * v[3 * b - 4 + k]
+                                live += q
+                    code = segments.DB
+                    k = 1
+                if bull:
+                    b = 3 * bull - 3
+                    ev += rad[B_SB] * v[b] + rad[B_DB] * v[b + 1]
                     live += rad[B_SB] + rad[B_DB]
-                ev += (ONE - live) * dead
-                i = bedidx[num] - 1
-                gives = i >= 0 and bad & (1 << (3 * i + (0, 2, 0, 1)[slot])) != 0
-                cands.append((ev // ONE, 3 + (num - 1) * 5 + SLOT_CODE[slot], gives))
-        # the bull aim
-        rad = self.scatter[4][2]
-        b = bedidx[25]
-        ev = 0
-        live = 0
-        for slot in SLOTS:
-            p = rad[slot]  # spread evenly over the twenty numbers
-            for num in range(1, 21):
-                i = bedidx[num]
-                if i:
-                    q = p // 20
-                    ev += q * (v3 if slot == board_geom.R_T else v2 if slot == board_geom.R_D else v1)[i - 1]
-                    live += q
-        if b:
-            ev += rad[B_SB] * v1[b - 1] + rad[B_DB] * v2[b - 1]
-            live += rad[B_SB] + rad[B_DB]
-        ev += (ONE - live) * dead
-        gives = b and bad & (1 << (3 * (b - 1) + 1)) != 0
-        cands.append((ev // ONE, segments.DB, bool(gives)))
-        safe = [c for c in cands if not c[2]]
-        pool = safe or cands
-        best = pool[0]
-        for c in pool:
-            if c[0] > best[0]:
-                best = c
-        return best[1], best[0], cands
+                ev = (ev + (ONE - live) * dead) // ONE
+                gives = bad[bi] & (1 << k) != 0 if bi >= 0 and (num or bull) else self._dead_bad
+                if every:
+                    cands.append((ev, code, gives))
+                if ev > best:
+                    best = ev
+                    best_code = code
+                if not gives and ev > best_safe:
+                    best_safe = ev
+                    safe_code = code
+        if best_safe >= 0:
+            return safe_code, best_safe, cands
+        return best_code, best, cands
 
 
 def _sig(x):
@@ -301,15 +335,3 @@ def _sig(x):
     if x >= 32:
         return _SIG[64]
     return _SIG[x + 32]
-
-
-def naive(g):
-    """The baseline: the treble of the thrower's lowest open bed (the bull's centre for 25)."""
-    if g.phase == rules.BULL_OFF:
-        return segments.DB
-    r = g.rules
-    for i in range(g.nb):
-        if g.need(g.turn, i):
-            n = r.beds[i]
-            return segments.DB if n == 25 else 3 + (n - 1) * 5 + 4
-    return segments.MISS

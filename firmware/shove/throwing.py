@@ -29,12 +29,6 @@ class Rng:
         self.s2 = (seed // 30268) % 30306 + 1
         self.s3 = (seed // 917300) % 30322 + 1
 
-    def state(self):
-        return (self.s1, self.s2, self.s3)
-
-    def set_state(self, st):
-        self.s1, self.s2, self.s3 = st
-
     def bits15(self):
         """0..32767, uniform."""
         self.s1 = 171 * self.s1 % 30269
