@@ -5,16 +5,6 @@
 from shove import cpu, rules, segments
 
 _WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_players = {}  # level -> cpu.Player, made on first use
-
-
-def player(level):
-    p = _players.get(level)
-    if p is None:
-        p = _players[level] = cpu.Player(level)
-    return p
-
-
 def _marks(n):
     return _WORDS[n] + (" mark" if n == 1 else " marks")
 
@@ -44,7 +34,7 @@ def hint(g, level=3):
         raise rules.RuleError("visit_over", "the visit is over; press next")
     if g.phase == rules.BULL_OFF:
         return {"seg": "DB", "reason": "DB: the bull-off; the dart nearest the middle starts"}
-    code, _, cands = player(level).rank(g)
+    code, _, cands = cpu.player(level).rank(g)
     return {"seg": segments.name(code), "reason": reason(g, code, cands)}
 
 

@@ -335,3 +335,13 @@ def _sig(x):
     if x >= 32:
         return _SIG[64]
     return _SIG[x + 32]
+
+
+_players = {}  # level -> Player: its tables are made once
+
+
+def player(level):
+    p = _players.get(level)
+    if p is None:
+        p = _players[level] = Player(level)
+    return p

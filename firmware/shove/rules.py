@@ -207,10 +207,45 @@ def make_sides(players=None, teams=None):
     return sides
 
 
+MAX_LEVEL = const(6)  # computer players' skill levels 1..6
+
+
+def check_cpu(cpu, n):
+    """A side's computer level for each side (0: people), or None for none."""
+    if cpu is None:
+        return bytes(n)
+    if not isinstance(cpu, list) or len(cpu) != n:
+        raise _bad("cpu is a list with a level for each side (0 for people, 1 to %d)" % MAX_LEVEL)
+    for v in cpu:
+        _int_in(v, 0, MAX_LEVEL, "a computer level")
+    return bytes(cpu)
+
+
+def computer_names(players):
+    """Players named cpu:N (N 1..6) become computer sides: (names, levels) or
+    (players, None) when there are none. A name like cpu:x stays a name."""
+    levels = []
+    names = []
+    for p in players:
+        if isinstance(p, str) and len(p) == 5 and p[:4].lower() == "cpu:" and p[4] in "123456":
+            levels.append(int(p[4]))
+            names.append("CPU " + p[4])
+        else:
+            levels.append(0)
+            names.append(p)
+    if not any(levels):
+        return players, None
+    return names, levels
+
+
 class Game:
-    def __init__(self, rules, sides):
+    def __init__(self, rules, sides, cpu=None, seed=0):
         self.rules = rules
         self.sides = sides
+        # skill level of each side played by the board itself (0: people), and
+        # the seed its darts are drawn from (the journal keeps both)
+        self.cpu = cpu or bytes(len(sides))
+        self.seed = seed
         self.names = [" & ".join(m) for m in sides]
         n = len(sides)
         self.n = n
@@ -469,10 +504,17 @@ class Game:
         }
         if self.phase == BULL_OFF:
             st["contenders"] = [s for s in range(self.n) if self.bo_alive & (1 << s)]
+        if any(self.cpu):
+            st["cpu"] = list(self.cpu)
         return st
 
 
-def new_game(players=None, teams=None, variant="classic", rules=None):
+def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
     """Validate everything first, so a refused request changes nothing."""
     r = Rules(variant, rules)
-    return Game(r, make_sides(players, teams))
+    if cpu is None and isinstance(players, list):
+        players, cpu = computer_names(players)
+    sides = make_sides(players, teams)
+    levels = check_cpu(cpu, len(sides))
+    seed = _int_in(seed, 0, 0x3FFFFFFF, "seed")
+    return Game(r, sides, levels, seed)
