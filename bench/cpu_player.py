@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("board_geom", "throwing", "cpu", "coach")
+MODULES = ("board_geom", "throwing", "cpu", "coach")  # and a few lines in app, commands, rules, leds
 BUDGET_MS = 50
 
 

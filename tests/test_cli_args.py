@@ -19,3 +19,10 @@ def test_throw_help_says_the_hold_refuses_it():
     assert "as if the board had detected it" not in r.stdout
     r = subprocess.run([HAPENNY, "throw", "-h"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0
+
+
+def test_hint_has_help_and_new_explains_computer_sides():
+    r = subprocess.run([HAPENNY, "hint", "-h"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--level" in r.stdout
+    r = subprocess.run([HAPENNY, "new", "-h"], capture_output=True, text=True, timeout=60)
+    assert "cpu:N" in r.stdout

@@ -9,7 +9,7 @@ import json
 import select
 import sys
 
-from shove import autoplay, buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
+from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
 from shove.boards import open_board
@@ -61,7 +61,7 @@ class App(Commands):
         self._map_staged = None  # cells of a map sent in several lines
         self.watch = handover.Watch()
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
-        self.auto = autoplay.Autoplay()  # throws the visits of computer sides
+        self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -378,8 +378,13 @@ class App(Commands):
         while out:
             name, kind = out.pop(0)
             self._button(name, kind)
-        self.auto.step(self, now)
         g = self.game
+        if g is not None and g.cpu[g.turn] and self.auto is None:
+            from shove.cpu import Autoplay
+
+            self.auto = Autoplay()
+        if self.auto:
+            self.auto.step(self, now)
         auto = self.config["auto_next_ms"]
         if auto and g is not None and g.phase == rules.HOLD and self.hold_since != -1:
             if scanner.ticks_diff(now, self.hold_since) >= auto:

@@ -12,7 +12,8 @@
 # another target would not. Arithmetic in the hot loops is on small ints.
 import math
 
-from shove import board_geom, rules, segments, throwing
+from shove import board_geom, protocol, rules, segments, throwing
+from shove.scanner import ticks_diff
 
 ORDER = board_geom.ORDER
 POS = board_geom.POS
@@ -76,7 +77,7 @@ def _scatter(f, sig):
         c = 1.0 - math.exp(-edges[i + 1] * edges[i + 1] / (2 * sig * sig))
         rad[band[i]] += c - prev
         prev = c
-    out.append((0, None, [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]))
+    out.append((-10, [ONE // 20] * 20, [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]))
     return out
 
 
@@ -153,14 +154,6 @@ class Player:
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
-    def value(self, g, me, rem):
-        """0..1000: an estimate of `me`'s chance to win, `me` being the side
-        that threw last; rem[s] is remaining(g, s)."""
-        if g.phase == rules.OVER:
-            return WIN if g.winner == me else 0
-        dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
-        return self._val(me, rem, dl, g.pending & ~(1 << me), g.n, g.rules.darts)
-
     def _val(self, me, rem, dl, pend, n, D):
         mine = rem[me]
         if pend:  # an opponent has won unless `me` closes out with the darts left
@@ -276,46 +269,34 @@ class Player:
         best_safe = -1
         safe_code = 0
         bull = bedidx[25]
-        for num in range(21):
+        for num in range(21):  # 0: the bull
             bi = bedidx[num] - 1 if num else bull - 1
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
                 ev = 0
                 live = 0
-                if num:
-                    p0 = POS[num] + lo
-                    rs = rad[0] + rad[2]
-                    rt = rad[1]
-                    rd = rad[3]
-                    for j in range(len(ang)):
-                        b = bedidx[ORDER[(p0 + j) % 20]]
-                        if b:
-                            a = ang[j]
-                            ps = a * rs >> 12
-                            pt = a * rt >> 12
-                            pd = a * rd >> 12
-                            b = 3 * b - 3
-                            ev += ps * v[b] + pd * v[b + 1] + pt * v[b + 2]
-                            live += ps + pt + pd
-                    code = 3 + (num - 1) * 5 + SLOT_CODE[slot]
-                    k = (0, 2, 0, 1)[slot]
-                else:  # the bull: its rings fall evenly on the twenty numbers
-                    for s in range(4):
-                        q = rad[s] // 20
-                        k = 3 * (s == 1) or 2 * (s == 3) or 1
-                        for x in range(1, 21):
-                            b = bedidx[x]
-                            if b:
-                                ev += q * v[3 * b - 4 + k]
-                                live += q
-                    code = segments.DB
-                    k = 1
+                p0 = POS[num] + lo
+                rs = rad[0] + rad[2]
+                rt = rad[1]
+                rd = rad[3]
+                for j in range(len(ang)):
+                    b = bedidx[ORDER[(p0 + j) % 20]]
+                    if b:
+                        a = ang[j]
+                        ps = a * rs >> 12
+                        pt = a * rt >> 12
+                        pd = a * rd >> 12
+                        b = 3 * b - 3
+                        ev += ps * v[b] + pd * v[b + 1] + pt * v[b + 2]
+                        live += ps + pt + pd
                 if bull:
                     b = 3 * bull - 3
                     ev += rad[B_SB] * v[b] + rad[B_DB] * v[b + 1]
                     live += rad[B_SB] + rad[B_DB]
                 ev = (ev + (ONE - live) * dead) // ONE
-                gives = bad[bi] & (1 << k) != 0 if bi >= 0 and (num or bull) else self._dead_bad
+                code = 3 + (num - 1) * 5 + SLOT_CODE[slot] if num else segments.DB
+                # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
+                gives = bad[bi] & (1 << (0, 2, 0, 1, 1)[slot]) != 0 if bi >= 0 else self._dead_bad
                 if every:
                     cands.append((ev, code, gives))
                 if ev > best:
@@ -345,3 +326,59 @@ def player(level):
     if p is None:
         p = _players[level] = Player(level)
     return p
+
+
+# ---- the board as a player ------------------------------------------------------------
+# When a side is a computer, the board throws its visit itself, one dart at a
+# time at the configured pace (`cpu_ms`), and makes its player change. Each
+# dart is stored and reported like any other (`dart` event, "src": "cpu"), so
+# undo and a power cut treat it like a person's. The dart is drawn from the
+# throw model with a generator seeded by the game's seed and its move count:
+# after an undo or a reboot the same position gives the same dart, and a test
+# can predict every one. The app imports this module only for such games.
+UNDO_PAUSE = 3  # after an undo, wait this many paces: time for another undo
+
+
+class Autoplay:
+    def __init__(self):
+        self.game = None  # the game the clock below belongs to
+        self.moves = 0
+        self.since = 0
+        self.wait = 0
+        self.rng = None
+
+    def step(self, app, now):
+        g = app.game
+        if g is None or g.phase == rules.OVER or not g.cpu[g.turn]:
+            self.game = None
+            return
+        m = g.moves()
+        pace = app.config["cpu_ms"]
+        if g is not self.game or m != self.moves:
+            # the game moved: the pace starts again (longer after an undo)
+            self.wait = pace * UNDO_PAUSE if g is self.game and m < self.moves else pace
+            self.game = g
+            self.moves = m
+            self.since = now
+            return
+        if ticks_diff(now, self.since) < self.wait:
+            return
+        self.since = now  # a refused step is tried again a pace later
+        try:
+            if g.phase == rules.HOLD:
+                st, evs = app.do_next()
+                for name, fields in evs:
+                    app.emit(name, fields)
+            else:
+                app._after_dart(app.do_throw(self.dart(g), "cpu"))
+        except protocol.ProtoError as e:  # the flash refused: nothing happened
+            app.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
+
+    def dart(self, g):
+        """Where the computer's next dart lands (a segment code)."""
+        p = player(g.cpu[g.turn])
+        aim = p.choose(g)
+        if self.rng is None:
+            self.rng = throwing.Rng()
+        self.rng.seed(g.seed + 7919 * g.moves())
+        return throwing.throw(board_geom.face(board_geom.DEFAULT_FACE), p.sigma, aim, self.rng)

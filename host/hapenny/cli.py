@@ -102,6 +102,16 @@ def cmd_new(args):
     return 0
 
 
+def cmd_hint(args):
+    link, _ = _connect(args)
+    h = link.request("hint", level=args.level)["hint"]
+    if args.json:
+        print(json.dumps(h))
+    else:
+        print(h["reason"])
+    return 0
+
+
 def cmd_variant(args):
     from hapenny.scoreboard import BOLD, RESET
 
@@ -240,7 +250,8 @@ def build_parser():
     s = sub.add_parser("new", help="start a new game")
     _port_arg(s)
     _json_arg(s)
-    s.add_argument("players", nargs="*", help="player names (default: Home Away)")
+    s.add_argument("players", nargs="*", help="player names (default: Home Away); cpu:N (N 1 to 6, "
+                   "beginner to strong league player) is a side the board plays itself")
     s.add_argument("--teams", nargs="+", metavar="A,B", help="teams: comma-separated member names")
     s.add_argument("--variant", "-v", default="classic", help="classic, no-gift, extended, pub, progressive, piecepack")
     s.add_argument("--rule", "-r", action="append", type=_parse_rule, metavar="NAME=VALUE",
@@ -273,9 +284,15 @@ def build_parser():
     s.add_argument("seg", help="T5, D7, S20, SB, DB, MISS ...")
     s.set_defaults(fn=_simple("throw"))
 
-    s = sub.add_parser("play", help="live scoreboard: n next, u undo, type a segment to throw, q quit")
+    s = sub.add_parser("hint", help="where the thrower should aim next, and why")
     _port_arg(s)
-    s.add_argument("players", nargs="*", help="start a new game for these players")
+    _json_arg(s)
+    s.add_argument("--level", "-l", type=int, default=3, help="the thrower's skill, 1 (beginner) to 6 (default 3)")
+    s.set_defaults(fn=cmd_hint)
+
+    s = sub.add_parser("play", help="live scoreboard: n next, u undo, h hint, type a segment to throw, q quit")
+    _port_arg(s)
+    s.add_argument("players", nargs="*", help="start a new game for these players (cpu:N: the board plays that side)")
     s.add_argument("--variant", "-v", help="start a new game of this variant")
     s.set_defaults(fn=cmd_play)
 

@@ -237,3 +237,30 @@ def test_hint_by_holding_undo_blinks_the_bed_on_the_strip(cboard):
         time.sleep(0.05)
     assert plain[lit] in seen and len(seen) >= 2, seen  # it blinks
     assert b.state()["moves"] == 0  # holding undo did not undo
+
+
+def test_cli_new_with_a_computer_side_hint_and_play(cboard):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from screen import Terminal
+
+    hapenny = str(Path(sys.executable).parent / "hapenny")
+    b = cboard
+    b.req("config", set={"cpu_ms": 10000})  # slow: the board's visit must not start during the test
+    b.close()
+    try:
+        r = subprocess.run([hapenny, "new", "Alice", "cpu:3", "--json", "--port", b.port],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert '"cpu": [0, 3]' in r.stdout and "CPU 3" in r.stdout
+        r = subprocess.run([hapenny, "hint", "--port", b.port], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip().startswith(("T", "S", "D")) and ":" in r.stdout, r.stdout
+        with Terminal([hapenny, "play", "--port", b.port]) as t:
+            t.read(lambda s: "To throw: " in s and "Alice" in s)
+            t.write(b"h")
+            t.read(lambda s: "Hint: T1: you need three marks on 1" in s)
+            assert t.quit() == 0
+    finally:
+        b.connect()
