@@ -57,6 +57,33 @@ def fit(target, face="soft15"):
     return round((lo + hi) / 2, 1)
 
 
+def model_gap(level, aim_name, throws=20000, face="soft15", seed=9):
+    """Total variation distance between the strategy's table of where a dart
+    aimed at `aim_name` lands (radius and angle taken apart) and the throw
+    model itself (Monte Carlo)."""
+    from shove import cpu
+
+    p = cpu.Player(level, face)
+    f = board_geom.face(face)
+    slot = {"SI": 0, "T": 1, "S": 2, "D": 3}[aim_name.rstrip("0123456789")]
+    num = int(aim_name.lstrip("SITD"))
+    lo, ang, rad = p.scatter[slot]
+    pred = {"SB": rad[5] / cpu.ONE, "DB": rad[4] / cpu.ONE}
+    for j, a in enumerate(ang):
+        n = board_geom.ORDER[(board_geom.POS[num] + lo + j) % 20]
+        for r, ring in ((0, "S"), (1, "T"), (2, "S"), (3, "D")):
+            key = ring + str(n)
+            pred[key] = pred.get(key, 0) + a * rad[r] / cpu.ONE / cpu.ONE
+    pred["MISS"] = 1 - sum(pred.values())
+    rng = throwing.Rng(seed)
+    seen = {}
+    aim = segments.encode(aim_name)
+    for _ in range(throws):
+        k = segments.name(throwing.throw(f, p.sigma, aim, rng))
+        seen[k] = seen.get(k, 0) + 1 / throws
+    return 0.5 * sum(abs(pred.get(k, 0) - seen.get(k, 0)) for k in set(pred) | set(seen))
+
+
 def main():
     if "--fit" in sys.argv:
         sigmas = [fit(t) for t in TARGETS]
@@ -69,6 +96,13 @@ def main():
         m = {face: mpr(face, sig) for face in ("soft15", "soft13", "steel")}
         rows.append({"level": i + 1, "sigma": sig, "mpr": m, "visits": VISITS})
         print("| %d | %.1f | %.2f | %.2f | %.2f |" % (i + 1, sig, m["soft15"], m["soft13"], m["steel"]))
+    print()
+    print("| level | T20 | S20 | D20 | SI20 |")
+    print("|---|---|---|---|---|")
+    for i in range(len(throwing.LEVELS)):
+        gaps = [model_gap(i + 1, a) for a in ("T20", "S20", "D20", "SI20")]
+        rows[i]["model_gap"] = gaps
+        print("| %d | %s |" % (i + 1, " | ".join("%.3f" % x for x in gaps)))
     out = ROOT / "build" / "cpu_calibrate.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(rows, indent=1))

@@ -36,6 +36,41 @@ def _mpy_bytes():
     return sizes
 
 
+def board_heap():
+    """Heap in use on the virtual board (unix port) in a game of people and in
+    the same game with the board playing one side, a few of its darts in."""
+    sys.path.insert(0, str(ROOT / "host"))
+    import time
+
+    from hapenny.connect import connect
+    from hapenny.sim.board import VirtualBoard
+
+    vb = VirtualBoard().start()
+    try:
+        link, _, ser = connect(vb.port)
+        link.request("config", set={"cpu_ms": 10})
+        out = {}
+        for key, players in (("people", ["Ann", "Bob"]), ("computer", ["Ann", "cpu:3"])):
+            link.request("new", players=players, seed=1)
+            for seg in ("S1", "S2", "S3"):
+                link.request("throw", seg=seg)
+            link.request("next")
+            if key == "computer":
+                link.wait_event("visit", timeout=10)  # the board's visit: three darts and its player change
+            else:
+                for seg in ("S1", "S2", "S3"):
+                    link.request("throw", seg=seg)
+                link.request("next")
+            time.sleep(0.2)
+            out[key] = link.request("stats")["stats"]["mem_alloc"]
+        link.request("end")
+        ser.close()
+    finally:
+        vb.stop()
+    return {"people_bytes": out["people"], "computer_bytes": out["computer"],
+            "added_bytes": out["computer"] - out["people"]}
+
+
 def measure():
     scale = float(os.environ.get("HAPENNY_ESP32_SCALE", "35"))
     env = dict(os.environ, MICROPYPATH=str(ROOT / "firmware"))
@@ -48,6 +83,7 @@ def measure():
     res["worst_esp32_ms"] = max(r["esp32_ms"] for r in res["decisions"])
     res["mpy_bytes"] = _mpy_bytes()
     res["mpy_total"] = sum(res["mpy_bytes"].values())
+    res["board_heap"] = board_heap()
     return res
 
 
@@ -62,6 +98,9 @@ def report(res):
                                              res["mpy_total"]))
     print("heap (unix port, 8-byte words): modules %d B + coach %d B, a player's tables %d B" % (
         res["code_heap_bytes"], res["coach_heap_bytes"], res["player_heap_bytes"]))
+    h = res["board_heap"]
+    print("virtual board (unix port) in a game: people %d B, with the board playing a side %d B: %d B added" % (
+        h["people_bytes"], h["computer_bytes"], h["added_bytes"]))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import time
 
 gc.collect()
 base = gc.mem_alloc()
-from shove import rules, segments  # noqa: E402  (the referee is loaded anyway)
+from shove import protocol, rules, scanner, segments  # noqa: E402,F401  (the board has these loaded anyway)
 
 gc.collect()
 base = gc.mem_alloc()

@@ -34,3 +34,9 @@ def test_naive_player_aims_at_the_lowest_open_bed():
     h = new_game(["A", "B"], rules={"beds": [25, 20]})
     h.marks[0] = 3  # beds sort as (20, 25): 20 closed
     assert cpu_evidence.naive(h) == segments.DB
+
+
+def test_the_strategys_scatter_table_matches_the_throw_model():
+    # levels 3 and up: the strategy's own table is close to where darts land
+    for level in (3, 6):
+        assert cpu_calibrate.model_gap(level, "T20", throws=4000) < 0.06

@@ -15,6 +15,8 @@ def _gift(g, code, what):
     before = g.pending
     _, _, gifts, _ = g.throw(code)
     try:
+        if g.winner == me:
+            return ""  # it would win: what it gives away no longer matters
         if (g.phase == rules.OVER and g.winner != me) or g.pending & ~before & ~(1 << me):
             return "%s would hand %s the game" % (what, g.names[gifts[0][0]] if gifts else "an opponent")
         if not gifts:

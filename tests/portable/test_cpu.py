@@ -309,3 +309,11 @@ def test_coach_says_why_a_single_beats_the_treble():
     code, _, cands = cpu.Player(3).rank(g)
     line = coach.reason(g, seg("S4"), cands)
     assert line == "S4, not T4: you need one mark on 4 and a treble would gift Bob one mark and close that bed", line
+
+
+def test_coach_does_not_warn_of_gifts_from_a_winning_dart():
+    g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+    set_marks(g, 0, 7, 2)
+    set_marks(g, 1, 7, 2)
+    h = coach.hint(g, 3)
+    assert "gift" not in h["reason"] and "hand" not in h["reason"], h
