@@ -349,19 +349,20 @@ class Autoplay:
 
     def step(self, app, now):
         g = app.game
-        if g is None or g.phase == rules.OVER or not g.cpu[g.turn]:
+        if g is None:
             self.game = None
             return
         m = g.moves()
         pace = app.config["cpu_ms"]
         if g is not self.game or m != self.moves:
-            # the game moved: the pace starts again (longer after an undo)
+            # the game moved (whoever's turn it is): the pace starts again,
+            # longer after an undo
             self.wait = pace * UNDO_PAUSE if g is self.game and m < self.moves else pace
             self.game = g
             self.moves = m
             self.since = now
             return
-        if ticks_diff(now, self.since) < self.wait:
+        if g.phase == rules.OVER or not g.cpu[g.turn] or ticks_diff(now, self.since) < self.wait:
             return
         self.since = now  # a refused step is tried again a pace later
         try:

@@ -151,12 +151,19 @@ def test_undo_walks_back_through_the_boards_darts(cboard):
     # the board waits a while after an undo, then throws the same darts again
     again = b.wait("dart", timeout=5)
     assert again["seg"] == first["seg"] and again["moves"] == first["moves"]
+    # undo the board's player change after its visit: it waits before making it again
+    events_until(b, lambda e: e["ev"] == "visit" and e["turn"] == 0, timeout=10)
+    t0 = time.monotonic()
+    st = b.req("undo")["state"]
+    assert st["turn"] == 1 and st["phase"] == "hold"
+    b.wait("visit", timeout=5, where=lambda e: e["turn"] == 0)
+    assert time.monotonic() - t0 >= 0.8  # three paces of 300 ms
     # walked back into Ann's visit, the board waits for her
-    for _ in range(3):
+    for _ in range(6):
         st = b.req("undo")["state"]
         if st["turn"] == 0 and st["phase"] == "play":
             break
-    assert st["turn"] == 0
+    assert st["turn"] == 0 and st["phase"] == "play"
     b.link.events.clear()
     time.sleep(1.5)
     b.link._pump(0.05)
