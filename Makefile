@@ -59,7 +59,7 @@ wasm-heap: $(STAMP)
 	$(BIN)/python bench/wasm_heap.py
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level) and the
-# evidence that it plays well (10,000 games a comparison; some 15 minutes on two cores)
+# evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores)
 .PHONY: computer
 computer: $(STAMP)
 	$(BIN)/python bench/cpu_calibrate.py
