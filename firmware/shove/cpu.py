@@ -318,7 +318,7 @@ def _sig(x):
     return _SIG[x + 32]
 
 
-_players = {}  # level -> Player: its tables are made once
+_players = {}  # type: dict  # level -> Player: its tables are made once
 
 
 def player(level):
