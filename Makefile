@@ -69,5 +69,12 @@ bench: $(STAMP)
 wasm-heap: $(STAMP)
 	$(BIN)/python bench/wasm_heap.py
 
+# the computer player: its skill levels against cricket MPR (10,000 visits a level) and the
+# evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores)
+.PHONY: computer
+computer: $(STAMP)
+	$(BIN)/python bench/cpu_calibrate.py
+	$(BIN)/python bench/cpu_evidence.py --jobs 2
+
 clean:
 	rm -rf build $(VENV) .pytest_cache .hypothesis

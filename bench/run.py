@@ -175,6 +175,7 @@ def main():
     pulse_capture(res)
     res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
     res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
+    res["cpu_player"] = __import__("cpu_player").measure()  # the computer player: decision time, size
     res["seconds"] = round(time.monotonic() - started, 1)
     res["run"] = run_info()
     out = ROOT / "build" / "bench.json"
@@ -254,6 +255,8 @@ def table_rows(r):
             r["deploy_full_s"], r["deploy_full_files"], r["deploy_nochange_s"], r["deploy_nochange_files"])),
         ("run time", "%.0f s" % r["seconds"]),
     ]
+    if "cpu_player" in r:
+        rows.insert(-1, ("8 computer dart, worst case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))
     return rows
 
 

@@ -159,3 +159,44 @@ def test_utf8_check_agrees_with_cpython(data):
     except UnicodeDecodeError:
         ok = False
     assert protocol.valid_utf8(data) == ok
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(max_size=17))
+def test_an_accepted_name_is_visible_text_that_encodes(name):
+    import unicodedata
+
+    try:
+        rules.make_sides([name])
+    except RuleError as e:
+        assert e.code == "bad_rules"
+        return
+    name.encode("utf-8")  # no lone surrogates
+    cats = {unicodedata.category(ch) for ch in name}
+    assert not cats & {"Cc", "Cf", "Cs", "Zl", "Zp"}, name
+    assert cats - {"Zs"}, "a blank name was accepted: %r" % name
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(max_size=5))
+def test_segment_text_is_a_code_or_bad_seg(text):
+    try:
+        code = segments.encode(text)
+    except segments.SegError:
+        return
+    assert segments.name(code) in (text.upper(), text.upper().replace("SI", "S").replace("SO", "S")) or \
+        segments.name(code) == text.upper()
+    assert text.isascii()
+
+
+def test_every_format_or_separator_character_is_refused():
+    import sys
+    import unicodedata
+
+    for o in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(o)) in ("Cc", "Cf", "Cs", "Zl", "Zp"):
+            try:
+                rules.make_sides(["A" + chr(o)])
+            except RuleError:
+                continue
+            raise AssertionError("U+%04X accepted in a name" % o)

@@ -61,6 +61,7 @@ class App(Commands):
         self._map_staged = None  # cells of a map sent in several lines
         self.watch = handover.Watch()
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
+        self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -233,6 +234,7 @@ class App(Commands):
         turn = g.turn
         result = g.throw(code)
         self._log_action(code, g.undo)
+        self.renderer.hint_at = -1  # a hint is for the dart just thrown
         self.darts += 1
         gifts = result[2]
         if gifts:
@@ -277,8 +279,10 @@ class App(Commands):
         self.hold_since = self.board.ticks_ms() if g.phase == rules.HOLD else -1
         return self.state()
 
-    def do_new(self, players=None, teams=None, variant="classic", overrides=None):
-        g = rules.new_game(players, teams, variant, overrides)  # validates; nothing changes on error
+    def do_new(self, players=None, teams=None, variant="classic", overrides=None, cpu=None, seed=None):
+        if seed is None:  # the computer's darts: a new sequence each game unless the host picks one
+            seed = self.board.ticks_us() & 0x3FFFFFFF
+        g = rules.new_game(players, teams, variant, overrides, cpu, seed)  # validates; nothing changes on error
         old = self.game
         self.game = g
         self._save_game(lambda: setattr(self, "game", old))
@@ -306,9 +310,10 @@ class App(Commands):
             self.emit("unmapped", {"row": row, "col": col})
             return
         g = self.game
-        if g is None or g.phase in (rules.HOLD, rules.OVER):
-            self.ignored += 1
-            why = "no_game" if g is None else ("hold" if g.phase == rules.HOLD else "over")
+        if g is None or g.phase in (rules.HOLD, rules.OVER) or g.cpu[g.turn]:
+            self.ignored += 1  # (during the board's own visit the darts are its to throw)
+            why = "no_game" if g is None else ("hold" if g.phase == rules.HOLD else "over" if g.phase == rules.OVER
+                                               else "cpu")
             self.emit("ignored", {"seg": segments.name(code), "row": row, "col": col, "why": why,
                                   "ignored": self.ignored})
             return
@@ -326,8 +331,10 @@ class App(Commands):
                 st, evs = self.do_next()
                 for ev, fields in evs:
                     self.emit(ev, fields)
-            elif name == "undo" and kind == buttons.PRESS:
+            elif name == "undo" and kind == buttons.SHORT:
                 self.emit("undo", {"state": self.do_undo()})
+            elif name == "undo" and kind == buttons.LONG:  # held: the coach blinks the bed to aim at
+                self.emit("hint", {"hint": self.do_hint(3)})
             elif name == "new" and kind == buttons.SHORT:
                 self.emit("new", {"state": self.do_new(self.config["players"], None, self.config["variant"])})
             elif name == "new" and kind == buttons.LONG:
@@ -372,6 +379,12 @@ class App(Commands):
             name, kind = out.pop(0)
             self._button(name, kind)
         g = self.game
+        if g is not None and g.cpu[g.turn] and self.auto is None:
+            from shove.cpu import Autoplay
+
+            self.auto = Autoplay()
+        if self.auto:
+            self.auto.step(self, now)
         auto = self.config["auto_next_ms"]
         if auto and g is not None and g.phase == rules.HOLD and self.hold_since != -1:
             if scanner.ticks_diff(now, self.hold_since) >= auto:

@@ -62,7 +62,8 @@ class Commands:
                           "status": self.renderer.status}}
 
     def cmd_new(self, cmd, after):
-        st = self.do_new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"))
+        st = self.do_new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"),
+                         cmd.get("cpu"), cmd.get("seed"))
         after.append(("new", {"state": st}))
         return {"state": st}
 
@@ -89,6 +90,25 @@ class Commands:
         if self.game.phase == rules.OVER:
             after.append(("win", self._win(st)))
         return {"state": st}
+
+    def cmd_hint(self, cmd, after):
+        level = cmd.get("level", 3)
+        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
+            raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
+        return {"hint": self.do_hint(level)}
+
+    def do_hint(self, level):
+        """The coach's target for the thrower (also blinked on the strip) and why."""
+        from shove import coach
+
+        g = self._need_game()
+        h = coach.hint(g, level)
+        h["side"] = g.turn
+        h["level"] = level
+        bi, _ = g.value(segments.encode(h["seg"]))
+        self.renderer.hint(bi, self.board.ticks_ms())
+        self._changed()
+        return h
 
     def cmd_press(self, cmd, after):
         row = protocol.want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")

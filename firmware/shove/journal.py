@@ -42,8 +42,11 @@ def record(action, seq):
 
 
 def header(game):
-    setup = json.dumps({"teams": game.sides, "variant": game.rules.variant,
-                        "rules": game.rules.overrides()}).encode()
+    setup = {"teams": game.sides, "variant": game.rules.variant, "rules": game.rules.overrides()}
+    if any(game.cpu):  # computer sides, and the seed their darts come from
+        setup["cpu"] = list(game.cpu)
+        setup["seed"] = game.seed
+    setup = json.dumps(setup).encode()
     return MAGIC + b" %08x\n" % (binascii.crc32(setup) & 0xFFFFFFFF) + setup + b"\n"
 
 
@@ -71,7 +74,8 @@ def decode(data):
         if crc != binascii.crc32(setup) & 0xFFFFFFFF:
             raise JournalError("checksum mismatch in the set-up")
         setup = json.loads(setup)
-        game = rules.new_game(None, setup["teams"], setup["variant"], setup["rules"])
+        game = rules.new_game(None, setup["teams"], setup["variant"], setup["rules"], setup.get("cpu"),
+                              setup.get("seed", 0))
         body = data[end + 1:]
         n = len(body) // REC
         for i in range(n):

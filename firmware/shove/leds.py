@@ -12,11 +12,14 @@
 # Status: darts left, in the thrower's colour; during hold all status pixels
 # glow dim white (pull the darts); a bull-off lights them in the thrower's
 # colour. Gifts flash the receiving square white for FLASH_MS. A win runs a
-# chase in the winner's colour over the whole strip.
+# chase in the winner's colour over the whole strip. A coach's hint blinks
+# the thrower's square of the recommended bed white for HINT_MS (the status
+# pixels when the advice is a bed not on the strip, or no bed).
 from shove import rules
 from shove.scanner import ticks_diff
 
 FLASH_MS = 600
+HINT_MS = 4000
 COLOURS = (
     (255, 40, 0), (0, 90, 255), (0, 200, 40), (200, 0, 200),
     (255, 180, 0), (0, 200, 200), (255, 255, 255), (120, 60, 20),
@@ -34,6 +37,20 @@ class Renderer:
         self.brightness = brightness
         self.flash_at = -1  # tick the last gift's flash began; -1: none (ticks wrap, so no deadline)
         self.flash = []  # (side, bed index) receiving a gift
+        self.hint_at = -1  # tick a hint began; -1: none
+        self.hint_bed = -1  # its bed index; -1: the status pixels
+
+    def hint(self, bed_index, now_ms):
+        self.hint_bed = bed_index if bed_index < self.beds else -1
+        self.hint_at = now_ms
+
+    def _hinting(self, now_ms):
+        if self.hint_at < 0:
+            return False
+        if 0 <= ticks_diff(now_ms, self.hint_at) < HINT_MS:
+            return True
+        self.hint_at = -1
+        return False
 
     def gift(self, gifts, bed_index, now_ms):
         self.flash = [(s, bed_index) for s, _ in gifts]
@@ -64,6 +81,8 @@ class Renderer:
         full = game.rules.marks
         lit = (m * self.per_side + full - 1) // full
         flashing = self._flashing(now_ms) and (side, bed_i) in self.flash and (now_ms // 100) % 2 == 0
+        if bed_i == self.hint_bed and side == game.turn and self._hinting(now_ms):
+            flashing = (now_ms // 250) % 2 == 0
         for k in range(self.per_side):
             if flashing:
                 self._px(base + k, (255, 255, 255))
@@ -105,8 +124,11 @@ class Renderer:
                 self._square(game, b, 1, self._leader(game, b), now_ms)
         base = self.beds * 2 * self.per_side
         colour = COLOURS[game.turn]
+        blink = self.hint_bed < 0 and self._hinting(now_ms) and (now_ms // 250) % 2 == 0
         for k in range(self.status):
-            if game.phase == rules.HOLD:
+            if blink:
+                self._px(base + k, (255, 255, 255))
+            elif game.phase == rules.HOLD:
                 self._px(base + k, (255, 255, 255), 40)
             elif k < game.darts_left:
                 self._px(base + k, colour)
@@ -125,4 +147,4 @@ class Renderer:
 
     def animating(self, game, now_ms):
         """True while the frame changes with time alone (flash, win chase)."""
-        return game is not None and (game.phase == rules.OVER or self._flashing(now_ms))
+        return game is not None and (game.phase == rules.OVER or self._flashing(now_ms) or self._hinting(now_ms))

@@ -32,14 +32,15 @@ MAX_NAME = const(16)
 BED_CHOICES = tuple(range(1, 21)) + (25,)
 
 _NINE = (1, 2, 3, 4, 5, 6, 7, 8, 9)
-# name: (beds, marks, darts, gift, win_by_gift, progressive)
+# name: (beds, marks, darts, gift, win_by_gift, progressive, flat)
 VARIANTS = {
-    "classic": (_NINE, 3, 3, "next", True, False),
-    "no-gift": (_NINE, 3, 3, "off", True, False),
-    "extended": (tuple(range(1, 16)), 3, 3, "next", True, False),
-    "pub": (_NINE, 3, 3, "next", False, False),
-    "progressive": (_NINE, 3, 3, "next", False, True),
-    "piecepack": ((1, 2, 3, 4, 5, 6, 7), 1, 3, "next", False, False),
+    "classic": (_NINE, 3, 3, "next", True, False, False),
+    "no-gift": (_NINE, 3, 3, "off", True, False, False),
+    "extended": (tuple(range(1, 16)), 3, 3, "next", True, False, False),
+    "pub": (_NINE, 3, 3, "next", False, False, False),
+    "progressive": (_NINE, 3, 3, "next", False, True, False),
+    # every coin scores one in the piecepack game
+    "piecepack": ((1, 2, 3, 4, 5, 6, 7), 1, 3, "next", False, False, True),
 }
 RULE_KEYS = ("beds", "marks", "darts", "gift", "win_by_gift", "progressive", "flat", "bull_off")
 
@@ -113,7 +114,7 @@ class Rules:
         for key in overrides:
             if key not in RULE_KEYS:
                 raise _bad("unknown rule %r" % (str(key)[:20],))
-        beds, marks, darts, gift, wbg, prog = VARIANTS[variant]
+        beds, marks, darts, gift, wbg, prog, flat = VARIANTS[variant]
         self.variant = variant
         beds = overrides.get("beds", beds)
         if not isinstance(beds, (list, tuple)) or not 1 <= len(beds) <= 21:
@@ -132,7 +133,7 @@ class Rules:
         self.gift = GIFTS.index(g)
         self.win_by_gift = _flag(overrides.get("win_by_gift", wbg), "win_by_gift")
         self.progressive = _flag(overrides.get("progressive", prog), "progressive")
-        self.flat = _flag(overrides.get("flat", False), "flat")
+        self.flat = _flag(overrides.get("flat", flat), "flat")
         self.bull_off = _flag(overrides.get("bull_off", False), "bull_off")
 
     def to_dict(self):
@@ -154,14 +155,36 @@ class Rules:
         return {k: mine[k] for k in RULE_KEYS if mine[k] != base[k]}
 
 
+# Code points a name may not hold, as inclusive ranges: controls, the soft
+# hyphen, zero-width and direction marks, line and paragraph separators,
+# invisible operators, surrogates (a JSON "\\ud800" would be written out as
+# invalid UTF-8), the byte-order mark and the specials' block.
+_UNPRINTABLE = (
+    (0, 31), (127, 0x9F), (0xAD, 0xAD), (0x34F, 0x34F), (0x600, 0x605), (0x61C, 0x61C),
+    (0x6DD, 0x6DD), (0x70F, 0x70F), (0x890, 0x891), (0x8E2, 0x8E2), (0x115F, 0x1160),
+    (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x206F),
+    (0x3164, 0x3164), (0xD800, 0xDFFF), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFFF), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+# Spaces: a name of these alone is blank. Listed because MicroPython's
+# str.strip() knows only the ASCII ones.
+_SPACES = (0x20, 0xA0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007,
+           0x2008, 0x2009, 0x200A, 0x202F, 0x205F, 0x3000)
+
+
 def _check_name(name):
     if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME:
         raise _bad("names are 1 to %d characters" % MAX_NAME)
+    blank = True
     for ch in name:
         o = ord(ch)
-        if o < 32 or o == 127 or 0x80 <= o < 0xA0:
-            raise _bad("names must be printable")
-    if not name.strip():
+        for lo, hi in _UNPRINTABLE:
+            if lo <= o <= hi:
+                raise _bad("names must be printable (U+%04X is not)" % o)
+        if o not in _SPACES:
+            blank = False
+    if blank:
         raise _bad("a name cannot be blank")
     return name
 
@@ -184,10 +207,45 @@ def make_sides(players=None, teams=None):
     return sides
 
 
+MAX_LEVEL = const(6)  # computer players' skill levels 1..6
+
+
+def check_cpu(cpu, n):
+    """A side's computer level for each side (0: people), or None for none."""
+    if cpu is None:
+        return bytes(n)
+    if not isinstance(cpu, list) or len(cpu) != n:
+        raise _bad("cpu is a list with a level for each side (0 for people, 1 to %d)" % MAX_LEVEL)
+    for v in cpu:
+        _int_in(v, 0, MAX_LEVEL, "a computer level")
+    return bytes(cpu)
+
+
+def computer_names(players):
+    """Players named cpu:N (N 1..6) become computer sides: (names, levels) or
+    (players, None) when there are none. A name like cpu:x stays a name."""
+    levels = []
+    names = []
+    for p in players:
+        if isinstance(p, str) and len(p) == 5 and p[:4].lower() == "cpu:" and p[4] in "123456":
+            levels.append(int(p[4]))
+            names.append("CPU " + p[4])
+        else:
+            levels.append(0)
+            names.append(p)
+    if not any(levels):
+        return players, None
+    return names, levels
+
+
 class Game:
-    def __init__(self, rules, sides):
+    def __init__(self, rules, sides, cpu=None, seed=0):
         self.rules = rules
         self.sides = sides
+        # skill level of each side played by the board itself (0: people), and
+        # the seed its darts are drawn from (the journal keeps both)
+        self.cpu = cpu or bytes(len(sides))
+        self.seed = seed
         self.names = [" & ".join(m) for m in sides]
         n = len(sides)
         self.n = n
@@ -446,10 +504,17 @@ class Game:
         }
         if self.phase == BULL_OFF:
             st["contenders"] = [s for s in range(self.n) if self.bo_alive & (1 << s)]
+        if any(self.cpu):
+            st["cpu"] = list(self.cpu)
         return st
 
 
-def new_game(players=None, teams=None, variant="classic", rules=None):
+def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
     """Validate everything first, so a refused request changes nothing."""
     r = Rules(variant, rules)
-    return Game(r, make_sides(players, teams))
+    if cpu is None and isinstance(players, list):
+        players, cpu = computer_names(players)
+    sides = make_sides(players, teams)
+    levels = check_cpu(cpu, len(sides))
+    seed = _int_in(seed, 0, 0x3FFFFFFF, "seed")
+    return Game(r, sides, levels, seed)

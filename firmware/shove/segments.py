@@ -25,6 +25,11 @@ def encode(text):
     """'t5' -> code; raises SegError for anything not in the notation."""
     if not isinstance(text, str):
         raise SegError("segment must be a string")
+    for ch in text:
+        # ASCII only: CPython's upper() and isdigit() know letters and digits
+        # ("\u017f5" upper-cases to "S5", "\u0665" is a digit) that MicroPython's do not
+        if ord(ch) > 126:
+            raise SegError("unknown segment (the notation is ASCII: S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)")
     s = text.upper()
     if s == "MISS":
         return MISS
@@ -37,7 +42,7 @@ def encode(text):
         i += 1
     ring = s[:i]
     digits = s[i:]
-    if ring not in _RINGS or not digits or len(digits) > 2 or not digits.isdigit() or digits[0] == "0":
+    if ring not in _RINGS or not digits or len(digits) > 2 or digits[0] not in "123456789" or digits[-1] not in "0123456789":
         raise SegError("unknown segment %r (use S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)" % (text[:12],))
     n = int(digits)
     if n < 1 or n > 20:

@@ -13,7 +13,8 @@ DEFAULT_CONFIG = {
     "auto_next_ms": 0,  # automatic player change after the last dart (0: off)
     "brightness": -1,  # LED brightness 0..255; -1: the profile's
     "variant": "classic",  # what the new-game button starts
-    "players": ["Home", "Away"],  # who the new-game button starts it for
+    "players": ["Home", "Away"],  # who the new-game button starts it for (cpu:N: the board plays)
+    "cpu_ms": 1500,  # the board's pace as a player: between its darts, and before its player change
 }
 
 
@@ -30,7 +31,7 @@ def check_config(new):
     v = new.get("learn", False)
     if not isinstance(v, bool):
         raise bad("learn must be true or false")
-    for key, lo, hi in (("auto_next_ms", 0, 600000), ("brightness", -1, 255)):
+    for key, lo, hi in (("auto_next_ms", 0, 600000), ("brightness", -1, 255), ("cpu_ms", 0, 60000)):
         v = new.get(key, DEFAULT_CONFIG[key])
         if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
             raise bad("%s must be a whole number from %d to %d" % (key, lo, hi))

@@ -86,6 +86,9 @@ def cmd_deploy(args):
 
 
 def cmd_new(args):
+    if args.teams and args.players:
+        raise SystemExit("hapenny new: give player names or --teams, not both (with --teams every "
+                         "name goes in a team: --teams %s" % " ".join(args.teams + [",".join(args.players)]) + ")")
     link, _ = _connect(args)
     fields = {"variant": args.variant}
     if args.teams:
@@ -96,6 +99,16 @@ def cmd_new(args):
         fields["rules"] = dict(args.rule)
     rep = link.request("new", **fields)
     _print_state(rep["state"], args.json)
+    return 0
+
+
+def cmd_hint(args):
+    link, _ = _connect(args)
+    h = link.request("hint", level=args.level)["hint"]
+    if args.json:
+        print(json.dumps(h))
+    else:
+        print(h["reason"])
     return 0
 
 
@@ -237,7 +250,8 @@ def build_parser():
     s = sub.add_parser("new", help="start a new game")
     _port_arg(s)
     _json_arg(s)
-    s.add_argument("players", nargs="*", help="player names (default: Home Away)")
+    s.add_argument("players", nargs="*", help="player names (default: Home Away); cpu:N (N 1 to 6, "
+                   "beginner to strong league player) is a side the board plays itself")
     s.add_argument("--teams", nargs="+", metavar="A,B", help="teams: comma-separated member names")
     s.add_argument("--variant", "-v", default="classic", help="classic, no-gift, extended, pub, progressive, piecepack")
     s.add_argument("--rule", "-r", action="append", type=_parse_rule, metavar="NAME=VALUE",
@@ -263,15 +277,22 @@ def build_parser():
         _port_arg(s)
         _json_arg(s)
         s.set_defaults(fn=_simple(name))
-    s = sub.add_parser("throw", help="score a segment as if the board had detected it")
+    s = sub.add_parser("throw", help="score a segment for the thrower, as a dart on the board would be; "
+                       "refused (visit_over) once the visit's darts are thrown, until the player change")
     _port_arg(s)
     _json_arg(s)
     s.add_argument("seg", help="T5, D7, S20, SB, DB, MISS ...")
     s.set_defaults(fn=_simple("throw"))
 
-    s = sub.add_parser("play", help="live scoreboard: n next, u undo, type a segment to throw, q quit")
+    s = sub.add_parser("hint", help="where the thrower should aim next, and why")
     _port_arg(s)
-    s.add_argument("players", nargs="*", help="start a new game for these players")
+    _json_arg(s)
+    s.add_argument("--level", "-l", type=int, default=3, help="the thrower's skill, 1 (beginner) to 6 (default 3)")
+    s.set_defaults(fn=cmd_hint)
+
+    s = sub.add_parser("play", help="live scoreboard: n next, u undo, h hint, type a segment to throw, q quit")
+    _port_arg(s)
+    s.add_argument("players", nargs="*", help="start a new game for these players (cpu:N: the board plays that side)")
     s.add_argument("--variant", "-v", help="start a new game of this variant")
     s.set_defaults(fn=cmd_play)
 

@@ -83,7 +83,7 @@ def render(state, log=(), typed="", width=None, pixels=None):
     for entry in list(log)[-6:]:
         lines.append(DIM + entry + RESET)
     lines.append("")
-    lines.append("n next · u undo · type T5/D7/SB/MISS + Enter to throw · q quit")
+    lines.append("n next · u undo · h hint · type T5/D7/SB/MISS + Enter to throw · q quit")
     lines.append("> " + typed)
     return "\n".join(lines)
 
@@ -110,6 +110,8 @@ def describe(ev, state):
         return "%s wins!" % ev["name"]
     if kind == "undo":
         return "Undone."
+    if kind == "hint":
+        return "Hint: %s" % ev["hint"]["reason"]
     if kind == "new":
         return "New game."
     if kind == "fault":
@@ -164,6 +166,11 @@ class Scoreboard:
             self._cmd("next")
         elif ch in "uU" and not self.typed:
             self._cmd("undo")
+        elif ch in "hH" and not self.typed:
+            try:
+                self.log.append("Hint: %s" % self.link.request("hint")["hint"]["reason"])
+            except BoardError as e:
+                self.log.append("No hint: %s" % e.reply.get("msg"))
         elif ch == "\x1b":
             self.typed = ""
         elif ch.isalnum() and len(self.typed) < 6:

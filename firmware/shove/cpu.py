@@ -1,0 +1,385 @@
+# The computer player's strategy: where to aim the next dart.
+#
+# For every target it could aim at (each ring of each bed, one dead number,
+# the bull) it weighs where a dart of its own level lands (the scatter of
+# the throw model, tabulated once per level) by how good the game is after
+# it. The game after a dart is found by the referee itself (throw, look,
+# undo), so every rule variation is played exactly: gift next/all/off, the
+# pub rule, pending wins, breaks, flat, 1-mark games, 25 as a bed. "How
+# good" is an estimate of the chance to win from the darts each side still
+# needs (a table per level and rule set) and whose turn it is. A target
+# whose exact hit would hand an opponent the game is never chosen while
+# another target would not. Arithmetic in the hot loops is on small ints.
+import math
+
+from shove import board_geom, protocol, rules, segments, throwing
+from shove.scanner import ticks_diff
+
+ORDER = board_geom.ORDER
+POS = board_geom.POS
+ONE = 4096  # probabilities in 1/4096
+SLOTS = (board_geom.R_SI, board_geom.R_T, board_geom.R_SO, board_geom.R_D)
+SLOT_CODE = (1, 4, 0, 3)  # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
+# rad[] index: the four slots, then the bull, the outer bull, off the board
+B_DB = 4
+B_SB = 5
+B_OFF = 6
+WIN = 1000
+# logistic 1000/(1+exp(-x/4)) for x = -32..32
+_SIG = tuple(int(1000 / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
+
+
+def _phi(x):
+    """Standard normal CDF (Abramowitz and Stegun 7.1.26: error below 1.5e-7)."""
+    z = abs(x) / 1.4142135623730951
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * math.exp(-z * z)
+    return 0.5 * (1.0 + y) if x >= 0 else 0.5 * (1.0 - y)
+
+
+def _scatter(f, sig):
+    """Per aim slot: (angular spread over sector offsets -K..K, ring chances),
+    both in 1/ONE, and for the bull aim its ring chances. The scatter is taken
+    as independent along the radius and across it (exact at the bull)."""
+    keep = 1000 - f[6]  # the rest bounces out
+    edges = (0.0, f[0], f[1], f[2], f[3], f[4], f[5])
+    # ring index per band between edges: DB, SB, SI, T, SO, D
+    band = (B_DB, B_SB, board_geom.R_SI, board_geom.R_T, board_geom.R_SO, board_geom.R_D)
+    out = []
+    for slot in SLOTS:
+        r = board_geom.aim_radius(f, slot)
+        rad = [0.0] * 7
+        for i in range(6):
+            a, b = edges[i], edges[i + 1]
+            # |radial position| in [a, b): the far side of the bull folds back
+            p = _phi((b - r) / sig) - _phi((a - r) / sig) + _phi((-a - r) / sig) - _phi((-b - r) / sig)
+            rad[band[i]] += p
+        s = sig / r * (10 / math.pi)  # sectors
+        ang = []
+        for o in range(-10, 10):
+            p = 0.0
+            for w in (-20, 0, 20):
+                p += _phi((o + w + 0.5) / s) - _phi((o + w - 0.5) / s)
+            ang.append(p)
+        lo = 0
+        hi = 19
+        while ang[lo] * ONE < 0.5:  # offsets nobody lands on are left out
+            lo += 1
+        while ang[hi] * ONE < 0.5:
+            hi -= 1
+        ai = [int(ang[i] * ONE + 0.5) for i in range(lo, hi + 1)]
+        ri = [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]
+        out.append((lo - 10, ai, ri))
+    # the bull aim: the radius alone decides the ring; sectors are equally likely
+    rad = [0.0] * 7
+    prev = 0.0
+    for i in range(6):
+        c = 1.0 - math.exp(-edges[i + 1] * edges[i + 1] / (2 * sig * sig))
+        rad[band[i]] += c - prev
+        prev = c
+    out.append((-10, [ONE // 20] * 20, [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]))
+    return out
+
+
+class Player:
+    """A computer thrower of `level` (1..6) on a board `face`."""
+
+    def __init__(self, level=3, face=board_geom.DEFAULT_FACE):
+        self.level = level
+        self.sigma = throwing.sigma(level)
+        self.face = board_geom.face(face)
+        self.scatter = _scatter(self.face, self.sigma)
+        self._key = None  # the rules the darts-needed tables were made for
+        self._v = []
+        self._bad = bytearray(0)
+
+    # ---- how many darts a side still needs ------------------------------------------
+    def _tables(self, r):
+        key = (r.marks, r.flat, r.progressive)
+        if key == self._key:
+            return
+        self._key = key
+        self.e_num = self._darts_needed(r, False)
+        self.e_bull = self._darts_needed(r, True)
+
+    def _mark_odds(self, r, bull):
+        """For each aim at a bed's own number: chances (in 1) of 0, 1, 2, 3 marks."""
+        res = []
+        if bull:
+            rad = self.scatter[4][2]
+            one, two = rad[B_SB] / ONE, rad[B_DB] / ONE
+            res.append((1 - one - two, one + two, 0.0, 0.0) if r.flat else (1 - one - two, one, two, 0.0))
+            return res
+        for i in range(4):
+            lo, ang, rad = self.scatter[i]
+            a = ang[-lo] / ONE if 0 <= -lo < len(ang) else 0.0
+            s = a * (rad[board_geom.R_SI] + rad[board_geom.R_SO]) / ONE
+            t = a * rad[board_geom.R_T] / ONE
+            d = a * rad[board_geom.R_D] / ONE
+            if r.flat:
+                res.append((1 - s - t - d, s + t + d, 0.0, 0.0))
+            else:
+                res.append((1 - s - t - d, s, d, t))
+        return res
+
+    def _darts_needed(self, r, bull):
+        """Expected darts (x16) to put k marks on one bed, k = 0..marks; under
+        `progressive` only the darts that score nothing for the thrower count."""
+        odds = self._mark_odds(r, bull)
+        e = [0.0]
+        for k in range(1, r.marks + 1):
+            best = 1e9
+            for p in odds:
+                if p[0] > 0.999:
+                    continue
+                acc = p[0] if r.progressive else 1.0
+                for j in (1, 2, 3):
+                    acc += p[j] * e[max(0, k - j)]
+                v = acc / (1 - p[0])
+                if v < best:
+                    best = v
+            e.append(best)
+        return [int(x * 16 + 0.5) for x in e]
+
+    def remaining(self, g, side):
+        """Expected darts (x16) `side` needs to close every bed."""
+        m = g.rules.marks
+        beds = g.rules.beds
+        base = side * g.nb
+        t = 0
+        for i in range(g.nb):
+            k = m - g.marks[base + i]
+            if k:
+                t += self.e_bull[k] if beds[i] == 25 else self.e_num[k]
+        return t
+
+    # ---- how good a position is for `me` ----------------------------------------------
+    def _val(self, me, rem, dl, pend, n, D):
+        mine = rem[me]
+        if pend:  # an opponent has won unless `me` closes out with the darts left
+            return _sig((dl * 16 - mine) * 2 // 3)
+        if n == 1:
+            return WIN * 1600 // (1600 + mine)
+        scale = 48 + mine // 8  # the spread of the finish, x16 darts
+        v = WIN
+        for d in range(1, n):
+            adv = rem[(me + d) % n] - mine + 16 * dl - 16 * D + 16 * d * D // n
+            v = v * _sig(adv * 4 // scale) // WIN
+        return v
+
+    # ---- choosing a target ---------------------------------------------------------------
+    def _outcomes(self, g, me):
+        """self._v[3*bed + k-1]: value after a dart of k marks on a bed;
+        self._bad[bed] bit k-1: that hit hands an opponent the game (bit 3:
+        so does a dead dart). Returns the value after a dead dart. Each dart
+        is worked out here as the referee scores it (own marks, surplus to
+        the opponents by the gift rule, the pub rule's withheld last mark,
+        pending wins, breaks); tests/test_cpu_properties.py checks every
+        value against the referee itself."""
+        r = g.rules
+        nb = g.nb
+        n = g.n
+        if len(self._bad) != nb:
+            self._v = [0] * (3 * nb)
+            self._bad = bytearray(nb)
+        v = self._v
+        bad = self._bad
+        marks = g.marks
+        rem = [self.remaining(g, s) for s in range(n)]
+        miss = [g.missing(s) for s in range(n)]
+        was = [0] * n
+        tmp = [0] * n
+        pend = g.pending
+        other = pend & ~(1 << me)
+        m = r.marks
+        D = r.darts
+        gift = r.gift if n > 1 else rules.GIFT_OFF
+        for i in range(nb):
+            bed = r.beds[i]
+            e = self.e_bull if bed == 25 else self.e_num
+            for s in range(n):
+                was[s] = e[m - marks[s * nb + i]]
+            need = m - marks[me * nb + i]
+            bad[i] = 0
+            for k in (1, 2, 3):
+                j = 3 * i + k - 1
+                if bed == 25 and k == 3 or r.flat and k > 1:
+                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark
+                    if bad[i] & (1 << (k - 2)):
+                        bad[i] |= 1 << (k - 1)
+                    continue
+                own = k if k < need else need
+                if own == miss[me]:
+                    v[j] = WIN  # the thrower closes its last bed: an outright win
+                    continue
+                left = g.darts_left - (0 if r.progressive and own else 1)
+                surplus = k - own
+                new = 0  # sides whose win the gift makes pending
+                for s in range(n):
+                    tmp[s] = rem[s]
+                tmp[me] += e[need - own] - was[me]
+                if surplus and gift != rules.GIFT_OFF:
+                    for step in range(1, n):
+                        s = (me + step) % n
+                        c = m - marks[s * nb + i]
+                        take = surplus if surplus < c else c
+                        if not take:
+                            continue
+                        if not r.win_by_gift and take == miss[s]:
+                            take -= 1  # the last mark of a game must be thrown
+                        if take:
+                            tmp[s] += e[c - take] - was[s]
+                            if take == miss[s]:
+                                new |= 1 << s
+                        if gift == rules.GIFT_NEXT:
+                            break
+                if left == 0 and (other or new):
+                    v[j] = 0  # the visit ends with an opponent's win pending
+                    bad[i] |= 1 << (k - 1)
+                else:
+                    v[j] = self._val(me, tmp, left, other | new, n, D)
+                    if new & ~pend:
+                        bad[i] |= 1 << (k - 1)
+        # a dead dart is always used up
+        self._dead_bad = g.darts_left == 1 and other != 0
+        if self._dead_bad:
+            return 0
+        return self._val(me, rem, g.darts_left - 1, other, n, D)
+
+    def choose(self, g):
+        """The segment code to aim at for the thrower's next dart."""
+        return self.rank(g, False)[0]
+
+    def rank(self, g, every=True):
+        """(best code, its expected value 0..1000, and when `every` each
+        candidate as (value, code, its exact hit hands an opponent the game))."""
+        if g.phase == rules.BULL_OFF:
+            return segments.DB, 0, []
+        r = g.rules
+        self._tables(r)
+        dead = self._outcomes(g, g.turn)
+        v = self._v
+        bad = self._bad
+        bedidx = bytearray(26)  # number -> bed index + 1
+        for i in range(g.nb):
+            bedidx[r.beds[i]] = i + 1
+        cands = [] if every else None
+        best = -1
+        best_code = 0
+        best_safe = -1
+        safe_code = 0
+        bull = bedidx[25]
+        for num in range(21):  # 0: the bull
+            bi = bedidx[num] - 1 if num else bull - 1
+            for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
+                lo, ang, rad = self.scatter[slot]
+                ev = 0
+                live = 0
+                p0 = POS[num] + lo
+                rs = rad[0] + rad[2]
+                rt = rad[1]
+                rd = rad[3]
+                for j in range(len(ang)):
+                    b = bedidx[ORDER[(p0 + j) % 20]]
+                    if b:
+                        a = ang[j]
+                        ps = a * rs >> 12
+                        pt = a * rt >> 12
+                        pd = a * rd >> 12
+                        b = 3 * b - 3
+                        ev += ps * v[b] + pd * v[b + 1] + pt * v[b + 2]
+                        live += ps + pt + pd
+                if bull:
+                    b = 3 * bull - 3
+                    ev += rad[B_SB] * v[b] + rad[B_DB] * v[b + 1]
+                    live += rad[B_SB] + rad[B_DB]
+                ev = (ev + (ONE - live) * dead) // ONE
+                code = 3 + (num - 1) * 5 + SLOT_CODE[slot] if num else segments.DB
+                # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
+                gives = bad[bi] & (1 << (0, 2, 0, 1, 1)[slot]) != 0 if bi >= 0 else self._dead_bad
+                if every:
+                    cands.append((ev, code, gives))
+                if ev > best:
+                    best = ev
+                    best_code = code
+                if not gives and ev > best_safe:
+                    best_safe = ev
+                    safe_code = code
+        if best_safe >= 0:
+            return safe_code, best_safe, cands
+        return best_code, best, cands
+
+
+def _sig(x):
+    if x <= -32:
+        return _SIG[0]
+    if x >= 32:
+        return _SIG[64]
+    return _SIG[x + 32]
+
+
+_players = {}  # type: dict  # level -> Player: its tables are made once
+
+
+def player(level):
+    p = _players.get(level)
+    if p is None:
+        p = _players[level] = Player(level)
+    return p
+
+
+# ---- the board as a player ------------------------------------------------------------
+# When a side is a computer, the board throws its visit itself, one dart at a
+# time at the configured pace (`cpu_ms`), and makes its player change. Each
+# dart is stored and reported like any other (`dart` event, "src": "cpu"), so
+# undo and a power cut treat it like a person's. The dart is drawn from the
+# throw model with a generator seeded by the game's seed and its move count:
+# after an undo or a reboot the same position gives the same dart, and a test
+# can predict every one. The app imports this module only for such games.
+UNDO_PAUSE = 3  # after an undo, wait this many paces: time for another undo
+
+
+class Autoplay:
+    def __init__(self):
+        self.game = None  # the game the clock below belongs to
+        self.moves = 0
+        self.since = 0
+        self.wait = 0
+        self.rng = None
+
+    def step(self, app, now):
+        g = app.game
+        if g is None:
+            self.game = None
+            return
+        m = g.moves()
+        pace = app.config["cpu_ms"]
+        if g is not self.game or m != self.moves:
+            # the game moved (whoever's turn it is): the pace starts again,
+            # longer after an undo
+            self.wait = pace * UNDO_PAUSE if g is self.game and m < self.moves else pace
+            self.game = g
+            self.moves = m
+            self.since = now
+            return
+        if g.phase == rules.OVER or not g.cpu[g.turn] or ticks_diff(now, self.since) < self.wait:
+            return
+        self.since = now  # a refused step is tried again a pace later
+        try:
+            if g.phase == rules.HOLD:
+                st, evs = app.do_next()
+                for name, fields in evs:
+                    app.emit(name, fields)
+            else:
+                app._after_dart(app.do_throw(self.dart(g), "cpu"))
+        except protocol.ProtoError as e:  # the flash refused: nothing happened
+            app.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
+
+    def dart(self, g):
+        """Where the computer's next dart lands (a segment code)."""
+        p = player(g.cpu[g.turn])
+        aim = p.choose(g)
+        if self.rng is None:
+            self.rng = throwing.Rng()
+        self.rng.seed(g.seed + 7919 * g.moves())
+        return throwing.throw(board_geom.face(board_geom.DEFAULT_FACE), p.sigma, aim, self.rng)

@@ -1,0 +1,118 @@
+"""Hypothesis properties of the computer player and the coach (CPython)."""
+from hypothesis import given, settings, strategies as st
+
+from shove import coach, cpu, rules, segments
+from shove.rules import RuleError, new_game
+from strategies import scripts, setups
+
+PLAYERS = {lv: cpu.Player(lv) for lv in (1, 3, 6)}
+ALL_TARGETS = [segments.DB, segments.SB] + [segments.encode(r + str(n)) for n in range(1, 21) for r in "SDT"]
+
+
+def make(setup):
+    return new_game(setup.get("players"), setup.get("teams"), setup["variant"], setup["rules"])
+
+
+def replay(g, actions):
+    for a in actions:
+        try:
+            if a == "next":
+                g.next()
+            elif a == "undo":
+                g.undo()
+            else:
+                g.throw(segments.encode(a))
+        except RuleError:
+            pass
+
+
+def gives_game(g, code):
+    me = g.turn
+    before = g.pending
+    g.throw(code)
+    try:
+        return (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
+    finally:
+        g.undo()
+
+
+def value(p, g, me):
+    """The strategy's estimate for the game as the referee left it (the oracle)."""
+    if g.phase == rules.OVER:
+        return cpu.WIN if g.winner == me else 0
+    dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
+    rem = [p.remaining(g, s) for s in range(g.n)]
+    return p._val(me, rem, dl, g.pending & ~(1 << me), g.n, g.rules.darts)
+
+
+def snap(g):
+    return (bytes(g.marks), g.turn, g.darts_left, g.phase, g.winner, g.pending, bytes(g.member),
+            g.actions.bytes(), g._undo.bytes())
+
+
+@st.composite
+def positions(draw):
+    setup = draw(setups(max_sides=8))
+    return setup, draw(scripts(setup, max_len=120)), draw(st.sampled_from(sorted(PLAYERS)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(positions())
+def test_never_hands_over_the_game_when_some_target_would_not(pos):
+    setup, actions, level = pos
+    g = make(setup)
+    replay(g, actions)
+    if g.phase != rules.PLAY:
+        return
+    before = snap(g)
+    aim = PLAYERS[level].choose(g)
+    assert snap(g) == before, "choosing a target changed the game"
+    if gives_game(g, aim):
+        assert all(gives_game(g, c) for c in ALL_TARGETS), segments.name(aim)
+
+
+@settings(max_examples=200, deadline=None)
+@given(positions())
+def test_the_coach_always_has_a_target_and_a_line(pos):
+    setup, actions, level = pos
+    g = make(setup)
+    replay(g, actions)
+    if g.phase not in (rules.PLAY, rules.BULL_OFF):
+        return
+    h = coach.hint(g, level)
+    segments.encode(h["seg"])
+    assert h["reason"].startswith(h["seg"]) and "\n" not in h["reason"]
+    assert len(h["reason"].encode()) <= 200, h["reason"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(positions())
+def test_worked_out_outcomes_agree_with_the_referee(pos):
+    """The strategy works out darts without surplus itself: each value must be
+    what throwing that dart through the referee gives."""
+    setup, actions, level = pos
+    g = make(setup)
+    replay(g, actions)
+    if g.phase != rules.PLAY:
+        return
+    p = PLAYERS[level]
+    p._tables(g.rules)
+    me = g.turn
+    dead = p._outcomes(g, me)
+    r = g.rules
+    for i, bed in enumerate(r.beds):
+        for k in (1, 2, 3):
+            if bed == 25 and k == 3 or r.flat and k > 1:
+                continue
+            code = segments.encode(("SB", "DB")[k - 1] if bed == 25 else "SDT"[k - 1] + str(bed))
+            g.throw(code)
+            try:
+                want = value(p, g, me)
+            finally:
+                g.undo()
+            assert p._v[3 * i + k - 1] == want, (bed, k)
+    g.throw(segments.MISS)
+    try:
+        assert dead == value(p, g, me)
+    finally:
+        g.undo()
