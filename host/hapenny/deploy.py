@@ -67,7 +67,9 @@ def flash_commands(image, port, chip="esp32", baud=460800):
     if chip not in FLASH_OFFSET:
         raise DeployError("unknown chip %r; one of %s" % (chip, ", ".join(sorted(FLASH_OFFSET))))
     base = [sys.executable, "-m", "esptool", "--chip", chip, "--port", port, "--baud", str(baud)]
-    return [base + ["erase-flash"], base + ["write-flash", "-z", FLASH_OFFSET[chip], str(image)]]
+    # verify-flash reads the image back: write-flash alone only checks a digest
+    return [base + ["erase-flash"], base + ["write-flash", "-z", FLASH_OFFSET[chip], str(image)],
+            base + ["verify-flash", FLASH_OFFSET[chip], str(image)]]
 
 
 def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout):

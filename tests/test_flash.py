@@ -1,0 +1,80 @@
+"""`hapenny flash` end to end: real esptool against a mock ESP32 ROM loader
+on a pty (erase, write at the chip's offset, verify, read back), then the
+deploy to a virtual board that follows a flash."""
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hapenny.sim.board import VirtualBoard
+
+BIN = Path(sys.executable).parent
+HAPENNY = str(BIN / "hapenny")
+MOCK = BIN / "esp32-mock-bootloader"
+
+
+@pytest.fixture
+def rom(tmp_path):
+    """A mock classic-ESP32 ROM loader behind a pty; yields the pty's path."""
+    if not MOCK.exists():
+        pytest.fail("esp32-mock-bootloader is missing: make setup installs the dev dependencies")
+    port_file = tmp_path / "pty"
+    proc = subprocess.Popen([str(MOCK), "run", "--pty", "--port-file", str(port_file), "--chip", "esp32",
+                             "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        end = time.monotonic() + 20
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < end, "mock ROM loader did not start"
+            time.sleep(0.05)
+        yield port_file.read_text().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_flash_erases_writes_at_0x1000_and_verifies(rom, tmp_path):
+    image = tmp_path / "micropython.bin"
+    image.write_bytes(os.urandom(64 * 1024 + 17))  # not a multiple of a flash block
+    r = subprocess.run([HAPENNY, "flash", str(image), "--port", rom, "--no-deploy"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+    assert "erase-flash" in out and ("Chip erase completed" in out or "Flash memory erased" in out), out
+    assert "write-flash -z 0x1000" in out and "at 0x00001000" in out, out
+    assert "Verification successful" in out, out
+    # read the chip back: the image sits at 0x1000 and the bytes before it are erased
+    back = tmp_path / "back.bin"
+    rb = subprocess.run([sys.executable, "-m", "esptool", "--chip", "esp32", "--port", rom,
+                         "read-flash", "0", str(0x1000 + image.stat().st_size), str(back)],
+                        capture_output=True, text=True, timeout=60)
+    assert rb.returncode == 0, rb.stdout + rb.stderr
+    data = back.read_bytes()
+    assert data[:0x1000] == b"\xff" * 0x1000
+    assert data[0x1000:] == image.read_bytes()
+
+
+def test_flash_refuses_a_missing_image_and_runs_nothing(rom, tmp_path):
+    r = subprocess.run([HAPENNY, "flash", str(tmp_path / "none.bin"), "--port", rom],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "no firmware image" in (r.stdout + r.stderr)
+    assert "esptool" not in r.stdout
+
+
+def test_flash_then_deploy_to_a_virtual_board(rom, tmp_path):
+    """The flash's second half: the same command deploys the firmware."""
+    image = tmp_path / "micropython.bin"
+    image.write_bytes(os.urandom(4096))
+    r = subprocess.run([HAPENNY, "flash", str(image), "--port", rom, "--no-deploy"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        d = subprocess.run([HAPENNY, "deploy", "--port", vb.port, "--force"],
+                           capture_output=True, text=True, timeout=120)
+        assert d.returncode == 0, d.stdout + d.stderr
+        assert (vb.board_dir / "main.py").exists() or (vb.board_dir / "main.mpy").exists()
+    finally:
+        vb.stop()
