@@ -93,6 +93,7 @@ class Board:
         self.slow = os.getenv("HAPENNY_FAST") is None  # model slow strip and flash
         self.flash_full = False  # a test can make the flash refuse every write
         self.crash = False  # a test can make the scan loop raise once
+        self._hold = None  # a test can stop the next flash write at a stage (_flash_wait)
         self._wdt = None
         self._run_timers = None
         self._free_run = False
@@ -258,28 +259,57 @@ class Board:
         if self.flash_full:
             raise OSError(28)  # ENOSPC, as littlefs reports a full or worn flash
 
-    def write_file(self, path, data):
-        self._flash_check()
+    def _flash_wait(self, us, stage):
+        """The chip spends `us` of flash time at this point of a write, so a
+        power cut (the simulator killing this process) can land here. A test
+        can hold the board at a stage (`hold` on the control channel) and cut
+        the power there for certain."""
+        if self._hold == stage:
+            self._send({"held": stage})
+            while True:  # until the power is cut
+                time.sleep_ms(100)
         if self.esp32:
             self.ticks_us()
-            self._spent(self._flash_us(len(data), False))
+            self._spent(us)
         elif self.slow:
             self.ticks_us()
-            ms = FLASH_BASE_MS + FLASH_MS_PER_KB * len(data) // 1024
-            time.sleep_ms(ms)
-            self._spent(ms * 1000)
+            time.sleep_us(us)
+            self._spent(us)
+
+    def write_file(self, path, data):
+        # Spent where the chip spends it: programming the temporary file
+        # (a cut leaves it torn beside the committed one), then committing it
+        # before the rename (a cut leaves a whole .tmp beside the old file).
+        # littlefs itself would show an uncommitted file empty or not at all;
+        # a torn one is the stricter case. store.write_atomic then makes the
+        # replace itself, so its logic is the one a board runs.
+        self._flash_check()
+        n = len(data)
+        if self.esp32:
+            total = self._flash_us(n, False)
+            commit = COMMIT_US
+        else:
+            total = 1000 * (FLASH_BASE_MS + FLASH_MS_PER_KB * n // 1024)
+            commit = total // 4
+        half = n // 2
+        with open(path + store.TMP, "wb") as f:
+            f.write(data[:half])
+            f.flush()
+            self._flash_wait(total - 2 * commit, "tmp")
+            f.write(data[half:])
+        self._flash_wait(commit, "rename")
         store.write_atomic(path, data)
+        self._flash_wait(commit, "written")
 
     def append_file(self, path, data):
+        # Programmed byte by byte into the open block: a cut can tear the
+        # record (littlefs would drop an unsynced append whole; torn is stricter).
         self._flash_check()
-        if self.esp32:
-            self.ticks_us()
-            self._spent(self._flash_us(len(data), True))
-        elif self.slow:
-            self.ticks_us()
-            time.sleep_us(FLASH_APPEND_US)
-            self._spent(FLASH_APPEND_US)
-        store.append(path, data)
+        us = self._flash_us(len(data), True) if self.esp32 else FLASH_APPEND_US
+        half = len(data) // 2
+        store.append(path, data[:half])
+        self._flash_wait(us, "append")
+        store.append(path, data[half:])
 
     # ---- control channel -----------------------------------------------------------
     def _send(self, obj):
@@ -334,6 +364,9 @@ class Board:
             self._send({"seq": seq, "frame": hexlify(self.frame).decode()})
         elif op == "crash":
             self.crash = True
+            self._send({"seq": seq, "ok": True})
+        elif op == "hold":
+            self._hold = msg["stage"]
             self._send({"seq": seq, "ok": True})
         elif op == "flash":
             self.flash_full = bool(msg["full"])
