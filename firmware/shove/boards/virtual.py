@@ -77,6 +77,7 @@ class Board:
         self._total = 0  # board microseconds since start, unwrapped
         self.stalls = 0  # OS pauses the clock skipped
         self.idles = 0  # idle waits (see IDLE_MS)
+        self.idle_us = 0  # board time spent in them
         self._ctl_in = None
         self._ctl_out = None
         self._ctl_buf = b""
@@ -96,6 +97,7 @@ class Board:
         self._hold = None  # a test can stop the next flash write at a stage (_flash_wait)
         self._wdt = None
         self._run_timers = None
+        self._timer_ms = None
         self._free_run = False
         self._last_loop = 0
         self._own = 0  # short gaps counted since the last look at the CPU time
@@ -191,9 +193,17 @@ class Board:
     def _idle(self):
         self.ticks_us()
         t0 = time.ticks_us()
-        for _ in self._wake.ipoll(IDLE_MS):
+        wait = IDLE_MS
+        if self._timer_ms is not None and self._timer_ms < wait:
+            wait = self._timer_ms if self._timer_ms > 0 else 0
+        for _ in self._wake.ipoll(wait):
             break
-        self._spent(time.ticks_diff(time.ticks_us(), t0))
+        us = time.ticks_diff(time.ticks_us(), t0)
+        if us > wait * 1000 + STALL_US:  # it overslept: the OS took the CPU away
+            us = wait * 1000
+            self.stalls += 1
+        self._spent(us)
+        self.idle_us += us
         self.idles += 1
 
     def _spent(self, us):
@@ -323,9 +333,13 @@ class Board:
             self.ticks_us()
             self._control_poll(app)
             self._emulated(0)  # the control channel is the test bench, not the board
-            return
-        self._control_poll(app)
-        if self.model.idle and app.scanner.state == scanner.IDLE and not (self._held[0] or self._held[1] or self._held[2]):
+        else:
+            self._control_poll(app)
+        # nothing due: no closure scheduled, the scanner idle, no button
+        # held, no output waiting for the UART (the timers are fed by the
+        # loop and due no sooner than IDLE_MS)
+        if (self.model.idle and app.scanner.state == scanner.IDLE and not app._outq
+                and not (self._held[0] or self._held[1] or self._held[2])):
             self._idle()
 
     def _control_poll(self, app):
@@ -377,6 +391,7 @@ class Board:
             st["board_us"] = self._total  # the board's clock since start, unwrapped
             st["sent_us"] = self.sent_us
             st["uart_blocked_us"] = self.uart_blocked_us
+            st["idle_us"] = self.idle_us
             self._send({"seq": seq, "stats": st})
         else:
             self._send({"seq": seq, "error": "unknown op"})
@@ -407,7 +422,8 @@ class Board:
         if self._run_timers is not None:
             if self.esp32:
                 self.ticks_us()
-            self._run_timers()  # scheduled callbacks run between the loop's passes, as on the chip
+            # scheduled callbacks run between the loop's passes, as on the chip
+            self._timer_ms = self._run_timers()  # ms until the next is due
             if self.esp32:
                 self._emulated(0)  # the timer emulation, not the chip's work
 
