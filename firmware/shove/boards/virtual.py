@@ -203,6 +203,11 @@ class Board:
             us = wait * 1000
             self.stalls += 1
         self._spent(us)
+        if self.esp32:
+            # the CPU the wait itself took (the poll) is the simulator's, not
+            # the firmware's: start counting the firmware's again from here
+            self._cpu_last = self._cpu_ns()
+            self._own = 0
         self.idle_us += us
         self.idles += 1
 
