@@ -45,7 +45,7 @@ IDLE_MS = 10
 #   4 KB block (an erase, ~45 ms typical) and its programming; bytes appended
 #   to a file kept open are only programmed; every sync commits metadata;
 # - the strip, as in the default model.
-ESP32_SCALE = 35
+ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
 UART_FIFO = 128
 RTOS_TICK_US = 10000
@@ -78,6 +78,8 @@ class Board:
         self.stalls = 0  # OS pauses the clock skipped
         self.idles = 0  # idle waits (see IDLE_MS)
         self.idle_us = 0  # board time spent in them
+        self._last_read = 0
+        self.gap_max_us = 0
         self._ctl_in = None
         self._ctl_out = None
         self._ctl_buf = b""
@@ -226,6 +228,10 @@ class Board:
             self.crash = False
             raise RuntimeError("injected fault in the scan loop")
         now = self.ticks_us()
+        gap = time.ticks_diff(now, self._last_read)
+        self._last_read = now
+        if gap > self.gap_max_us:  # the longest the matrix went unread (stats resets it)
+            self.gap_max_us = gap
         m = self.model
         full = self._full
         for r in range(self.rows):
@@ -397,6 +403,8 @@ class Board:
             st["sent_us"] = self.sent_us
             st["uart_blocked_us"] = self.uart_blocked_us
             st["idle_us"] = self.idle_us
+            st["gap_max_us"] = self.gap_max_us
+            self.gap_max_us = 0
             self._send({"seq": seq, "stats": st})
         else:
             self._send({"seq": seq, "error": "unknown op"})
