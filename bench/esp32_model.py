@@ -6,8 +6,10 @@ period and latency are as a real board would have them, not as this PC does.
 measure(quick=False) -> dict of figures; `python bench/esp32_model.py`
 prints them. Every figure is on the board's clock."""
 import json
+import os
 import random
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +29,34 @@ def _loop_period(vb, seconds):
     s1 = s0
     while s1["board_us"] < end:
         s1 = vb.stats()
-    return (s1["board_us"] - s0["board_us"]) / max(1, s1["scans"] - s0["scans"])
+    busy = (s1["board_us"] - s0["board_us"]) - (s1["idle_us"] - s0["idle_us"])
+    return busy / max(1, s1["scans"] - s0["scans"])
+
+
+def _cpu_s(pid):
+    """utime + stime of a process, in seconds (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_cpu(timing=None, seconds=3.0):
+    """Share of a core the board's process takes while nothing happens (a
+    game set up, nobody throwing, a client connected and quiet)."""
+    with VirtualBoard(timing=timing) as vb:
+        link, info, ser = connect(vb.port)
+        try:
+            link.request("new", players=["Ann", "Bob"])
+            link.drain()
+            time.sleep(0.5)
+            pid = vb.proc.pid
+            c0, t0 = _cpu_s(pid), time.monotonic()
+            time.sleep(seconds)
+            c1, t1 = _cpu_s(pid), time.monotonic()
+            assert vb.proc.pid == pid, "the board restarted while idle"
+        finally:
+            ser.close()
+    return round(100 * (c1 - c0) / (t1 - t0), 1)
 
 
 class Run:
@@ -138,6 +167,8 @@ def measure(quick=False):
             out["stalls_skipped"] = st["stalls"]
         finally:
             ser.close()
+    out["idle_cpu_percent"] = {"default": idle_cpu(None, 2.0 if quick else 5.0),
+                               "esp32": idle_cpu("esp32", 2.0 if quick else 5.0)}
     return out
 
 

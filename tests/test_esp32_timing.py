@@ -28,13 +28,29 @@ def test_the_os_taking_the_cpu_away_does_not_move_the_boards_clock(esp32_board):
     time.sleep(1.0)
     os.kill(vb.proc.pid, signal.SIGCONT)
     after = vb.stats()["board_us"]
-    # a second of wall time, at the chip's pace, would be 35 s of board time;
+    # a second of wall time, at the chip's pace, would be 100 s of board time;
     # the two control round trips themselves cost the board well under 0.5 s
     assert after - before < 500000, after - before
 
 
+def test_an_idle_board_waits_on_the_wall_clock_instead_of_spinning(esp32_board):
+    vb, link = esp32_board
+    s0, t0 = vb.stats(), time.monotonic()
+    time.sleep(0.5)
+    s1, t1 = vb.stats(), time.monotonic()
+    # it waited for input rather than scanning an idle matrix, and a wait
+    # counts on its clock as the time it lasted (the chip would have passed
+    # it spinning), not at the chip's pace
+    assert s1["idles"] > s0["idles"]
+    waited = s1["idle_us"] - s0["idle_us"]
+    assert waited > 0.25 * (t1 - t0) * 1e6
+    assert s1["board_us"] - s0["board_us"] >= waited
+
+
 def test_a_busy_board_runs_ahead_of_the_wall_clock_at_the_chips_pace(esp32_board):
     vb, link = esp32_board
+    # a closure scheduled far ahead: the board may not idle, it scans all the time
+    vb.pulses([(0, 0, 300 * 10**6, 1000)])  # under 2**29: ticks_diff stays positive
     s0, t0 = vb.stats(), time.monotonic()
     while time.monotonic() - t0 < 0.5:
         pass

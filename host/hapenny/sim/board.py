@@ -97,6 +97,7 @@ class VirtualBoard:
         self.boots = 0
         self.frame = b""
         self.frames = 0
+        self.held = threading.Event()  # the board stopped a flash write where a test asked
         self._lock = threading.Lock()
         self._ctl_w = None
         self._ctl_replies = {}
@@ -347,6 +348,9 @@ class VirtualBoard:
                         if self._wdt_ms is not None:
                             self._wdt_due = time.monotonic() + self._wdt_ms / 1000
                     continue
+                if "held" in msg:
+                    self.held.set()
+                    continue
                 if "frame" in msg and "seq" not in msg:
                     self.frame = bytes.fromhex(msg["frame"])
                     self.frames += 1
@@ -416,6 +420,14 @@ class VirtualBoard:
     def flash_full(self, full=True):
         """Make the board's flash refuse (or take again) every write, as a full or worn one does."""
         self.control("flash", full=full)
+
+    def hold_flash(self, stage):
+        """Stop the board's next flash write at `stage` until the power is
+        cut: "tmp" (the temporary file half programmed), "rename" (it is
+        whole, the old file still in place), "written" (renamed over) or
+        "append" (a record half appended). `held` is set when it stops there."""
+        self.held.clear()
+        self.control("hold", stage=stage)
 
     def wait_rearmed(self, timeout=5.0):
         """Until the scanner is idle again: its lockout runs on the board's
