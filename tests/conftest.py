@@ -33,11 +33,22 @@ def pytest_runtest_logreport(report):
         _counts[key] += 1
 
 
+def figures_table(figures):
+    """The run's figures as one table: figure, measure, value."""
+    rows = [("figure", "measure", "value")]
+    for name, values in figures:
+        for i, (k, v) in enumerate(values.items()):
+            rows.append((name if i == 0 else "", k.replace("_", " "), str(v)))
+    w0 = max(len(r[0]) for r in rows)
+    w1 = max(len(r[1]) for r in rows)
+    return ["%s  %s  %s" % (a.ljust(w0), b.ljust(w1), c) for a, b, c in rows]
+
+
 def pytest_terminal_summary(terminalreporter):
     if FIGURES:
         terminalreporter.write_sep("-", "reliability figures")
-        for name, values in FIGURES:
-            terminalreporter.write_line("%s: %s" % (name, ", ".join("%s=%s" % kv for kv in values.items())))
+        for line in figures_table(FIGURES):
+            terminalreporter.write_line(line)
         out = ROOT / "build" / "figures.json"
         out.parent.mkdir(exist_ok=True)
         out.write_text(json.dumps([{"name": n, **v} for n, v in FIGURES], indent=1) + "\n")

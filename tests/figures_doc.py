@@ -19,18 +19,20 @@ RUN = ROOT / "build" / "figures.json"
 BEGIN = "<!-- figures: %s -->"
 END = "<!-- /figures -->"
 SECTIONS = {  # marker -> the figure names shown there, in order
-    "hostile": ["hostile input"],
-    "power": ["power cuts"],
+    "hostile": ["hostile input (full count)", "hostile input"],
+    "power": ["power cuts (full count)", "power cuts"],
     "electrical": ["electrical: "],  # every name that starts so
     "soak": ["soak"],
 }
 
 
 def _rows(kept, prefixes):
+    """The recorded figures a section shows, in the order of its prefixes."""
     out = []
-    for name in sorted(kept):
-        if any(name == p or (p.endswith(": ") and name.startswith(p)) for p in prefixes):
-            out.append((name, kept[name]))
+    for p in prefixes:
+        for name in sorted(kept):
+            if (name == p or (p.endswith(": ") and name.startswith(p))) and name not in dict(out):
+                out.append((name, kept[name]))
     return out
 
 
@@ -44,7 +46,10 @@ def render(kept, section):
         if section == "electrical":
             lines.append("| %s | %s |" % (name.split(": ", 1)[1], values["every_time"]))
             continue
-        lines.append("Recorded %s at commit %s (`%s`):" % (rec["date"], rec["commit"], rec["command"]))
+        if lines:
+            lines.append("")
+        lines.append("%s, recorded %s at commit %s (`%s`):" % (name[0].upper() + name[1:], rec["date"], rec["commit"],
+                                                             rec["command"]))
         lines += ["", "| figure | result |", "|---|---|"]
         for k, v in sorted(values.items()):
             lines.append("| %s | %s |" % (k.replace("_", " "), v))

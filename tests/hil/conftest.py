@@ -70,7 +70,7 @@ class Board:
         self.link.events.clear()
         return st
 
-    def wait(self, name, timeout=5.0, where=None):
+    def wait(self, name, timeout=15.0, where=None):  # generous: a busy host slows the board
         return self.link.wait_event(name, timeout, where)
 
     def press_seg(self, seg, ms=30):
@@ -80,7 +80,7 @@ class Board:
         self.req("press", row=r, col=c, ms=ms)
         return self.wait("dart")
 
-    def settle(self, timeout=5.0):
+    def settle(self, timeout=20.0):
         """Wait until the scanner is re-armed (its lockout runs on the board's
         clock, which a busy host can slow), so the next press is a new dart."""
         end = time.monotonic() + timeout
