@@ -112,6 +112,30 @@ def test_a_reset_during_deploy_never_leaves_a_truncated_file(tmp_path, monkeypat
         vb.stop()
 
 
+def test_a_board_that_stops_answering_mid_deploy_fails_clearly_instead_of_hanging(tmp_path, monkeypatch):
+    """mpremote would wait for ever for a board that lost power mid-copy."""
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        real = deploy.write_file
+        calls = []
+
+        def power_goes(t, rel, data):
+            calls.append(rel)
+            if len(calls) == 3:
+                vb.power_cut(off_s=60)  # and it stays off
+            return real(t, rel, data)
+
+        monkeypatch.setattr(deploy, "write_file", power_goes)
+        monkeypatch.setattr(deploy, "STEP_S", 1.0)
+        with pytest.raises(deploy.DeployError, match="stopped answering in the middle of the deploy"):
+            deploy.deploy(vb.port, out=io.StringIO(), force=True)
+        assert len(calls) == 3  # it gave up on the file the power went during
+        assert not [p for p in vb.board_dir.rglob("*.mpy") if p.stat().st_size == 0]
+    finally:
+        vb.stop()
+
+
 def test_a_refused_board_gets_nothing_copied(tmp_path, monkeypatch):
     vb = VirtualBoard(board_dir=tmp_path / "flash").start()
     try:

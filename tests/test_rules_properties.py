@@ -161,6 +161,38 @@ def test_utf8_check_agrees_with_cpython(data):
     assert protocol.valid_utf8(data) == ok
 
 
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                     | st.text(max_size=6),
+                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_JSON, st.lists(st.tuples(st.integers(0, 200), st.sampled_from(list(b'{}[]:,"\\ 0.-etnx'))), max_size=3),
+       st.sampled_from([", ", ","]))
+def test_json_check_agrees_with_cpython(value, edits, sep):
+    """Real JSON, then a few bytes inserted or replaced: the board's check
+    must say exactly what CPython's strict parser says."""
+    import json
+
+    from shove import protocol
+
+    data = bytearray(json.dumps(value, separators=(sep, ":"), ensure_ascii=False).encode())
+    assert protocol.valid_json(bytes(data))
+    for pos, byte in edits:
+        pos = pos % (len(data) + 1)
+        if pos % 2:
+            data.insert(pos, byte)
+        elif pos < len(data):
+            data[pos] = byte
+    try:
+        json.loads(bytes(data).decode("utf-8"))
+        ok = True
+    except ValueError:  # UnicodeDecodeError too
+        ok = False
+    assert protocol.valid_json(bytes(data)) == ok, bytes(data)
+
+
 @settings(max_examples=3000, deadline=None)
 @given(st.text(max_size=17))
 def test_an_accepted_name_is_visible_text_that_encodes(name):

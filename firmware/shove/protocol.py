@@ -57,39 +57,218 @@ def valid_utf8(b):
     i = 0
     n = len(b)
     while i < n:
+        if b[i] < 0x80:
+            i += 1
+        else:
+            i = _utf8(b, i, n)
+            if i < 0:
+                return False
+    return True
+
+
+# Strict JSON syntax, checked before json.loads: MicroPython's parser takes
+# commas and colons as optional and any closing bracket for any opening one
+# (it reads '{"cmd" "info"]' as {"cmd": "info"} and '{]' as {}), so noise
+# on the line could otherwise pass as a command. One pass, no allocation:
+# the open brackets go in a preallocated stack (a line of MAX_LINE bytes
+# cannot nest deeper than half of that).
+_STACK = bytearray(MAX_LINE // 2 + 1)
+_VALUE = 0  # a value must come
+_ITEM = 1  # a value or ']' (just after '[')
+_KEY = 2  # a string key must come
+_MEMBER = 3  # a key or '}' (just after '{')
+_AFTER = 4  # after a value: ',', a closing bracket, or the end
+
+
+def _ws(b, i, n):
+    while i < n and b[i] in b" \t\r\n":
+        i += 1
+    return i
+
+
+def _string(b, i, n):
+    """b[i] is the opening quote: the index after the closing one, or -1."""
+    i += 1
+    while i < n:
         c = b[i]
-        if c < 0x80:
+        if c == 34:  # "
+            return i + 1
+        if c == 92:  # backslash
+            i += 1
+            if i >= n:
+                return -1
+            c = b[i]
+            if c == 117:  # \uXXXX
+                if i + 4 >= n:
+                    return -1
+                for j in range(i + 1, i + 5):
+                    if b[j] not in b"0123456789abcdefABCDEF":
+                        return -1
+                i += 5
+            elif c in b'"\\/bfnrt':
+                i += 1
+            else:
+                return -1
+        elif c < 0x20:  # control characters must be escaped
+            return -1
+        elif c < 0x80:
+            i += 1
+        else:
+            k = _utf8(b, i, n)
+            if k < 0:
+                return -1
+            i = k
+    return -1
+
+
+def _utf8(b, i, n):
+    """One strict UTF-8 sequence at b[i] (a lead byte): the index after it, or -1
+    (no overlongs, surrogates or code points past U+10FFFF)."""
+    c = b[i]
+    if 0xC2 <= c <= 0xDF:
+        k, lo, hi = 1, 0x80, 0xBF
+    elif 0xE0 <= c <= 0xEF:
+        k = 2
+        lo = 0xA0 if c == 0xE0 else 0x80
+        hi = 0x9F if c == 0xED else 0xBF
+    elif 0xF0 <= c <= 0xF4:
+        k = 3
+        lo = 0x90 if c == 0xF0 else 0x80
+        hi = 0x8F if c == 0xF4 else 0xBF
+    else:
+        return -1
+    if i + k >= n or not lo <= b[i + 1] <= hi:
+        return -1
+    for j in range(i + 2, i + k + 1):
+        if not 0x80 <= b[j] <= 0xBF:
+            return -1
+    return i + k + 1
+
+
+def _digits(b, i, n):
+    j = i
+    while j < n and 48 <= b[j] <= 57:
+        j += 1
+    return j
+
+
+def _number(b, i, n):
+    if b[i] == 45:  # -
+        i += 1
+    if i >= n:
+        return -1
+    if b[i] == 48:  # a leading 0 stands alone
+        i += 1
+    else:
+        j = _digits(b, i, n)
+        if j == i:
+            return -1
+        i = j
+    if i < n and b[i] == 46:  # .
+        j = _digits(b, i + 1, n)
+        if j == i + 1:
+            return -1
+        i = j
+    if i < n and b[i] in b"eE":
+        i += 1
+        if i < n and b[i] in b"+-":
+            i += 1
+        j = _digits(b, i, n)
+        if j == i:
+            return -1
+        i = j
+    return i
+
+
+def _word(b, i, n, w):
+    m = len(w)
+    if i + m > n:
+        return -1
+    for k in range(m):
+        if b[i + k] != w[k]:
+            return -1
+    return i + m
+
+
+def valid_json(b):
+    """True if bytes `b` are exactly one JSON value (RFC 8259), in strict UTF-8."""
+    n = len(b)
+    stack = _STACK
+    depth = 0
+    st = _VALUE
+    i = 0
+    while True:
+        i = _ws(b, i, n)
+        if st == _AFTER:
+            if depth == 0:
+                return i == n
+            if i >= n:
+                return False
+            c = b[i]
+            top = stack[depth - 1]
+            if c == 44:  # ,
+                st = _KEY if top == 123 else _VALUE
+            elif c == top + 2:  # '{' + 2 is '}', '[' + 2 is ']'
+                depth -= 1
+            else:
+                return False
             i += 1
             continue
-        if 0xC2 <= c <= 0xDF:
-            k, lo, hi = 1, 0x80, 0xBF
-        elif 0xE0 <= c <= 0xEF:
-            k = 2
-            lo = 0xA0 if c == 0xE0 else 0x80
-            hi = 0x9F if c == 0xED else 0xBF
-        elif 0xF0 <= c <= 0xF4:
-            k = 3
-            lo = 0x90 if c == 0xF0 else 0x80
-            hi = 0x8F if c == 0xF4 else 0xBF
+        if i >= n:
+            return False
+        c = b[i]
+        if st == _KEY or st == _MEMBER:
+            if c == 125 and st == _MEMBER:  # {}
+                depth -= 1
+                i += 1
+                st = _AFTER
+                continue
+            if c != 34:
+                return False
+            i = _string(b, i, n)
+            if i < 0:
+                return False
+            i = _ws(b, i, n)
+            if i >= n or b[i] != 58:  # :
+                return False
+            i += 1
+            st = _VALUE
+            continue
+        # a value (or, just after '[', the closing bracket)
+        if c == 93 and st == _ITEM:  # []
+            depth -= 1
+            i += 1
+        elif c == 123 or c == 91:  # { [
+            if depth == len(stack):
+                return False
+            stack[depth] = c
+            depth += 1
+            i += 1
+            st = _MEMBER if c == 123 else _ITEM
+            continue
+        elif c == 34:
+            i = _string(b, i, n)
+        elif c == 45 or 48 <= c <= 57:
+            i = _number(b, i, n)
+        elif c == 116:
+            i = _word(b, i, n, b"true")
+        elif c == 102:
+            i = _word(b, i, n, b"false")
+        elif c == 110:
+            i = _word(b, i, n, b"null")
         else:
             return False
-        if i + k >= n:  # cut short
+        if i < 0:
             return False
-        if not lo <= b[i + 1] <= hi:
-            return False
-        for j in range(i + 2, i + k + 1):
-            if not 0x80 <= b[j] <= 0xBF:
-                return False
-        i += k + 1
-    return True
+        st = _AFTER
 
 
 def decode(line):
     """bytes -> command dict with a str "cmd"; ProtoError otherwise."""
     try:
         if isinstance(line, (bytes, bytearray)):
-            if not valid_utf8(line):
-                raise ValueError("not UTF-8")
+            if not valid_json(line):
+                raise ValueError("not strict JSON in UTF-8")
             text = line.decode("utf-8")
         else:
             text = line

@@ -3,6 +3,7 @@ esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -141,6 +142,43 @@ def write_file(t, rel, data):
            % (rel + PART, rel, rel, rel + PART, rel))
 
 
+class _Stall:
+    """mpremote waits for the raw REPL's answer without a time limit, so a
+    board reset or unplugged in the middle of a deploy would hang it for
+    ever. Each step gets a deadline; when one passes, the port is closed
+    under mpremote, whose next read fails, and the deploy says why."""
+
+    def __init__(self, ser):
+        self.ser = ser
+        self.fired = False
+        self.deadline = None
+        self.done = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def step(self, seconds):
+        self.deadline = time.monotonic() + seconds
+
+    def _watch(self):
+        while not self.done.wait(0.2):
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                self.fired = True
+                try:
+                    self.ser.close()
+                except Exception:
+                    pass
+                return
+
+    def stop(self):
+        self.done.set()
+
+
+STEP_S = 15  # the longest any one step may go without an answer
+
+STALLED = ("the board stopped answering in the middle of the deploy (reset, power lost or unplugged?). "
+           "Files already copied are whole, and a half-copied one never replaces the old file: "
+           "run the deploy again")
+
+
 def _prepare(t, profile):
     """What to copy, once the board is known to be able to run it: (target, {path: bytes}, board hashes)."""
     board = probe(t)
@@ -182,9 +220,12 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     except TransportError as e:
         raise PortError("cannot open %s: %s (busy, or no board there)" % (port, e))
     started = time.monotonic()
+    stall = _Stall(t.serial)
     try:
+        stall.step(STEP_S)
         t.enter_raw_repl(soft_reset=False)
         try:
+            stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile)
         except DeployError:
             _resume(t)  # refused before copying: the board goes back to its game
@@ -194,15 +235,19 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         stale = [rel for rel in sorted(have)
                  if (rel.startswith("shove/") and rel not in local) or rel.endswith(PART)]
         dirs = sorted({rel.rsplit("/", 1)[0] for rel in changed if "/" in rel})
+        stall.step(STEP_S)
         for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"
             t.exec("import os\ntry:\n os.mkdir(%r)\nexcept OSError:\n pass" % d)
         for i, rel in enumerate(changed):
             _bar(i, len(changed), rel, out)
+            stall.step(STEP_S + len(local[rel]) / 2000)  # raw REPL writes run at a few KB/s at worst
             write_file(t, rel, local[rel])
+        stall.step(STEP_S)
         for rel in stale:
             t.fs_rmfile(rel)
         # new firmware gets a fresh start: forget the bad starts that put it in safe mode
         t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
+        stall.stop()
         _bar(len(changed), len(changed), "done", out)
         out.write("\n%d of %d files copied, %d stale removed, to %s (%s)\n"
                   % (len(changed), len(local), len(stale), port, target))
@@ -210,7 +255,14 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         if reset:
             t.exec_raw_no_follow("import machine\nmachine.reset()")
             boot = _boot_on_same_port(t.serial, boot_timeout)
+    except DeployError:
+        raise
+    except Exception as e:
+        if stall.fired:
+            raise DeployError(STALLED) from e
+        raise
     finally:
+        stall.stop()
         try:
             t.close()
         except Exception:

@@ -167,3 +167,25 @@ def test_a_cut_inside_a_paced_write_leaves_the_old_content():
         except KeyboardInterrupt:
             pass
         assert store.read(p) == b"old", cut_at
+
+
+def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
+    # MicroPython's json.loads accepts every one of these (commas and colons
+    # optional, any closing bracket): noise must not pass as a command
+    lenient = [b'{"cmd" "info"}', b'{"cmd":"info"]', b'{"cmd":"info",}', b'{"cmd":"info" "id":1}',
+               b'{]', b'{:1}', b'{,}', b'{"cmd":"throw","seg":"T5",,"id":1}', b'{"cmd":"info","id":01}',
+               b'{"cmd":"info","id":1.}', b'{"cmd":"info","id":"\\x"}', b'{"cmd":"info","id":[1 2]}',
+               b'{"cmd":"info","id":"a\tb"}', b'{"cmd":"info"}}', b'{"cmd":"info"} x', b'{1:"info"}']
+    for line in lenient:
+        assert not protocol.valid_json(line), line
+        try:
+            protocol.decode(line)
+        except protocol.ProtoError as e:
+            assert e.code == "bad_json", (line, e.code)
+            continue
+        raise AssertionError(line)
+    strict = [b'{"cmd":"info"}', b' { "cmd" : "info" , "id" : [ ] } ', b'{"cmd":"info","id":{"a":[-0.5e+3,true,null]}}',
+              b'{"cmd":"info","id":"\\u00e9\\n\\"\\\\"}', '{"cmd":"info","id":"Zo\u00eb"}'.encode(),
+              b'{"cmd":"throw","seg":' + b"[" * 200 + b"]" * 200 + b"}"]
+    for line in strict:
+        assert protocol.valid_json(line), line
