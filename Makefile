@@ -30,8 +30,9 @@ mpy: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_esp32_typecheck.py
 
+# two workers, each test file kept on one (its virtual board and its order)
 test: mpy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # the main job: a virtual board with the current firmware and the live scoreboard on it
 # (its flash is kept in .board/, so a game survives closing it)

@@ -27,7 +27,26 @@ def micropython():
 _counts = {"cpython": 0, "micropython": 0}
 
 
+_figures = []  # gathered from the reports, so figures made in xdist workers arrive too
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    # a test's figures travel with its report (user_properties cross from
+    # an xdist worker to the controller)
+    outcome = yield
+    if call.when == "call":
+        rep = outcome.get_result()
+        while FIGURES:
+            name, values = FIGURES.pop(0)
+            rep.user_properties.append(("figure", [name, values]))
+
+
 def pytest_runtest_logreport(report):
+    if report.when == "call":
+        for key, value in report.user_properties:
+            if key == "figure":
+                _figures.append((value[0], value[1]))
     if report.when == "call" and report.passed:
         key = "micropython" if "micropython" in report.keywords else "cpython"
         _counts[key] += 1
@@ -45,13 +64,15 @@ def figures_table(figures):
 
 
 def pytest_terminal_summary(terminalreporter):
-    if FIGURES:
+    if hasattr(terminalreporter.config, "workerinput"):
+        return  # an xdist worker: the controller prints the summary
+    if _figures:
         terminalreporter.write_sep("-", "reliability figures")
-        for line in figures_table(FIGURES):
+        for line in figures_table(_figures):
             terminalreporter.write_line(line)
         out = ROOT / "build" / "figures.json"
         out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps([{"name": n, **v} for n, v in FIGURES], indent=1) + "\n")
+        out.write_text(json.dumps([{"name": n, **v} for n, v in _figures], indent=1) + "\n")
     terminalreporter.write_line(
         "interpreters: %d tests passed under CPython, %d under MicroPython"
         % (_counts["cpython"], _counts["micropython"])
