@@ -48,6 +48,10 @@ MUTANTS = [
      ["tests/hil/test_reliability.py::test_hostile_input_gets_errors_and_changes_nothing"]),
     ("firmware/shove/safeboot.py", "callback=lambda _t: wdt.feed())", "callback=lambda _t: None)",
      ["tests/portable/test_safeboot.py"]),
+    ("firmware/shove/protocol.py", "if not valid_json(line):", "if not valid_utf8(line):",
+     ["tests/portable/test_codec.py"]),
+    ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
+     ["tests/portable/test_cpu.py"]),
 ]
 
 

@@ -374,6 +374,11 @@ class Autoplay:
                 app._after_dart(app.do_throw(self.dart(g), "cpu"))
         except protocol.ProtoError as e:  # the flash refused: nothing happened
             app.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
+            return
+        # its own move, counted now: an undo that comes before the next step
+        # must still find the count lower and wait the longer pause
+        self.moves = g.moves()
+        self.wait = pace
 
     def dart(self, g):
         """Where the computer's next dart lands (a segment code)."""

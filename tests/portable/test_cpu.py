@@ -317,3 +317,50 @@ def test_coach_does_not_warn_of_gifts_from_a_winning_dart():
     set_marks(g, 1, 7, 2)
     h = coach.hint(g, 3)
     assert "gift" not in h["reason"] and "hand" not in h["reason"], h
+
+
+class _App:
+    """The app's side of cpu.Autoplay: the game, the pace, next, throw."""
+
+    def __init__(self, g, pace):
+        self.game = g
+        self.config = {"cpu_ms": pace}
+        self.log = []
+
+    def do_next(self):
+        self.game.next()
+        self.log.append("next")
+        return None, []
+
+    def do_throw(self, code, src):
+        self.game.throw(code)
+        self.log.append(code)
+        return {}
+
+    def _after_dart(self, ev):
+        pass
+
+    def emit(self, name, fields=None):
+        self.log.append(name)
+
+
+def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
+    # The board's own player change, then an undo before its next step (the
+    # host's command arrived first): the next step must still see the undo
+    # and wait UNDO_PAUSE paces, over virtual time.
+    pace = 100
+    g = new_game(["cpu:2", "Bob"], seed=5)
+    for _ in range(g.darts_left):
+        g.throw(seg("MISS"))
+    assert g.phase == rules.HOLD and g.turn == 0
+    app = _App(g, pace)
+    auto = cpu.Autoplay()
+    auto.step(app, 0)  # sees the game: the pace starts
+    auto.step(app, pace)  # one pace on: its player change
+    assert app.log == ["next"] and g.turn == 1
+    g.undo()  # back to the board's hold, before any other step
+    table = [(pace + 1, []), (2 * pace + 1, []), (3 * pace + 1, []), (4 * pace + 1, ["next"])]
+    for now, want in table:
+        del app.log[:]
+        auto.step(app, now)
+        assert app.log == want, (now, app.log)
