@@ -151,6 +151,7 @@ class Machine(types.ModuleType):
         self.wdt = None  # (timeout_ms, last feed ns): armed, survives soft reset
         self.resets = []
         self.pins = {}
+        self.wiring = None  # a test's electrical model for Pin.value(), see Pin
         m = self
 
         class Pin:
@@ -160,14 +161,28 @@ class Machine(types.ModuleType):
             def __init__(self, pin, mode=-1, pull=-1, value=None):
                 if not (0 <= pin <= 39) or pin in (20, 24, 28, 29, 30, 31):
                     raise ValueError("invalid pin")
-                if mode in (Pin.OUT, Pin.OPEN_DRAIN) and pin >= 34:
-                    raise ValueError("pin can only be input")
-                self.pin, self.mode, self.pull = pin, mode, pull
+                self.pin = pin
+                self.mode, self.pull, self.out = -1, -1, 1
+                self.init(mode, pull, value)
                 m.pins[pin] = self
+
+            def init(self, mode=-1, pull=-1, value=None):
+                if mode in (Pin.OUT, Pin.OPEN_DRAIN) and self.pin >= 34:
+                    raise ValueError("pin can only be input")
+                if mode != -1:
+                    self.mode = mode
+                if pull != -1:
+                    self.pull = pull
+                if value is not None:
+                    self.out = value
 
             def value(self):
                 if self.pin == 0:
                     return 0 if m.boot_low else 1
+                if m.wiring is not None:  # the pins driven low -> the pins that read low
+                    driven = {p for p, o in m.pins.items()
+                              if o.mode in (Pin.OUT, Pin.OPEN_DRAIN) and o.out == 0}
+                    return 0 if self.pin in m.wiring(driven) else 1
                 return 1
 
         class WDT:
@@ -249,6 +264,11 @@ def time_module(clock):
         return d - 0x40000000 if d >= 0x20000000 else d
 
     t.ticks_diff = ticks_diff
+
+    def sleep_us(us):
+        clock.ns += us * 1000  # the model's time passes; nothing else happens meanwhile
+
+    t.sleep_us = sleep_us
     return t
 
 

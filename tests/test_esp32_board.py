@@ -182,3 +182,40 @@ def test_after_a_soft_reset_boot_py_feeds_until_the_games_checked_feeder_takes_o
         assert len(mach.timers) == 1  # the same timer, its callback replaced
         assert mach.run_for(30_000, loop=b2.feed) is None
         assert mach.run_for(20_000) is not None  # the game hangs: the watchdog acts again
+
+
+def test_the_doctors_line_test_finds_ground_and_a_short_and_gives_the_pins_back():
+    from hapenny import doctor
+
+    prof = GENERIC
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        grounded, pair = prof.col_pins[1], (prof.row_pins[1], prof.row_pins[2])
+
+        def wiring(driven):
+            low = set(driven) | {grounded}
+            if low & set(pair):
+                low |= set(pair)
+            return low
+
+        mach.wiring = wiring
+        levels = b.line_test()
+        pins = list(prof.row_pins) + list(prof.col_pins)
+        bit = {p: 1 << i for i, p in enumerate(pins)}
+        assert levels[0] == bit[grounded]
+        assert levels[1 + 1] == bit[grounded] | bit[pair[1]]  # row 1 driven: row 2 follows
+        assert levels[1 + 0] == bit[grounded]
+        # input-only pins cannot drive: their entry is empty
+        assert all(levels[1 + i] == 0 for i, p in enumerate(pins) if p >= 34)
+        found = doctor.analyse_lines(pins, prof.rows, levels, [])
+        texts = [t for ok, t, _ in found if not ok]
+        assert len(texts) == 2
+        assert "column 1 (GPIO %d) reads low" % grounded in texts[0]
+        assert "row 1 (GPIO %d) and row 2 (GPIO %d)" % pair in texts[1]
+        # the scan's set-up is back: rows open-drain released high, columns inputs
+        for p in prof.row_pins:
+            assert mach.pins[p].mode == mach.Pin.OPEN_DRAIN and mach.pins[p].out == 1
+        for p in prof.col_pins:
+            assert mach.pins[p].mode == mach.Pin.IN
+        mach.wiring = None
+        assert _scan(b) == [0] * 8

@@ -55,6 +55,7 @@ class App(Commands):
         self.frame_dirty = True
         self.frame_since = 0
         self.last_frame = bytes(3 * self.renderer.count)
+        self.diag_frame = None  # the doctor holds the strip (diag led) while set
         self.hold_since = -1
         self.passes = 0
         self.errors = 0  # unexpected exceptions caught by the loop
@@ -394,6 +395,8 @@ class App(Commands):
         self._leds(now)
 
     def _leds(self, now):
+        if self.diag_frame is not None:
+            return
         g = self.game
         if self.renderer.animating(g, now):
             self.frame_dirty = True

@@ -54,6 +54,12 @@ class Commands:
                 self.board.reset()
             self.emit(name, fields)
 
+    def cmd_diag(self, cmd, after):
+        # bring-up diagnostics (hapenny doctor): loaded when first asked for
+        from shove import diag
+
+        return diag.run(self, cmd)
+
     def cmd_info(self, cmd, after):
         return {"version": VERSION, "protocol": protocol.PROTOCOL, "board": self.prof.name,
                 "matrix": {"rows": self.prof.rows, "cols": self.prof.cols}, "platform": sys.platform,

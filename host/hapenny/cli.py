@@ -200,6 +200,30 @@ def cmd_wiring(args):
     return 0
 
 
+def cmd_doctor(args):
+    from hapenny import doctor
+
+    link, info = _connect(args)
+    answers = list(args.answers) if args.answers is not None else None
+
+    def ask(question):
+        if question.startswith("press:") or question == "throw":
+            return True  # the person acts while the board watches
+        if answers is not None:  # scripted (a bench test rig)
+            a = answers.pop(0) if answers else "n"
+            print(question + a)
+            return a.lower() == "y"
+        while True:
+            a = input(question).strip().lower()
+            if a in ("y", "n", "yes", "no"):
+                return a.startswith("y")
+
+    steps = [s for s in ("about", "lines", "leds", "buttons", "darts") if s not in (args.skip or [])]
+    rep = doctor.run(link, info, ask, print, record_ms=int(args.record * 1000), darts=args.darts, steps=steps)
+    doctor.print_report(rep, print)
+    return 1 if rep.failed else 0
+
+
 def cmd_sim(args):
     from hapenny.sim.server import play_on_sim, serve
 
@@ -307,6 +331,17 @@ def build_parser():
     s.add_argument("profile", help="profile name (hardware/profiles) or .json path")
     s.add_argument("--out", "-o", help="SVG file (default: NAME-wiring.svg; - for stdout)")
     s.set_defaults(fn=cmd_wiring)
+
+    s = sub.add_parser("doctor", help="guided bring-up of a freshly wired board: versions, memory, matrix "
+                                      "lines, LEDs, buttons and the timing of real darts")
+    _port_arg(s)
+    s.add_argument("--record", type=float, default=10.0, metavar="S",
+                   help="seconds to record the closures of real darts (0: skip; default 10)")
+    s.add_argument("--darts", type=int, default=3, help="darts to throw while recording (default 3)")
+    s.add_argument("--skip", action="append", choices=["about", "lines", "leds", "buttons", "darts"],
+                   help="leave a step out (repeatable)")
+    s.add_argument("--answers", metavar="YN", help="answers to the LED questions in order, e.g. yyyyyyyyyy")
+    s.set_defaults(fn=cmd_doctor)
 
     s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")
     s.add_argument("--board-dir", help="the board's flash (kept across runs); default: a fresh temporary one")

@@ -222,8 +222,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     started = time.monotonic()
     stall = _Stall(t.serial)
     try:
-        stall.step(STEP_S)
-        t.enter_raw_repl(soft_reset=False)
+        t.enter_raw_repl(soft_reset=False)  # mpremote gives up on its own here
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile)

@@ -120,10 +120,8 @@ class Board:
         self._row_pins = bytearray(profile.row_pins)
         self._col_pins = bytearray(profile.col_pins)
         self._colmask = array.array("I", col_masks(profile.col_pins))
-        self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in profile.row_pins]
-        # input-only pins have no pull-up to switch on (the profile says a resistor is
-        # fitted); pull=None switches both pulls off (ports/esp32/machine_pin.c)
-        self._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in profile.col_pins]
+        self._keep = []
+        self._matrix_pins()
         self.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
         # `press` injects closures at the scanner's input through the same model
         self._inject = MatrixModel(self.rows, self.cols)
@@ -163,6 +161,40 @@ class Board:
             full = self._full
             for r in range(self.rows):
                 snap[r] |= ~inj.levels(r, now) & full
+
+    def _matrix_pins(self):
+        self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in self._row_pins]
+        # input-only pins have no pull-up to switch on (the profile says a resistor is
+        # fitted); pull=None switches both pulls off (ports/esp32/machine_pin.c)
+        self._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in self._col_pins]
+
+    def line_test(self):
+        """The doctor's line test: every matrix line an input with its
+        pull-up; read which are low with none driven (a short to ground),
+        then drive each low in turn and read which follow it (a short
+        between lines, or a crossing closed). Input-only pins (34-39)
+        cannot drive: their entry is 0. The scan's pin set-up comes back."""
+        pins = bytes(self._row_pins) + bytes(self._col_pins)
+        lines = [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in pins]
+
+        def low():
+            time.sleep_us(200)  # the ribbon's capacitance through a ~45 kOhm pull-up
+            m = 0
+            for i in range(len(lines)):
+                if not lines[i].value():
+                    m |= 1 << i
+            return m
+
+        out = [low()]
+        for i in range(len(lines)):
+            if pins[i] >= 34:
+                out.append(0)
+                continue
+            lines[i].init(Pin.OUT, value=0)
+            out.append(low() & ~(1 << i))
+            lines[i].init(Pin.IN, Pin.PULL_UP)
+        self._matrix_pins()
+        return out
 
     def press(self, row, col, ms):
         now = time.ticks_us() & _MASK

@@ -23,6 +23,9 @@ class MatrixModel:
         self.seen = array.array("H", bytes(2 * rows))  # what each row reads, ghosts included
         self.next_change = 0
         self.idle = True  # no closure scheduled: reads are a table lookup
+        # wiring faults a test injects (lines: rows 0.., then columns rows..)
+        self.shorts = []  # pairs of lines joined (a solder bridge)
+        self.grounded = 0  # lines joined to ground, a bit each
 
     def close(self, row, col, on, off):
         """Schedule (row, col) closed from board tick `on` to `off`. False if full."""
@@ -86,4 +89,34 @@ class MatrixModel:
         """Column input levels with `row` driven low: 1 = high (open)."""
         if not self.idle and _diff(now, self.next_change) >= 0:
             self.update(now)
+        if self.grounded or self.shorts:  # a wiring fault: the slow, general way
+            return self.colmask & ~(self.line_levels(row, now) >> self.rows)
         return self.colmask & ~self.seen[row]
+
+    def line_levels(self, driven, now):
+        """Every line an input with its pull-up, except `driven` (-1: none)
+        driven low: the lines that read low, a bit each (rows, then
+        columns). Low spreads through closed crossings, shorts and ground."""
+        if not self.idle and _diff(now, self.next_change) >= 0:
+            self.update(now)
+        rows = self.rows
+        low = self.grounded | ((1 << driven) if driven >= 0 else 0)
+        grew = True
+        while grew:
+            grew = False
+            for r in range(rows):
+                cols = self.direct[r] << rows
+                if not cols:
+                    continue
+                if low >> r & 1:
+                    if cols & ~low:
+                        low |= cols
+                        grew = True
+                elif cols & low:
+                    low |= 1 << r
+                    grew = True
+            for a, b in self.shorts:
+                if (low >> a & 1) != (low >> b & 1):
+                    low |= (1 << a) | (1 << b)
+                    grew = True
+        return low

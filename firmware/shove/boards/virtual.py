@@ -72,6 +72,8 @@ class Board:
         self.frame = bytes(3 * self.strip_count)
         self.strip_writes = 0
         self._held = [0, 0, 0]  # button i held until this tick (ms); 0 = up
+        self.dead_buttons = []  # wiring faults (the control channel's `wiring`)
+        self.strip_fault = None
         self._last = time.ticks_us()
         self._base = int(os.getenv("HAPENNY_TICKS0") or 0) & _MASK
         self._total = 0  # board microseconds since start, unwrapped
@@ -240,6 +242,13 @@ class Board:
             # the electrical model is this simulator's work, not the chip's:
             # charge what esp32.py's viper read costs there instead
             self._emulated(READ_US)
+    def line_test(self):
+        """The doctor's line test (see boards/esp32.py): the lines reading
+        low with none driven, then with each driven low in turn."""
+        now = self.ticks_us()
+        n = self.rows + self.cols
+        return [self.model.line_levels(-1, now)] + [self.model.line_levels(i, now) & ~(1 << i) for i in range(n)]
+
     def press(self, row, col, ms):
         return self.close_us(row, col, ms * 1000, 0)
 
@@ -268,6 +277,10 @@ class Board:
             while time.ticks_diff(end, time.ticks_us()) > 0:
                 pass
             self._spent(us)
+        if self.strip_fault == "dead":  # no data reaches the strip: it stays dark
+            frame = bytes(len(frame))
+        elif self.strip_fault == "shifted":  # the strip starts one LED later than the profile says
+            frame = bytes(3) + bytes(frame)[:-3]
         self.frame = bytes(frame)
         self.strip_writes += 1
         if self._ctl_out:
@@ -382,7 +395,20 @@ class Board:
                 ok = self.model.close(row, col, on, (on + length) & _MASK) and ok
             self._send({"seq": seq, "ok": ok, "at": self._total})
         elif op == "button":
-            self._held[BUTTONS.index(msg["name"])] = (self.ticks_ms() + msg["ms"]) & _MASK or 1
+            i = BUTTONS.index(msg["name"])
+            if i not in self.dead_buttons:  # a broken wire: the press never reaches the pin
+                self._held[i] = (self.ticks_ms() + msg["ms"]) & _MASK or 1
+            self._send({"seq": seq, "ok": True})
+        elif op == "wiring":
+            # wiring faults for the doctor to find: lines (rows, then columns)
+            # shorted together or to ground, a dead button, a strip fault
+            m = self.model
+            m.shorts = [tuple(p) for p in msg.get("shorts", [])]
+            m.grounded = 0
+            for line in msg.get("grounded", []):
+                m.grounded |= 1 << line
+            self.dead_buttons = [BUTTONS.index(n) for n in msg.get("dead_buttons", [])]
+            self.strip_fault = msg.get("strip")
             self._send({"seq": seq, "ok": True})
         elif op == "frame":
             self._send({"seq": seq, "frame": hexlify(self.frame).decode()})

@@ -402,6 +402,14 @@ class VirtualBoard:
             raise SimError("the matrix model has no free closure slot")
         return rep.get("at")  # that instant, in board microseconds since start
 
+    def wiring(self, shorts=(), grounded=(), dead_buttons=(), strip=None):
+        """Wiring faults for `hapenny doctor` to find (lines: rows 0.., then
+        columns): lines shorted in pairs or to ground, buttons whose wire is
+        broken, a strip that is "dead" or "shifted" one LED. No argument:
+        all mended."""
+        self.control("wiring", shorts=[list(p) for p in shorts], grounded=list(grounded),
+                     dead_buttons=list(dead_buttons), strip=strip)
+
     def button(self, name, ms=100):
         self.control("button", name=name, ms=ms)
 

@@ -1,0 +1,142 @@
+# Bring-up diagnostics for `hapenny doctor`: the board reports raw facts
+# (versions, free memory and flash, line levels, the closures it sees) and
+# lights what it is asked to; the host interprets them, so this module stays
+# small. Imported on the first `diag` command only.
+import array
+import gc
+import os
+import sys
+
+from shove import protocol
+
+MAX_EDGES = 240  # matrix and button changes a recording keeps (3 ints each)
+MAX_WATCH_MS = 20000
+_edges = None  # the recording buffer, made on the first `watch`
+
+
+def run(app, cmd):
+    op = cmd.get("op")
+    if op == "about":
+        return about(app)
+    if op == "lines":
+        if not hasattr(app.board, "line_test"):
+            raise protocol.ProtoError("bad_diag", "this board layer has no line test")
+        return {"pins": list(app.prof.row_pins) + list(app.prof.col_pins), "rows": app.prof.rows,
+                "levels": app.board.line_test()}
+    if op == "led":
+        return led(app, cmd.get("bed"))
+    if op == "watch":
+        ms = cmd.get("ms")
+        if not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= MAX_WATCH_MS:
+            raise protocol.ProtoError("bad_diag", "watch needs ms, 1 to %d" % MAX_WATCH_MS)
+        return watch(app, ms)
+    raise protocol.ProtoError("bad_diag", "diag op is one of about, lines, led, watch")
+
+
+def about(app):
+    out = {"micropython": list(sys.implementation.version[:3]), "platform": sys.platform,
+           "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}
+    try:
+        out["machine"] = os.uname().machine
+    except AttributeError:
+        out["machine"] = ""
+    try:
+        st = os.statvfs("/")
+        out["flash_free"] = st[0] * st[4]
+        out["flash_total"] = st[0] * st[2]
+    except (AttributeError, OSError):
+        pass
+    t = app.prof.timing
+    out["timing"] = {"window_us": t["window_us"], "lockout_ms": t["lockout_ms"], "rearm_ms": t["rearm_ms"]}
+    out["buttons"] = [app.prof.buttons.get(n) for n in ("next", "undo", "new")]
+    out["leds"] = {"beds": app.renderer.beds, "per_side": app.renderer.per_side,
+                   "status": app.renderer.status, "count": app.renderer.count}
+    return out
+
+
+def led(app, bed):
+    """Light bed `bed` (1-based, as the strip's order) white on both sides,
+    "status" for the status pixels, or None to give the strip back."""
+    r = app.renderer
+    if bed is None:
+        app.diag_frame = None
+        app.frame_dirty = True
+        app.last_frame = bytes(3 * r.count)  # so the game's frame is written again
+        return {"lit": []}
+    if bed == "status":
+        first, n = r.beds * 2 * r.per_side, r.status
+    elif isinstance(bed, int) and not isinstance(bed, bool) and 1 <= bed <= r.beds:
+        first, n = (bed - 1) * 2 * r.per_side, 2 * r.per_side
+    else:
+        raise protocol.ProtoError("bad_diag", "bed is 1 to %d, \"status\" or null" % r.beds)
+    frame = bytearray(3 * r.count)
+    for i in range(first * 3, (first + n) * 3):
+        frame[i] = 96
+    app.diag_frame = frame
+    app.board.strip_write(frame)
+    return {"lit": list(range(first, first + n))}
+
+
+def watch(app, ms):
+    """Record every change of the matrix (raw, before the scanner) and of
+    the buttons for `ms`: [[t_us, row, columns closed], ...] and
+    [[t_us, button, pressed], ...]. Blocks the game meanwhile (it is a
+    bring-up tool); the watchdog is fed, the board's service runs."""
+    global _edges
+    if _edges is None:
+        _edges = array.array("i", bytes(4 * 3 * MAX_EDGES))
+    edges = _edges
+    b = app.board
+    rows = app.prof.rows
+    snap = array.array("H", bytes(2 * rows))
+    last = array.array("H", bytes(2 * rows))
+    nb = 0
+    buttons = 0
+    n = 0
+    gc.collect()  # no collection in the middle of the recording
+    t0 = b.ticks_us()
+    end_us = ms * 1000
+    since_service = 0
+    while True:
+        now = protocol_diff(b.ticks_us(), t0)
+        if now >= end_us:
+            break
+        b.read_matrix(snap)
+        for r in range(rows):
+            if snap[r] != last[r]:
+                last[r] = snap[r]
+                if n < MAX_EDGES:
+                    edges[3 * n] = now
+                    edges[3 * n + 1] = r
+                    edges[3 * n + 2] = snap[r]
+                    n += 1
+        nb = 0
+        for i in range(3):
+            if b.button(i):
+                nb |= 1 << i
+        if nb != buttons:
+            for i in range(3):
+                if (nb ^ buttons) >> i & 1 and n < MAX_EDGES:
+                    edges[3 * n] = now
+                    edges[3 * n + 1] = -1 - i
+                    edges[3 * n + 2] = nb >> i & 1
+                    n += 1
+            buttons = nb
+        if now - since_service >= 2000:
+            since_service = now
+            b.feed()
+            b.service(app)
+    m = []
+    btn = []
+    for k in range(n):
+        t, r, v = edges[3 * k], edges[3 * k + 1], edges[3 * k + 2]
+        if r >= 0:
+            m.append([t, r, v])
+        else:
+            btn.append([t, -1 - r, v])
+    return {"ms": ms, "matrix": m, "buttons": btn, "full": n >= MAX_EDGES}
+
+
+def protocol_diff(a, b):
+    d = (a - b) & 0x3FFFFFFF
+    return d - 0x40000000 if d >= 0x20000000 else d

@@ -1,0 +1,272 @@
+"""`hapenny doctor`: a guided bring-up for a freshly wired board.
+
+The board reports raw facts through the protocol's `diag` command (versions,
+free memory and flash, which matrix lines read low, the closures and button
+presses it sees); this module turns them into findings a builder with a
+multimeter can act on: each names the GPIO pins and the segments involved
+and says what to check next."""
+from dataclasses import dataclass, field
+
+from hapenny.link import BoardError
+
+BUTTONS = ("next", "undo", "new")
+RECLOSE_MS = 200  # a re-closure of a crossing this soon after its hit is one dart bouncing
+
+
+@dataclass
+class Finding:
+    step: str
+    ok: bool
+    text: str
+    check: str = ""  # what to check next (failures)
+
+
+@dataclass
+class Report:
+    findings: list = field(default_factory=list)
+
+    def add(self, step, ok, text, check=""):
+        f = Finding(step, ok, text, check)
+        self.findings.append(f)
+        return f
+
+    @property
+    def failed(self):
+        return [f for f in self.findings if not f.ok]
+
+
+# ---- the matrix's lines ----------------------------------------------------------------
+def line_names(pins, rows):
+    return ["row %d (GPIO %d)" % (i, p) if i < rows else "column %d (GPIO %d)" % (i - rows, p)
+            for i, p in enumerate(pins)]
+
+
+def _segs(cells, line, rows):
+    """The segments a line carries, from the board's map."""
+    if line < rows:
+        out = [s for r, c, s in cells if r == line]
+    else:
+        out = [s for r, c, s in cells if c == line - rows]
+    return ", ".join(out[:8]) + (" ..." if len(out) > 8 else "") if out else "no segment mapped"
+
+
+def analyse_lines(pins, rows, levels, cells):
+    """Findings from the line test: levels[0] = lines low with none driven,
+    levels[1 + i] = lines low with line i driven."""
+    names = line_names(pins, rows)
+    seg_at = {(r, c): s for r, c, s in cells}
+    n = len(pins)
+    out = []
+    grounded = levels[0]
+    for i in range(n):
+        if grounded >> i & 1:
+            out.append((False, "%s reads low with nothing driven: it is shorted to ground (it carries %s)"
+                        % (names[i], _segs(cells, i, rows)),
+                        "look for a solder bridge or a stray strand between GPIO %d and a GND pin or the "
+                        "ribbon's ground; with the board unpowered, the multimeter between GPIO %d and GND "
+                        "must not beep" % (pins[i], pins[i])))
+    seen = set()
+    for i in range(n):
+        follow = levels[1 + i] & ~grounded
+        for j in range(n):
+            if not follow >> j & 1 or (min(i, j), max(i, j)) in seen:
+                continue
+            seen.add((min(i, j), max(i, j)))
+            a, b = min(i, j), max(i, j)
+            if a < rows <= b:  # a row and a column: a crossing reads closed at rest
+                seg = seg_at.get((a, b - rows), "unmapped")
+                out.append((False, "crossing %s x %s reads closed at rest: segment %s"
+                            % (names[a], names[b], seg),
+                            "a dart left in %s, or a stuck contact in the membrane; if the board is empty, "
+                            "the two wires may touch (a short between GPIO %d and GPIO %d)"
+                            % (seg, pins[a], pins[b])))
+            else:
+                kind = "rows" if b < rows else "columns"
+                out.append((False, "%s and %s follow each other: the two %s are shorted together "
+                            "(they carry %s; and %s)" % (names[a], names[b], kind, _segs(cells, a, rows),
+                                                         _segs(cells, b, rows)),
+                            "look for a solder bridge between GPIO %d and GPIO %d, or a ribbon plugged in one "
+                            "pin off; the multimeter between them (unpowered) must not beep"
+                            % (pins[a], pins[b])))
+    if not out:
+        out.append((True, "all %d matrix lines are free: none shorted to ground or to another, "
+                    "no crossing closed at rest" % n, ""))
+    return out
+
+
+# ---- the closures of real darts ----------------------------------------------------------
+def crossings(matrix, rows_count):
+    """Raw matrix changes [[t_us, row, closed-columns mask], ...] -> per
+    crossing, its contacts [(on_us, off_us or None)]."""
+    state = {}
+    out = {}
+    for t, r, mask in matrix:
+        before = state.get(r, 0)
+        for c in range(16):
+            bit = 1 << c
+            if (mask ^ before) & bit:
+                contacts = out.setdefault((r, c), [])
+                if mask & bit:
+                    contacts.append([t, None])
+                elif contacts and contacts[-1][1] is None:
+                    contacts[-1][1] = t
+        state[r] = mask
+    return out
+
+
+def analyse_darts(matrix, timing, cells):
+    """What the recorded darts say about the profile's timing. Returns
+    (findings, summary rows)."""
+    seg_at = {(r, c): s for r, c, s in cells}
+    window = timing["window_us"]
+    lockout = timing["lockout_ms"] * 1000
+    rearm = timing["rearm_ms"] * 1000
+    found = []
+    rows = []
+    per = crossings(matrix, 16)
+    hits = 0
+    for (r, c), contacts in sorted(per.items(), key=lambda kv: kv[1][0][0]):
+        seg = seg_at.get((r, c), "unmapped (row %d, column %d)" % (r, c))
+        # group the contacts into darts: a new dart starts after a long gap
+        darts = []
+        for on, off in contacts:
+            if darts and on - darts[-1][-1][0] < RECLOSE_MS * 1000:
+                darts[-1].append((on, off))
+            else:
+                darts.append([(on, off)])
+        for d in darts:
+            hits += 1
+            first_on = d[0][0]
+            lengths = [(off - on) if off is not None else None for on, off in d]
+            closed = sum(x for x in lengths if x is not None)
+            rows.append("%s: %d contact(s), first %s, %.1f ms closed in all, over %.1f ms" % (
+                seg, len(d), "%.1f ms" % (lengths[0] / 1000) if lengths[0] is not None else "still closed",
+                closed / 1000, ((d[-1][1] or d[-1][0]) - first_on) / 1000))
+            if lengths[0] is not None and lengths[0] < 300:
+                found.append((False, "%s: a contact of %d us; the scanner must see it in one scan"
+                               % (seg, lengths[0]), "check that `hapenny stats` reports no stalls; a "
+                               "contact this short is at the limit of what the board can read"))
+            # a re-closure after the lockout, once the crossing had been open
+            # for the re-arm time, is counted as a second dart
+            for k in range(1, len(d)):
+                on = d[k][0]
+                prev_off = d[k - 1][1]
+                if prev_off is None:
+                    continue
+                if on - first_on >= lockout and on - prev_off >= rearm:
+                    found.append((False, "%s: the contact closed again %.0f ms after the hit, after %.0f ms "
+                                  "open: that counts as a second dart with lockout %d ms and re-arm %d ms"
+                                  % (seg, (on - first_on) / 1000, (on - prev_off) / 1000,
+                                     timing["lockout_ms"], timing["rearm_ms"]),
+                                  "raise the profile's timing.lockout_ms to %d or more (no one throws two darts "
+                                  "that fast) and deploy it" % ((on - first_on) // 1000 + 10)))
+    if not hits:
+        found.append((False, "no closure recorded", "throw again; if nothing ever shows, run the line test "
+                      "and check the ribbon's orientation"))
+    elif not [f for f in found if not f[0]]:
+        found.append((True, "%d dart(s) recorded; the window (%d us), lockout (%d ms) and re-arm (%d ms) "
+                      "fit them" % (hits, window, timing["lockout_ms"], timing["rearm_ms"]), ""))
+    return found, rows
+
+
+# ---- the guided run ------------------------------------------------------------------
+def diag(link, op, timeout=10.0, **fields):
+    try:
+        return link.request("diag", timeout=timeout, op=op, **fields)
+    except BoardError as e:
+        if getattr(e, "code", None) == "unknown_cmd":
+            raise BoardError({"error": "unknown_cmd", "msg": "the board's firmware has no diagnostics: "
+                              "deploy this version first (hapenny deploy)"})
+        raise
+
+
+def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
+                                                                             "buttons", "darts")):
+    """The bring-up, step by step. `ask(question) -> bool` (the person's
+    answer), `say(text)` prints; `press(button)` is asked for through
+    `ask` too. Returns a Report."""
+    rep = Report()
+    cells = link.request("map")["cells"]
+    about = diag(link, "about")
+    if "about" in steps:
+        say("hapenny %s, protocol %s, on board profile %s" % (info.get("version"), info.get("protocol"),
+                                                              info.get("board")))
+        say("MicroPython %s on %s (%s)" % (".".join(str(x) for x in about["micropython"]),
+                                            about.get("machine") or about["platform"], about["platform"]))
+        free = about.get("flash_free")
+        say("heap: %d B free, %d B used; flash: %s" % (
+            about["mem_free"], about["mem_alloc"],
+            "%d KB free of %d KB" % (free // 1024, about["flash_total"] // 1024) if free is not None else "unknown"))
+        rep.add("about", about["mem_free"] > 16384, "free heap %d B" % about["mem_free"],
+                "under 16 KB free: use a board without PSRAM contention, or fewer variants")
+        if free is not None:
+            rep.add("about", free > 32768, "free flash %d KB" % (free // 1024),
+                    "under 32 KB of flash free: the journal and settings may not fit; remove stray files "
+                    "with mpremote")
+    if "lines" in steps:
+        lines = diag(link, "lines")
+        say("matrix lines: %d rows, %d columns" % (lines["rows"], len(lines["pins"]) - lines["rows"]))
+        for ok, text, check in analyse_lines(lines["pins"], lines["rows"], lines["levels"], cells):
+            rep.add("lines", ok, text, check)
+    if "leds" in steps:
+        L = about["leds"]
+        bad = []
+        try:
+            for bed in list(range(1, L["beds"] + 1)) + ["status"]:
+                diag(link, "led", bed=bed)
+                what = "the status LEDs" if bed == "status" else "bed %d's LEDs (both chalk squares)" % bed
+                if not ask("Are %s lit white, and no others? [y/n] " % what):
+                    bad.append(bed)
+            dark = False
+            if len(bad) == L["beds"] + 1:  # all wrong: dark, or lit in the wrong places?
+                diag(link, "led", bed=1)
+                dark = not ask("Is any LED lit at all? [y/n] ")
+        finally:
+            diag(link, "led", bed=None)
+        if not bad:
+            rep.add("leds", True, "all %d LEDs light where the profile says" % L["count"])
+        elif dark:
+            rep.add("leds", False, "no LED lights at all",
+                    "the strip's data wire (the profile's LED pin), its 5 V and ground, and that the "
+                    "data goes into the strip's DIN end (the arrow points away from it)")
+        else:
+            rep.add("leds", False, "LEDs wrong for %s" % (
+                "every bed" if len(bad) == L["beds"] + 1 else ", ".join(str(b) for b in bad)),
+                    "the profile's leds.per_side and beds against the strip as fitted: if the lit LEDs are "
+                    "shifted, the strip starts earlier or later than the profile says; a single dark "
+                    "section is a broken joint at its input")
+    if "buttons" in steps:
+        for i, name in enumerate(BUTTONS):
+            pin = about["buttons"][i]
+            if pin is None:
+                continue
+            say("Press and release the %s button now (%d s) ..." % (name.upper(), button_ms // 1000))
+            ask("press:" + name)
+            seen = diag(link, "watch", ms=button_ms, timeout=button_ms / 1000 + 10)["buttons"]
+            if any(b == i and v for _, b, v in seen):
+                rep.add("buttons", True, "%s button (GPIO %d) works" % (name, pin))
+            else:
+                rep.add("buttons", False, "no press of the %s button seen on GPIO %d" % (name, pin),
+                        "the button must join GPIO %d to GND when pressed (the pull-up is the chip's, "
+                        "or a resistor for GPIO 34-39); the multimeter across it must beep when pressed"
+                        % pin)
+    if "darts" in steps and record_ms:
+        say("Throw %d darts now: recording for %d s ..." % (darts, record_ms // 1000))
+        ask("throw")
+        rec = diag(link, "watch", ms=record_ms, timeout=record_ms / 1000 + 10)
+        found, rows = analyse_darts(rec["matrix"], about["timing"], cells)
+        for r in rows:
+            say("  " + r)
+        if rec.get("full"):
+            say("  (the recording buffer filled up: the rest was not kept)")
+        for ok, text, check in found:
+            rep.add("darts", ok, text, check)
+    return rep
+
+
+def print_report(rep, say):
+    for f in rep.findings:
+        say("%s %-7s %s" % ("ok  " if f.ok else "FAIL", f.step, f.text))
+        if not f.ok and f.check:
+            say("             check: " + f.check)
+    say("%d finding(s), %d failed" % (len(rep.findings), len(rep.failed)))

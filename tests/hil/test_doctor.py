@@ -1,0 +1,136 @@
+"""`hapenny doctor` on a virtual board with wiring faults injected: each is
+named by its GPIO pins and segments; a healthy board passes every step."""
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from hapenny import doctor, firmware
+
+PROFILE = json.loads(firmware.profile_path("generic-8x8").read_text())
+ROWS, COLS = PROFILE["matrix"]["rows"], PROFILE["matrix"]["cols"]
+PER_SIDE = PROFILE["leds"]["per_side"]
+
+
+class Person:
+    """Answers as a builder looking at the board would: the LED question
+    by what the strip shows, the button and dart prompts by acting."""
+
+    def __init__(self, b, darts=()):
+        self.b = b
+        self.darts = darts  # pulses to throw when asked: (seg, delay_ms, length_us)
+        self.asked = []
+
+    def __call__(self, q):
+        self.asked.append(q)
+        if q.startswith("press:"):
+            self.b.sim.button(q[len("press:"):], ms=1500)  # held as the board starts watching
+            return True
+        if q == "throw":
+            self.b.sim.pulses([list(self.b.cells[s]) + [ms * 1000, us] for s, ms, us in self.darts])
+            return True
+        lit = {i for i, px in enumerate(self.b.sim.pixels()) if any(px)}
+        if q.startswith("Is any LED lit"):
+            return bool(lit)
+        m = re.search(r"bed (\d+)", q)
+        if m:
+            k = int(m.group(1)) - 1
+            want = set(range(k * 2 * PER_SIDE, (k + 1) * 2 * PER_SIDE))
+        else:  # the status LEDs, after the beds
+            n = len(self.b.sim.pixels())
+            want = set(range(n - PROFILE["leds"]["status"], n))
+        return lit == want
+
+
+def run(b, person, **kw):
+    kw.setdefault("button_ms", 800)
+    rep = doctor.run(b.link, b.info, person, lambda s: None, **kw)
+    return rep
+
+
+def failed(rep, step):
+    return [f.text + " | " + f.check for f in rep.failed if f.step == step]
+
+
+def test_a_healthy_board_passes_every_step(fresh_sim):
+    b = fresh_sim
+    darts = [("T20", 100, 4000), ("S5", 400, 2500), ("D1", 700, 3000)]
+    rep = run(b, Person(b, darts), record_ms=1200)
+    assert not rep.failed, [(f.step, f.text) for f in rep.failed]
+    steps = {f.step for f in rep.findings}
+    assert steps == {"about", "lines", "leds", "buttons", "darts"}
+    assert any("3 dart(s) recorded" in f.text for f in rep.findings)
+
+
+@pytest.mark.parametrize("fault, words", [
+    ({"grounded": [8 + 1]}, ["column 1 (GPIO %d)" % COLS[1], "shorted to ground", "S1"]),
+    ({"grounded": [3]}, ["row 3 (GPIO %d)" % ROWS[3], "shorted to ground"]),
+    ({"shorts": [(1, 2)]}, ["row 1 (GPIO %d) and row 2 (GPIO %d)" % (ROWS[1], ROWS[2]), "rows are shorted"]),
+    ({"shorts": [(8 + 4, 8 + 5)]}, ["column 4 (GPIO %d) and column 5 (GPIO %d)" % (COLS[4], COLS[5]),
+                                    "columns are shorted"]),
+])
+def test_each_wiring_fault_is_named_by_pin_and_segment(fresh_sim, fault, words):
+    b = fresh_sim
+    b.sim.wiring(**fault)
+    rep = run(b, Person(b), steps=("lines",))
+    text = failed(rep, "lines")
+    assert len(text) == 1, text
+    for w in words:
+        assert w in text[0], (w, text[0])
+    assert "check" not in text[0] or "GPIO" in text[0].split("|")[1]
+    b.sim.wiring()  # mended
+    assert not run(b, Person(b), steps=("lines",)).failed
+
+
+def test_a_crossing_closed_at_rest_is_named_with_its_segment(fresh_sim):
+    b = fresh_sim
+    r, c = b.cells["T7"]
+    b.sim.close(r, c, ms=30000)  # a dart left in the board (closed from now)
+    text = failed(run(b, Person(b), steps=("lines",)), "lines")
+    assert len(text) == 1 and "segment T7" in text[0] and "GPIO %d" % ROWS[r] in text[0], text
+
+
+@pytest.mark.parametrize("strip, words", [("dead", "no LED lights at all"), ("shifted", "LEDs wrong for every bed")])
+def test_strip_faults_are_found_by_asking(fresh_sim, strip, words):
+    b = fresh_sim
+    b.sim.wiring(strip=strip)
+    text = failed(run(b, Person(b), steps=("leds",)), "leds")
+    assert len(text) == 1 and words in text[0], text
+
+
+def test_a_dead_button_names_its_pin(fresh_sim):
+    b = fresh_sim
+    b.sim.wiring(dead_buttons=["undo"])
+    rep = run(b, Person(b), steps=("buttons",))
+    text = failed(rep, "buttons")
+    assert len(text) == 1 and "undo button seen on GPIO %d" % PROFILE["buttons"]["undo"] in text[0], text
+    assert sum(f.ok for f in rep.findings if f.step == "buttons") == 2
+
+
+def test_recording_flags_a_reclosure_that_would_count_twice(fresh_sim):
+    b = fresh_sim
+    # S20 closes again 80 ms after its hit (after the 60 ms lockout and
+    # 77 ms open): a second dart today. D3's bounces end inside the lockout.
+    darts = [("S20", 100, 3000), ("S20", 180, 2000), ("D3", 600, 2000), ("D3", 604, 1000), ("D3", 640, 1000)]
+    rep = run(b, Person(b, darts), steps=("darts",), record_ms=1000)
+    text = failed(rep, "darts")
+    assert len(text) == 1, text
+    assert "S20" in text[0] and "closed again 80 ms after the hit" in text[0] and "lockout_ms to 90" in text[0]
+
+
+def test_the_cli_runs_the_doctor_and_fails_on_a_fault(fresh_sim):
+    b = fresh_sim
+    b.sim.wiring(grounded=[0])
+    b.close()  # the CLI needs the port to itself
+    try:
+        out = subprocess.run([sys.executable, "-m", "hapenny.cli", "doctor", "--port", b.port, "--record", "0",
+                              "--skip", "buttons", "--answers", "y" * 10], capture_output=True, text=True,
+                             timeout=60)
+    finally:
+        b.connect()
+    assert out.returncode == 1, out.stderr
+    assert "FAIL lines   row 0 (GPIO %d) reads low" % ROWS[0] in out.stdout
+    assert "check: look for a solder bridge" in out.stdout
+    assert "MicroPython" in out.stdout and "heap:" in out.stdout
