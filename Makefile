@@ -8,7 +8,7 @@ HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 
-.PHONY: setup test mpy typecheck sim flash deploy soak bench wasm-heap mutants figures clean
+.PHONY: setup test mpy typecheck sim web web-shots flash deploy soak bench wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -38,6 +38,16 @@ test: mpy
 # (its flash is kept in .board/, so a game survives closing it)
 sim: $(STAMP)
 	$(BIN)/hapenny sim --play --board-dir .board
+
+# the same, with the scoreboard as a web page: open http://127.0.0.1:8080/ (LISTEN=0.0.0.0:8080 for the home network)
+LISTEN ?= 127.0.0.1:8080
+web: $(STAMP)
+	$(BIN)/hapenny sim --web $(LISTEN) --board-dir .board
+
+# the screenshots in docs/web.md, made by the browser tests
+web-shots: $(STAMP)
+	$(BIN)/python -m pytest -q tests/web/test_web_page.py -k screenshots
+	cp build/web/web-*.png docs/img/
 
 # hardware: make flash PORT=/dev/ttyUSB0 IMAGE=ESP32_GENERIC-....bin ; make deploy PORT=/dev/ttyUSB0
 flash: $(STAMP)

@@ -224,9 +224,19 @@ def cmd_doctor(args):
     return 1 if rep.failed else 0
 
 
-def cmd_sim(args):
-    from hapenny.sim.server import play_on_sim, serve
+def cmd_web(args):
+    from hapenny.connect import choose_port
+    from hapenny.web.server import parse_listen, serve
 
+    parse_listen(args.listen)  # a clear error before the port is opened
+    serve(choose_port(args.port), args.listen)
+
+
+def cmd_sim(args):
+    from hapenny.sim.server import play_on_sim, serve, web_on_sim
+
+    if args.web:
+        return web_on_sim(args.board_dir, args.profile, args.web)
     if args.play:
         return play_on_sim(args.board_dir, args.profile)
     return serve(args.board_dir, args.profile, args.control, fast=args.fast)
@@ -343,12 +353,22 @@ def build_parser():
     s.add_argument("--answers", metavar="YN", help="answers to the LED questions in order, e.g. yyyyyyyyyy")
     s.set_defaults(fn=cmd_doctor)
 
+    s = sub.add_parser("web", help="the live scoreboard and controls as a web page for any browser "
+                                   "(a TV, a tablet, a phone)")
+    _port_arg(s)
+    s.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="where to serve (default 127.0.0.1:8080, this computer only; 0.0.0.0:8080 for "
+                        "the home network: anyone on it can then control the board)")
+    s.set_defaults(fn=cmd_web)
+
     s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")
     s.add_argument("--board-dir", help="the board's flash (kept across runs); default: a fresh temporary one")
     s.add_argument("--profile", default="generic-8x8")
     s.add_argument("--control", help="control socket path")
     s.add_argument("--fast", action="store_true", help="skip the slow strip and flash models")
     s.add_argument("--play", action="store_true", help="and open the live scoreboard on it (make sim)")
+    s.add_argument("--web", nargs="?", const="127.0.0.1:8080", metavar="HOST:PORT",
+                   help="and serve the web scoreboard for it (make web)")
     s.set_defaults(fn=cmd_sim)
 
     s = sub.add_parser("test", help="run the hardware-in-the-loop suite on a board (or a virtual one)")
@@ -376,7 +396,7 @@ def main(argv=None):
         return args.fn(args) or 0
     except BoardError as e:
         print("hapenny: the board refused: %s (%s)" % (e.reply.get("msg"), e.code), file=sys.stderr)
-    except (PortError, LinkError, DeployError, FirmwareError, SimError) as e:
+    except (PortError, LinkError, DeployError, FirmwareError, SimError, ValueError) as e:
         print("hapenny: %s" % e, file=sys.stderr)
     except KeyboardInterrupt:
         return 130

@@ -67,6 +67,26 @@ def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.std
         vb.stop()
 
 
+def web_on_sim(board_dir=None, profile="generic-8x8", listen="127.0.0.1:8080", out=sys.stdout):
+    """`make web`: a virtual board and the web scoreboard on it, in one go."""
+    from hapenny.connect import connect
+    from hapenny.web.server import serve as serve_web
+
+    vb = VirtualBoard(board_dir=board_dir, profile=profile, refresh=True).start()
+    out.write("PORT %s\n" % vb.port)
+    out.flush()
+    reg = register_sim(vb.port, "")
+    try:
+        link, info, ser = connect(vb.port, timeout=10)
+        if link.request("state").get("state") is None:
+            link.request("new", players=["Home", "Away"])
+        ser.close()  # the web server owns the port from here
+        serve_web(vb.port, listen, out=lambda s: (out.write(s + "\n"), out.flush()))
+    finally:
+        reg.unlink()
+        vb.stop()
+
+
 def serve(board_dir=None, profile="generic-8x8", control=None, fast=False, out=sys.stdout):
     vb = VirtualBoard(board_dir=board_dir, profile=profile, fast=fast).start()
     control = control or os.path.join(tempfile.gettempdir(), "hapenny-sim-%d.sock" % os.getpid())

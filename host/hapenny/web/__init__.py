@@ -1,0 +1,1 @@
+"""`hapenny web`: the board's scoreboard and controls for any browser on the home network."""

@@ -1,0 +1,204 @@
+"""`hapenny web`: the live scoreboard and controls as a web page.
+
+aiohttp serves the page (static files in this package: nothing is fetched
+from the internet) and a Server-Sent Events stream that pushes every change
+the board reports; the page's controls POST one command at a time. Only
+the commands a page needs are accepted, each checked here before it goes to
+the board, which checks it again."""
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+from aiohttp import web
+
+from hapenny.web.bridge import Bridge
+
+STATIC = Path(__file__).parent / "static"
+MAX_BODY = 16 * 1024  # a new game with rule overrides is well under 1 KB
+MAX_CLIENTS = 64  # pages watching at once
+# what a page may ask, and the fields each may carry
+COMMANDS = {
+    "next": set(), "undo": set(), "state": set(), "end": set(),
+    "new": {"players", "teams", "variant", "rules", "cpu", "seed"},
+    "config": {"set"},
+    "throw": {"seg"},
+    "hint": {"level"},
+}
+
+
+class Hub:
+    """The pages watching: each gets every snapshot through its own queue."""
+
+    def __init__(self, loop):
+        self.loop = loop
+        self.clients = set()
+        self.snap = None
+
+    def notify(self, kind, payload):  # from the bridge's thread
+        self.loop.call_soon_threadsafe(self._push, kind, payload)
+
+    def _push(self, kind, payload):
+        if kind == "snapshot":
+            self.snap = payload
+        msg = "event: %s\ndata: %s\n\n" % (kind, json.dumps(payload, separators=(",", ":")))
+        for q in list(self.clients):
+            if q.qsize() > 200:  # a page that stopped reading: drop it, it reconnects
+                self.clients.discard(q)
+                continue
+            q.put_nowait(msg)
+
+
+def error(status, code, msg):
+    return web.json_response({"ok": False, "error": code, "msg": msg}, status=status)
+
+
+def check_command(body):
+    """The command a page sent, or (code, message) why not."""
+    if not isinstance(body, dict):
+        return None, ("bad_json", "send one JSON object: {\"cmd\": ..., ...}")
+    cmd = body.get("cmd")
+    if not isinstance(cmd, str) or cmd not in COMMANDS:
+        return None, ("unknown_cmd", "unknown command; the page may send: %s" % ", ".join(sorted(COMMANDS)))
+    extra = set(body) - COMMANDS[cmd] - {"cmd"}
+    if extra:
+        return None, ("bad_field", "%s takes no %s" % (cmd, ", ".join(sorted(extra))))
+    return cmd, {k: v for k, v in body.items() if k != "cmd"}
+
+
+HUB = web.AppKey("hub", Hub)
+BRIDGE = web.AppKey("bridge", object)
+
+
+def make_app(port, bridge_factory=Bridge):
+    app = web.Application(client_max_size=MAX_BODY)
+
+    async def on_startup(app):
+        hub = Hub(asyncio.get_running_loop())
+        app[HUB] = hub
+        app[BRIDGE] = bridge_factory(port, hub.notify).start()
+
+    async def on_cleanup(app):
+        await asyncio.get_running_loop().run_in_executor(None, app[BRIDGE].stop)
+
+    async def index(request):
+        return web.FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    async def events(request):
+        hub = request.app[HUB]
+        if len(hub.clients) >= MAX_CLIENTS:
+            return error(503, "busy", "too many pages are watching (%d)" % MAX_CLIENTS)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                           "X-Accel-Buffering": "no"})
+        await resp.prepare(request)
+        q = asyncio.Queue()
+        hub.clients.add(q)
+        try:
+            # a page that (re)connects catches up at once; then it is sent every change
+            await resp.write(b"retry: 1000\n\n")
+            snap = hub.snap or request.app[BRIDGE].snap
+            await resp.write(("event: snapshot\ndata: %s\n\n" % json.dumps(snap)).encode())
+            while True:
+                try:
+                    msg = await asyncio.wait_for(q.get(), 15)
+                except asyncio.TimeoutError:
+                    msg = ": keep-alive\n\n"  # so proxies and sleeping Wi-Fi notice a dead stream
+                await resp.write(msg.encode())
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            hub.clients.discard(q)
+        return resp
+
+    async def command(request):
+        try:
+            raw = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return error(413, "too_large", "a request is at most %d bytes" % MAX_BODY)
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            return error(400, "bad_json", "the body is not JSON")
+        cmd, fields = check_command(body)
+        if cmd is None:
+            return error(400, *fields)
+        bridge = request.app[BRIDGE]
+        reply = await asyncio.get_running_loop().run_in_executor(None, bridge.request, cmd, fields)
+        if reply is None:
+            return error(503, "disconnected", "the board is disconnected")
+        return web.json_response(reply)
+
+    async def snapshot(request):
+        return web.json_response(request.app[HUB].snap or request.app[BRIDGE].snap)
+
+    app.router.add_get("/", index)
+    app.router.add_get("/api/events", events)
+    app.router.add_get("/api/snapshot", snapshot)
+    app.router.add_post("/api/cmd", command)
+    app.router.add_static("/static/", STATIC)
+    app.on_startup.append(on_startup)
+    app.on_cleanup.append(on_cleanup)
+    return app
+
+
+def lan_addresses():
+    """This host's addresses on the home network (no lookup leaves the machine)."""
+    out = []
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing interface
+        out.append(s.getsockname()[0])
+        s.close()
+    except OSError:
+        pass
+    return [a for a in out if not a.startswith("127.")]
+
+
+def parse_listen(text):
+    host, sep, port = (text or "").rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError("--listen is HOST:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080")
+    return host or "127.0.0.1", int(port)
+
+
+def qr_text(url):
+    import io
+
+    import segno
+
+    buf = io.StringIO()
+    segno.make(url, error="l").terminal(out=buf, compact=True)
+    return buf.getvalue()
+
+
+def serve(port, listen="127.0.0.1:8080", out=print):
+    host, tcp = parse_listen(listen)
+
+    async def main():
+        app = make_app(port)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, host, tcp)
+        await site.start()
+        bound = runner.addresses[0][1] if runner.addresses else tcp
+        local = host in ("127.0.0.1", "localhost", "::1")
+        out("hapenny web: the board on %s" % port)
+        out("open http://%s:%d/" % ("127.0.0.1" if host in ("0.0.0.0", "") else host, bound))
+        if not local:
+            out("WARNING: listening beyond this computer: anyone on this network can watch and "
+                "control the board.")
+            for a in lan_addresses():
+                url = "http://%s:%d/" % (a, bound)
+                out("on the home network: %s" % url)
+                out(qr_text(url))
+        out("Ctrl-C stops it.")
+        try:
+            while True:
+                await asyncio.sleep(3600)
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,263 @@
+// hapenny web: draws the board's snapshot, pushed by the server (Server-Sent
+// Events), and sends the controls' commands. No framework, no build step.
+"use strict";
+
+const ORDER = [20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5];
+// radii on a board of radius 100 at the double's outer edge (170 mm)
+const R = { bull: 3.7, outerBull: 9.4, trebleIn: 58.2, trebleOut: 62.9, doubleIn: 94.1, doubleOut: 100 };
+const GIFT = { next: "to the next player", all: "to every other side", off: "not given (lost)" };
+
+let snap = null;
+let lastGift = null; // {side, bed}: shown on the receiving side until the next dart
+
+const $ = (id) => document.getElementById(id);
+
+function tally(marks, full) {
+  if (marks >= full) return "⊗";
+  return "X".repeat(Math.floor(marks / 2)) + "/".repeat(marks % 2);
+}
+
+function esc(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+function name(st, i) {
+  return st && st.sides[i] ? st.sides[i].name : "side " + (i + 1);
+}
+
+function rulesInWords(st) {
+  const r = st.rules;
+  const words = [
+    (st.variant || "custom") + ":",
+    "close beds " + r.beds.join(", ") + " with " + r.marks + " mark" + (r.marks > 1 ? "s" : "") + " each;",
+    r.darts + " darts a visit;",
+    "marks beyond what a bed needs are " + (GIFT[r.gift] || r.gift) + ";",
+    r.win_by_gift ? "a gift can win the game." : "a gift cannot win the game (pub rule).",
+  ];
+  if (r.progressive) words.push("Beds must be closed in order.");
+  if (r.flat) words.push("Every hit scores one mark.");
+  if (r.bull_off) words.push("A bull-off decides who starts.");
+  return words.join(" ");
+}
+
+function drawTally(st) {
+  const t = $("tally");
+  if (!st) { t.innerHTML = ""; return; }
+  const beds = st.rules.beds.map(String);
+  const full = st.rules.marks;
+  let html = "<tr><th></th>" + beds.map((b) => "<th>" + b + "</th>").join("") + "</tr>";
+  st.sides.forEach((side, i) => {
+    const cls = [];
+    if (i === st.turn && st.phase !== "over") cls.push("throwing");
+    if ((st.pending || []).includes(i)) cls.push("pending");
+    html += '<tr class="' + cls.join(" ") + '" data-side="' + i + '"><th class="side">' + esc(side.name) +
+      (st.winner === i ? " ★" : "") + "</th>";
+    beds.forEach((b) => {
+      const m = side.marks[b] || 0;
+      const c = [];
+      if (m >= full) c.push("closed");
+      if (lastGift && lastGift.some((g) => g.side === i && String(g.bed) === b)) c.push("gifted");
+      html += '<td class="' + c.join(" ") + '" data-bed="' + b + '">' + tally(m, full) + "</td>";
+    });
+    html += "</tr>";
+  });
+  t.innerHTML = html;
+}
+
+function drawTurn(st) {
+  const el = $("turn");
+  if (!st) { el.textContent = "No game: start one below, or press the board's new-game button."; return; }
+  if (st.phase === "over") {
+    el.innerHTML = '<span class="winner">' + esc(name(st, st.winner)) + " wins!</span>";
+  } else if (st.phase === "hold") {
+    el.innerHTML = esc(st.thrower) + "'s visit is over: pull the darts, then Next player.";
+  } else if (st.phase === "bull_off") {
+    el.innerHTML = "Bull-off: " + esc(st.thrower) + " throws one dart at the bull" +
+      (st.contenders ? " (" + st.contenders.map((i) => esc(name(st, i))).join(" v ") + ")" : "") + ".";
+  } else {
+    el.innerHTML = esc(st.thrower) + ' throws <span class="darts" aria-label="' + st.darts_left + ' darts left">' +
+      "●".repeat(st.darts_left) + "○".repeat(Math.max(0, st.rules.darts - st.darts_left)) + "</span>";
+  }
+  if (st.pending && st.pending.length && st.phase !== "over") {
+    el.innerHTML += '<div class="rules">Pending win by gift: ' + st.pending.map((i) => esc(name(st, i))).join(", ") + "</div>";
+  }
+}
+
+function dartWords(st, d) {
+  const parts = [];
+  if (d.own) parts.push(d.own + " mark" + (d.own > 1 ? "s" : "") + " on " + d.bed);
+  (d.gifts || []).forEach(([side, n]) => parts.push(n + " gifted to " + name(st, side)));
+  if (d.lost) parts.push(d.lost + " lost");
+  return parts.length ? parts.join(", ") : "dead";
+}
+
+function drawVisit(s) {
+  const st = s.state;
+  const el = $("visit");
+  el.innerHTML = (s.visit || []).map((d) => {
+    const dead = !d.own && !(d.gifts || []).length;
+    return '<span class="dart' + (dead ? " dead" : "") + '" data-seg="' + esc(d.seg) + '"><b>' + esc(d.seg) +
+      "</b> " + esc(dartWords(st, d)) + "</span>";
+  }).join("");
+}
+
+// ---- the dartboard -------------------------------------------------------------------
+function polar(r, deg) {
+  const a = (deg - 90) * Math.PI / 180;
+  return [r * Math.cos(a), r * Math.sin(a)];
+}
+
+function wedge(r0, r1, a0, a1, cls) {
+  const [x0, y0] = polar(r0, a0), [x1, y1] = polar(r1, a0), [x2, y2] = polar(r1, a1), [x3, y3] = polar(r0, a1);
+  return '<path class="' + cls + '" d="M' + x0 + " " + y0 + "L" + x1 + " " + y1 + "A" + r1 + " " + r1 + " 0 0 1 " +
+    x2 + " " + y2 + "L" + x3 + " " + y3 + "A" + r0 + " " + r0 + ' 0 0 0 ' + x0 + " " + y0 + 'Z"/>';
+}
+
+function drawBoardFace() {
+  let svg = "";
+  ORDER.forEach((n, i) => {
+    const a0 = i * 18 - 9, a1 = a0 + 18, even = i % 2 === 0;
+    svg += wedge(R.outerBull, R.trebleIn, a0, a1, even ? "dark" : "light");
+    svg += wedge(R.trebleIn, R.trebleOut, a0, a1, even ? "red" : "green");
+    svg += wedge(R.trebleOut, R.doubleIn, a0, a1, even ? "dark" : "light");
+    svg += wedge(R.doubleIn, R.doubleOut, a0, a1, even ? "red" : "green");
+    const [x, y] = polar(105, i * 18);
+    svg += '<text x="' + x + '" y="' + y + '">' + n + "</text>";
+  });
+  svg += '<circle r="' + R.outerBull + '" class="green"/><circle r="' + R.bull + '" class="red"/><g id="darts"></g>';
+  $("dartboard").innerHTML = svg;
+}
+
+function segPoint(seg, k) {
+  // where to draw a dart in `seg` (spread a little so repeats stay visible)
+  const jitter = (k % 3 - 1) * 3;
+  if (seg === "SB") return polar(6.5, 45 + k * 90);
+  if (seg === "DB") return [jitter / 2, 0];
+  const m = /^(SI|SO|S|D|T)(\d+)$/.exec(seg);
+  if (!m) return null;
+  const i = ORDER.indexOf(Number(m[2]));
+  if (i < 0) return null;
+  const r = { SI: 35, S: 35, SO: 78, D: 97, T: 60.5 }[m[1]];
+  return polar(r, i * 18 + jitter);
+}
+
+function drawDarts(s) {
+  const g = document.getElementById("darts");
+  if (!g) return;
+  g.innerHTML = (s.visit || []).map((d, k) => {
+    const p = segPoint(d.seg, k);
+    return p ? '<circle class="dart" r="3.2" cx="' + p[0] + '" cy="' + p[1] + '" data-seg="' + esc(d.seg) + '"/>' : "";
+  }).join("");
+}
+
+// ---- the whole page ------------------------------------------------------------------
+function fillSelect(sel, variants, value) {
+  if (sel.options.length !== variants.length) {
+    sel.innerHTML = variants.map((v) => '<option value="' + esc(v) + '">' + esc(v) + "</option>").join("");
+  }
+  if (value !== undefined) sel.value = value;
+}
+
+function draw(s) {
+  snap = s;
+  const status = $("status");
+  if (s.connected) {
+    status.textContent = "board connected" + (s.info ? " (" + s.info.board + ")" : "");
+    status.className = "status up";
+  } else {
+    status.textContent = "board disconnected";
+    status.className = "status down";
+  }
+  const st = s.state;
+  drawTurn(st);
+  drawTally(st);
+  drawVisit(s);
+  drawDarts(s);
+  $("rules").textContent = st ? rulesInWords(st) : "";
+  if (s.info) fillSelect($("variant"), s.info.variants);
+  if (s.info && s.config && document.activeElement.closest("#settings") === null) {
+    fillSelect($("button_variant"), s.info.variants, s.config.variant);
+    $("auto_next_ms").value = s.config.auto_next_ms;
+    $("brightness").value = s.config.brightness;
+    $("button_players").value = (s.config.players || []).join(", ");
+  }
+}
+
+function showError(msg) {
+  const e = $("error");
+  e.textContent = msg;
+  e.hidden = !msg;
+}
+
+async function send(body) {
+  showError("");
+  let res;
+  try {
+    res = await fetch("/api/cmd", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  } catch (err) {
+    showError("The server cannot be reached: is hapenny web still running?");
+    return null;
+  }
+  const reply = await res.json().catch(() => ({ ok: false, msg: "the server's answer was not readable" }));
+  if (!reply.ok) showError("Refused: " + (reply.msg || reply.error));
+  return reply;
+}
+
+function names(text) {
+  return text.split(",").map((s) => s.trim()).filter((s) => s.length);
+}
+
+function setup() {
+  drawBoardFace();
+  $("next").onclick = () => send({ cmd: "next" });
+  $("undo").onclick = () => send({ cmd: "undo" });
+  $("show-new").onclick = () => { $("new-game").hidden = !$("new-game").hidden; };
+  $("show-settings").onclick = () => { $("settings").hidden = !$("settings").hidden; };
+  $("use-teams").onchange = () => { $("teams").hidden = !$("use-teams").checked; $("players").disabled = $("use-teams").checked; };
+  $("new-game").onsubmit = async (ev) => {
+    ev.preventDefault();
+    const body = { cmd: "new", variant: $("variant").value };
+    if ($("use-teams").checked) {
+      body.teams = $("teams").value.split("\n").map(names).filter((t) => t.length);
+    } else {
+      body.players = names($("players").value);
+    }
+    const o = $("overrides").value.trim();
+    if (o) {
+      try { body.rules = JSON.parse(o); } catch (e) { showError("Rule overrides: not JSON (" + e.message + ")"); return; }
+    }
+    const r = await send(body);
+    if (r && r.ok) $("new-game").hidden = true;
+  };
+  $("settings").onsubmit = async (ev) => {
+    ev.preventDefault();
+    const set = {
+      auto_next_ms: Number($("auto_next_ms").value), brightness: Number($("brightness").value),
+      variant: $("button_variant").value, players: names($("button_players").value),
+    };
+    const r = await send({ cmd: "config", set });
+    if (r && r.ok) $("settings").hidden = true;
+  };
+  connect();
+}
+
+function connect() {
+  // EventSource reconnects by itself after a sleep or a lost Wi-Fi; the
+  // server sends the whole snapshot first, so the page catches up at once
+  const es = new EventSource("/api/events");
+  es.addEventListener("snapshot", (e) => draw(JSON.parse(e.data)));
+  es.addEventListener("event", (e) => {
+    const ev = JSON.parse(e.data);
+    if (ev.ev === "dart") lastGift = (ev.gifts || []).map(([side]) => ({ side, bed: ev.bed }));
+    else if (ev.ev === "visit" || ev.ev === "new" || ev.ev === "undo") lastGift = null;
+  });
+  es.onerror = () => {
+    const status = $("status");
+    if (es.readyState !== EventSource.OPEN) {
+      status.textContent = "server unreachable: reconnecting…";
+      status.className = "status down";
+    }
+  };
+}
+
+setup();

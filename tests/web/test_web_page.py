@@ -1,0 +1,212 @@
+"""The web scoreboard in a real browser: Debian's chromium driven by
+Playwright against `hapenny web` (the CLI, in its own process) on a virtual
+board. Screenshots at phone, tablet and TV sizes go to build/web/."""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from hapenny.sim.board import VirtualBoard
+
+CHROMIUM = os.environ.get("HAPENNY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip("the browser tests need Chromium: apt-get install chromium (Debian), or set "
+                "HAPENNY_CHROMIUM to a Chromium binary", allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "build" / "web"
+SIZES = {"phone": (390, 844), "tablet": (1024, 768), "tv": (1920, 1080)}
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Site:
+    def __init__(self, tmp):
+        self.vb = VirtualBoard(board_dir=tmp / "flash").start()
+        self.http = free_port()
+        self.url = "http://127.0.0.1:%d/" % self.http
+        self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
+                                      "--listen", "127.0.0.1:%d" % self.http],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        while line and "open http" not in line:
+            line = self.proc.stdout.readline()
+        assert "open %s" % self.url in line, line
+        self.wait(lambda s: s["connected"] and s["config"] is not None)
+
+    def snapshot(self):
+        with urllib.request.urlopen(self.url + "api/snapshot", timeout=5) as r:
+            return json.loads(r.read())
+
+    def cmd(self, **body):
+        """A command through the server to the board itself (the server owns the port)."""
+        req = urllib.request.Request(self.url + "api/cmd", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return json.loads(e.read())
+
+    def wait(self, cond, timeout=10.0):
+        end = time.monotonic() + timeout
+        while True:
+            s = self.snapshot()
+            if cond(s):
+                return s
+            assert time.monotonic() < end, s
+            time.sleep(0.05)
+
+    def cells(self):
+        st = self.cmd(cmd="state")
+        assert st["ok"]
+        return st
+
+    def close(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.vb.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def site(tmp_path):
+    s = Site(tmp_path)
+    assert s.cmd(cmd="new", players=["Ann", "Bob"])["ok"]
+    s.wait(lambda x: x["state"] is not None and [d["name"] for d in x["state"]["sides"]] == ["Ann", "Bob"])
+    yield s
+    s.close()
+
+
+def open_page(browser, site, size="tablet"):
+    w, h = SIZES[size]
+    page = browser.new_page(viewport={"width": w, "height": h})
+    page.goto(site.url)
+    expect(page.locator("#status")).to_have_text(re.compile("board connected"))
+    return page
+
+
+MAP = json.loads((ROOT / "hardware" / "profiles" / "generic-8x8.json").read_text())["map"]
+
+
+def crossing(site, seg):
+    return next((r, c) for r, c, s in MAP if s == seg)
+
+
+def test_a_dart_on_the_matrix_appears_on_the_page_with_what_it_did(browser, site):
+    page = open_page(browser, site)
+    r, c = crossing(site, "T5")
+    site.vb.close(r, c, ms=3)
+    dart = page.locator('.visit .dart[data-seg="T5"]')
+    expect(dart).to_contain_text("3 marks on 5", timeout=3000)
+    expect(page.locator('tr[data-side="0"] td[data-bed="5"]')).to_have_text("⊗")
+    expect(page.locator('#dartboard circle.dart[data-seg="T5"]')).to_have_count(1)
+    # a gift: Ann's second treble on 5 gives Bob the marks, shown on his side
+    site.vb.wait_rearmed()
+    site.vb.close(r, c, ms=3)
+    expect(page.locator(".visit .dart").nth(1)).to_contain_text("3 gifted to Bob", timeout=3000)
+    expect(page.locator('tr[data-side="1"] td[data-bed="5"]')).to_have_class(re.compile("gifted"))
+    expect(page.locator("#turn")).to_contain_text("Ann throws")
+    page.close()
+
+
+def test_next_and_undo_from_the_page_change_the_board(browser, site):
+    page = open_page(browser, site)
+    page.click("#next")
+    expect(page.locator("#turn")).to_contain_text("Bob throws")
+    assert site.cells()["state"]["thrower"] == "Bob"  # asked of the board itself
+    page.click("#undo")
+    expect(page.locator("#turn")).to_contain_text("Ann throws")
+    assert site.cells()["state"]["thrower"] == "Ann"
+    page.close()
+
+
+def test_a_refused_command_shows_the_boards_error_in_words(browser, site):
+    page = open_page(browser, site)
+    page.click("#undo")  # nothing to undo at the start of a game
+    expect(page.locator("#error")).to_have_text(re.compile("Refused: nothing to undo"))
+    page.close()
+
+
+def test_a_new_game_with_teams_and_a_variant_from_the_page(browser, site):
+    page = open_page(browser, site)
+    page.click("#show-new")
+    page.check("#use-teams")
+    page.fill("#teams", "Ann, Bob\nCid, Dee")
+    page.select_option("#variant", "pub")
+    page.fill("#overrides", '{"darts": 2}')
+    page.click("#new-game button[type=submit]")
+    expect(page.locator("#rules")).to_contain_text("pub:")
+    st = site.cells()["state"]
+    assert st["variant"] == "pub" and st["rules"]["darts"] == 2
+    assert [s["members"] for s in st["sides"]] == [["Ann", "Bob"], ["Cid", "Dee"]]
+    expect(page.locator("#turn")).to_contain_text("Ann throws")
+    page.close()
+
+
+def test_two_pages_stay_in_step(browser, site):
+    a, b = open_page(browser, site, "phone"), open_page(browser, site, "tv")
+    a.click("#next")
+    expect(b.locator("#turn")).to_contain_text("Bob throws")
+    b.click("#show-settings")
+    b.fill("#auto_next_ms", "2500")
+    b.click("#settings button[type=submit]")
+    expect(a.locator("#auto_next_ms")).to_have_value("2500")
+    assert site.cmd(cmd="config")["config"]["auto_next_ms"] == 2500
+    a.close()
+    b.close()
+
+
+def test_the_board_gone_and_back_shows_disconnected_then_the_restored_game(browser, site):
+    page = open_page(browser, site)
+    assert site.cmd(cmd="throw", seg="D7")["ok"]
+    expect(page.locator('tr[data-side="0"] td[data-bed="7"]')).to_have_text("X")
+    site.vb.power_cut(off_s=4)  # unplugged for four seconds
+    expect(page.locator("#status")).to_have_text("board disconnected", timeout=2000)
+    expect(page.locator("#status")).to_have_text(re.compile("board connected"), timeout=20000)
+    expect(page.locator('tr[data-side="0"] td[data-bed="7"]')).to_have_text("X")
+    expect(page.locator("#turn")).to_contain_text("Ann throws")
+    page.close()
+
+
+def test_screenshots_of_a_game_in_progress(browser, site):
+    for seg in ("T5", "D3", "S9"):
+        assert site.cmd(cmd="throw", seg=seg)["ok"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for size in SIZES:
+        page = open_page(browser, site, size)
+        expect(page.locator(".visit .dart")).to_have_count(3)
+        path = SHOTS / ("web-%s.png" % size)
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 10000
+        # nothing runs off the side: the page fits the screen's width
+        assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
+        page.close()
