@@ -30,15 +30,14 @@ def _print_state(state, as_json):
     if as_json:
         print(json.dumps(state))
         return
+    import os
+
     from hapenny.scoreboard import render
 
-    text = render(state)
-    if not sys.stdout.isatty():
-        import re
-
-        text = re.sub("\x1b\\[[0-9;]*m", "", text)
+    color = sys.stdout.isatty() and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
+    width = os.get_terminal_size().columns if sys.stdout.isatty() else 80
     # the screen's key help is for `play`; a one-shot command prints the board only
-    print("\n".join(text.split("\n")[:-3]).rstrip())
+    print(render(state, width=width, color=color, keys=False).rstrip())
 
 
 def _parse_rule(text):
@@ -113,7 +112,9 @@ def cmd_hint(args):
 
 
 def cmd_variant(args):
-    from hapenny.scoreboard import BOLD, RESET
+    from rich.text import Text
+
+    from hapenny.scoreboard import console_for
 
     sys.path.insert(0, str(_firmware_dir()))
     from shove import rules
@@ -128,7 +129,7 @@ def cmd_variant(args):
         return 0
     link, _ = _connect(args)
     link.request("config", set={"variant": args.name})
-    print("the new-game button now starts %s%s%s" % (BOLD, args.name, RESET))
+    console_for(sys.stdout).print(Text.assemble("the new-game button now starts ", (args.name, "bold")))
     if args.start:
         rep = link.request("new", variant=args.name, players=link.request("config")["config"]["players"])
         _print_state(rep["state"], False)

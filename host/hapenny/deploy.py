@@ -1,6 +1,7 @@
 """`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
 esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
+import os
 import subprocess
 import sys
 import threading
@@ -84,10 +85,35 @@ def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout)
             raise DeployError("esptool failed (hold BOOT while it connects if your board needs it)")
 
 
-def _bar(done, total, name, out, width=30):
-    fill = int(width * done / total) if total else width
-    out.write("\r[%s%s] %d/%d %-32s" % ("#" * fill, "." * (width - fill), done, total, name[:32]))
-    out.flush()
+class _Bar:
+    """The copy's progress: a rich progress bar on a terminal, a line a file
+    otherwise (a log, a pipe, a terminal without colour)."""
+
+    def __init__(self, total, out):
+        from hapenny.scoreboard import console_for
+
+        self.total, self.out = total, out
+        self.progress = None
+        if hasattr(out, "isatty") and out.isatty() and os.environ.get("TERM") != "dumb":
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.progress = Progress(TextColumn("copying"), BarColumn(), MofNCompleteColumn(),
+                                     TextColumn("{task.fields[name]}"), console=console_for(out, width=80))
+            self.task = self.progress.add_task("copy", total=total, name="")
+            self.progress.start()
+
+    def step(self, done, name):
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done, name=name[:32])
+        elif done < self.total:
+            self.out.write("copying %d/%d %s\n" % (done + 1, self.total, name))
+
+    def stop(self, done=True):
+        if self.progress is not None:
+            if done:
+                self.progress.update(self.task, completed=self.total, name="done")
+            self.progress.stop()
+            self.progress = None
 
 
 def remote_hashes(t):
@@ -221,6 +247,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         raise PortError("cannot open %s: %s (busy, or no board there)" % (port, e))
     started = time.monotonic()
     stall = _Stall(t.serial)
+    bar = None
     try:
         t.enter_raw_repl(soft_reset=False)  # mpremote gives up on its own here
         try:
@@ -237,8 +264,9 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         stall.step(STEP_S)
         for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"
             t.exec("import os\ntry:\n os.mkdir(%r)\nexcept OSError:\n pass" % d)
+        bar = _Bar(len(changed), out)
         for i, rel in enumerate(changed):
-            _bar(i, len(changed), rel, out)
+            bar.step(i, rel)
             stall.step(STEP_S + len(local[rel]) / 2000)  # raw REPL writes run at a few KB/s at worst
             write_file(t, rel, local[rel])
         stall.step(STEP_S)
@@ -247,8 +275,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         # new firmware gets a fresh start: forget the bad starts that put it in safe mode
         t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
         stall.stop()
-        _bar(len(changed), len(changed), "done", out)
-        out.write("\n%d of %d files copied, %d stale removed, to %s (%s)\n"
+        bar.stop()
+        out.write("%d of %d files copied, %d stale removed, to %s (%s)\n"
                   % (len(changed), len(local), len(stale), port, target))
         boot = None
         if reset:
@@ -262,6 +290,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         raise
     finally:
         stall.stop()
+        if bar is not None:
+            bar.stop(done=False)  # a failed copy leaves the bar where it stopped
         try:
             t.close()
         except Exception:

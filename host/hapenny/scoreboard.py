@@ -5,17 +5,22 @@ Sides are rows, beds are columns, each cell the chalk tally (`/` one mark,
 segment (T5, D7, SB, MISS) and Enter to throw it, `q` to quit. Darts
 detected by the board arrive as events and redraw the board at once.
 """
+import io
 import os
 import select
 import sys
 import time
 
+from rich.color import Color
+from rich.console import Console
+from rich.control import Control, ControlType
+from rich.style import Style
+from rich.text import Text
+
 from hapenny import gamestate
 from hapenny.link import BoardError, LinkError
 
 CLOSED = "⊗"
-CLEAR = "\x1b[H\x1b[2J"
-BOLD, DIM, RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
 def tally(marks, full):
@@ -26,22 +31,23 @@ def tally(marks, full):
 
 
 def strip_line(pixels):
-    """The LED strip as coloured blocks (24-bit colour), scaled up so dim pixels show."""
+    """The LED strip as coloured blocks, scaled up so dim pixels show."""
     if not pixels:
-        return ""
+        return None
     top = max(max(p) for p in pixels) or 1
-    out = []
+    k = 255.0 / top
+    line = Text("LEDs ")
     for r, g, b in pixels:
-        k = 255.0 / top
-        out.append("\x1b[38;2;%d;%d;%dm█" % (min(255, int(r * k)), min(255, int(g * k)), min(255, int(b * k))))
-    return "LEDs " + "".join(out) + RESET
+        line.append("█", style=Style(color=Color.from_rgb(min(255, r * k), min(255, g * k), min(255, b * k))))
+    return line
 
 
-def render(state, log=(), typed="", width=None, pixels=None):
-    """The whole screen as text for a protocol state object (or None)."""
+def screen(state, log=(), typed="", pixels=None, height=None, keys=True):
+    """The scoreboard as rich lines for a protocol state object (or None);
+    `height` keeps it within a terminal that size (the log gives way)."""
     lines = []
     if state is None:
-        lines.append("No game on the board. Press the board's new-game button, or run `hapenny new`.")
+        lines.append(Text("No game on the board. Press the board's new-game button, or run `hapenny new`."))
     else:
         rules = state["rules"]
         beds = [str(b) for b in rules["beds"]]
@@ -53,39 +59,64 @@ def render(state, log=(), typed="", width=None, pixels=None):
             state.get("variant", "custom"), full, rules["darts"], rules["gift"],
             "" if rules["win_by_gift"] else ", pub rule (no winning gifts)",
             (", " + ", ".join(flags)) if flags else "")
-        lines.append(BOLD + "Shove Ha'penny" + RESET + "  " + head)
-        lines.append("")
-        lines.append(" " * (namew + 2) + "".join(b.center(cell) for b in beds))
+        lines.append(Text.assemble(("Shove Ha'penny", "bold"), "  " + head))
+        lines.append(Text(""))
+        lines.append(Text(" " * (namew + 2) + "".join(b.center(cell) for b in beds)))
         for i, side in enumerate(state["sides"]):
             mark = "▶ " if i == state["turn"] and state["phase"] != "over" else "  "
             if state["winner"] == i:
                 mark = "★ "
-            cells = "".join(tally(side["marks"][b], full).center(cell) for b in beds)
-            lines.append(mark + side["name"].ljust(namew) + cells)
-        lines.append("")
+            row = Text(mark + side["name"].ljust(namew), style="bold" if mark != "  " else "")
+            for b in beds:
+                m = side["marks"][b]
+                row.append(tally(m, full).center(cell), style="dim" if m >= full else "")
+            lines.append(row)
+        lines.append(Text(""))
         phase = state["phase"]
         if phase == "over":
             w = state["sides"][state["winner"]]["name"]
-            lines.append(BOLD + "%s wins!" % w + RESET + "  (u: undo the last dart, or start a new game)")
+            lines.append(Text.assemble(("%s wins!" % w, "bold"), "  (u: undo the last dart, or start a new game)"))
         elif phase == "hold":
-            lines.append("%s's visit is over: pull the darts, then n for the next player." % state["thrower"])
+            lines.append(Text("%s's visit is over: pull the darts, then n for the next player." % state["thrower"]))
         elif phase == "bull_off":
-            lines.append("Bull-off: %s throws one dart at the bull." % state["thrower"])
+            lines.append(Text("Bull-off: %s throws one dart at the bull." % state["thrower"]))
         else:
             darts = "●" * state["darts_left"] + "○" * (rules["darts"] - state["darts_left"])
-            lines.append("To throw: %s  darts %s" % (BOLD + state["thrower"] + RESET, darts))
+            lines.append(Text.assemble("To throw: ", (state["thrower"], "bold"), "  darts " + darts))
         if state.get("pending"):
             names = ", ".join(state["sides"][i]["name"] for i in state["pending"])
-            lines.append("Pending win by gift: %s (unless %s closes out this visit)" % (names, state["thrower"]))
-    if pixels:
-        lines.append(strip_line(pixels))
-    lines.append("")
-    for entry in list(log)[-6:]:
-        lines.append(DIM + entry + RESET)
-    lines.append("")
-    lines.append("n next · u undo · h hint · type T5/D7/SB/MISS + Enter to throw · q quit")
-    lines.append("> " + typed)
-    return "\n".join(lines)
+            lines.append(Text("Pending win by gift: %s (unless %s closes out this visit)" % (names, state["thrower"])))
+    leds = strip_line(pixels)
+    if leds is not None:
+        lines.append(leds)
+    tail = [Text(""), Text("n next · u undo · h hint · type T5/D7/SB/MISS + Enter to throw · q quit"),
+            Text("> " + typed)] if keys else []
+    room = 6 if height is None else max(0, min(6, height - len(lines) - len(tail) - 1))
+    shown = list(log)[-room:] if room else []
+    if shown:
+        lines.append(Text(""))
+        lines += [Text(entry, style="dim") for entry in shown]
+    return lines + tail
+
+
+def console_for(out, width=None, color=None):
+    """A rich console writing to `out`: colour only on a terminal that can
+    show it (rich also honours NO_COLOR and TERM=dumb)."""
+    tty = hasattr(out, "isatty") and out.isatty()
+    if color is None:
+        color = tty and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
+    return Console(file=out, width=width or 80, force_terminal=bool(color), no_color=not color,
+                   color_system="truecolor" if color else None, highlight=False, emoji=False,
+                   soft_wrap=False)
+
+
+def render(state, log=(), typed="", width=80, pixels=None, color=True, height=None, keys=True):
+    """The whole screen as text (with colour and bold codes if `color`)."""
+    buf = io.StringIO()
+    c = console_for(buf, width, color)
+    for line in screen(state, log, typed, pixels, height, keys):
+        c.print(line, overflow="crop", no_wrap=True)
+    return buf.getvalue().rstrip("\n")
 
 
 def describe(ev, state):
@@ -141,8 +172,18 @@ class Scoreboard:
             self.pixels = None
 
     def draw(self):
-        self.out.write(CLEAR + render(self.state, self.log, self.typed, pixels=self.pixels).replace("\n", "\r\n")
-                       + "\r\n")
+        try:
+            width, height = os.get_terminal_size(self.out.fileno())
+        except (OSError, AttributeError, ValueError):
+            width = height = 0
+        width, height = width or 80, height or 24  # a pty nobody sized says 0
+        tty = hasattr(self.out, "isatty") and self.out.isatty()
+        color = tty and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
+        text = render(self.state, self.log, self.typed, width=width, pixels=self.pixels if color else None,
+                      color=color, height=height)
+        # the terminal is raw (keys arrive one by one): lines need their carriage return
+        top = str(Control(ControlType.HOME, ControlType.CLEAR)) if tty and os.environ.get("TERM") != "dumb" else "\r\n"
+        self.out.write(top + text.replace("\n", "\r\n") + "\r\n")
         self.out.flush()
 
     def _cmd(self, cmd, **fields):
