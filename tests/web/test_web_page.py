@@ -43,6 +43,9 @@ class Site:
         self.vb = VirtualBoard(board_dir=tmp / "flash").start()
         self.http = free_port()
         self.url = "http://127.0.0.1:%d/" % self.http
+        self.start_server()
+
+    def start_server(self):
         self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
                                       "--listen", "127.0.0.1:%d" % self.http],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -210,3 +213,22 @@ def test_screenshots_of_a_game_in_progress(browser, site):
         # nothing runs off the side: the page fits the screen's width
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
         page.close()
+
+
+def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
+    from hapenny.connect import connect
+
+    page = open_page(browser, site)
+    site.proc.terminate()  # the stream breaks, as when Wi-Fi goes (here: the server goes)
+    site.proc.wait(10)
+    expect(page.locator("#status")).to_contain_text("server unreachable", timeout=5000)
+    link, _, ser = connect(site.vb.port)  # meanwhile the game goes on at the board
+    link.request("throw", seg="T4")
+    link.request("next")
+    ser.close()
+    site.start_server()
+    # the page's stream reconnects by itself, and the whole picture comes first
+    expect(page.locator("#status")).to_contain_text("board connected", timeout=15000)
+    expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗")
+    expect(page.locator("#turn")).to_contain_text("Bob throws")
+    page.close()

@@ -17,6 +17,7 @@ from hapenny.web.bridge import Bridge
 STATIC = Path(__file__).parent / "static"
 MAX_BODY = 16 * 1024  # a new game with rule overrides is well under 1 KB
 MAX_CLIENTS = 64  # pages watching at once
+PING_S = 10  # the stream's heartbeat when nothing happens
 # what a page may ask, and the fields each may carry
 COMMANDS = {
     "next": set(), "undo": set(), "state": set(), "end": set(),
@@ -100,9 +101,11 @@ def make_app(port, bridge_factory=Bridge):
             await resp.write(("event: snapshot\ndata: %s\n\n" % json.dumps(snap)).encode())
             while True:
                 try:
-                    msg = await asyncio.wait_for(q.get(), 15)
+                    msg = await asyncio.wait_for(q.get(), PING_S)
                 except asyncio.TimeoutError:
-                    msg = ": keep-alive\n\n"  # so proxies and sleeping Wi-Fi notice a dead stream
+                    # a ping the page can see: a page that hears nothing for
+                    # longer knows its stream died (Wi-Fi lost while asleep)
+                    msg = "event: ping\ndata: {}\n\n"
                 await resp.write(msg.encode())
         except (ConnectionResetError, asyncio.CancelledError):
             pass

@@ -241,12 +241,27 @@ function setup() {
   connect();
 }
 
+let heard = Date.now();
+
 function connect() {
-  // EventSource reconnects by itself after a sleep or a lost Wi-Fi; the
-  // server sends the whole snapshot first, so the page catches up at once
+  // EventSource reconnects by itself when the stream fails; the server
+  // sends the whole snapshot first, so the page catches up at once. A
+  // stream that went silent (Wi-Fi lost while the tablet slept: no error,
+  // no data) is noticed by the server's ping and opened again.
   const es = new EventSource("/api/events");
-  es.addEventListener("snapshot", (e) => draw(JSON.parse(e.data)));
+  heard = Date.now();
+  const watch = setInterval(() => {
+    if (Date.now() - heard > 25000) {
+      clearInterval(watch);
+      es.close();
+      connect();
+    }
+  }, 5000);
+  es.onmessage = () => { heard = Date.now(); };
+  es.addEventListener("ping", () => { heard = Date.now(); });
+  es.addEventListener("snapshot", (e) => { heard = Date.now(); draw(JSON.parse(e.data)); });
   es.addEventListener("event", (e) => {
+    heard = Date.now();
     const ev = JSON.parse(e.data);
     if (ev.ev === "dart") lastGift = (ev.gifts || []).map(([side]) => ({ side, bed: ev.bed }));
     else if (ev.ev === "visit" || ev.ev === "new" || ev.ev === "undo") lastGift = null;
