@@ -1,6 +1,7 @@
 """The computer player's cost on the chip, estimated from the MicroPython unix
 port as docs/performance.md does (the ESP32 at 240 MHz runs the same
-bytecode about 35 times slower; HAPENNY_ESP32_SCALE changes it), and its
+bytecode as many times slower as the virtual board's ESP32 timing model says, 100 as
+measured by bench/esp32_scale.py; HAPENNY_ESP32_SCALE changes it), and its
 `.mpy` size for the ESP32.
 
     python bench/cpu_player.py        # prints a table; measure() returns the figures
@@ -71,8 +72,16 @@ def board_heap():
             "added_bytes": out["computer"] - out["people"]}
 
 
+def _model_scale():
+    """The factor the virtual board's ESP32 timing model uses (measured by bench/esp32_scale.py)."""
+    import re
+
+    text = (ROOT / "firmware" / "shove" / "boards" / "virtual.py").read_text()
+    return float(re.search(r"^ESP32_SCALE = (\d+)", text, re.M).group(1))
+
+
 def measure():
-    scale = float(os.environ.get("HAPENNY_ESP32_SCALE", "35"))
+    scale = float(os.environ.get("HAPENNY_ESP32_SCALE") or _model_scale())
     env = dict(os.environ, MICROPYPATH=str(ROOT / "firmware"))
     out = subprocess.run([_micropython(), str(ROOT / "bench" / "mp_cpu.py")], env=env, capture_output=True,
                          text=True, timeout=600, check=True).stdout
