@@ -1,7 +1,8 @@
 """`make bench`: every performance figure in one table, and build/bench.json.
 
 1 scan cost (MicroPython), 2 pulse capture on the virtual board, 3 latency,
-4 referee speed and memory, 5 footprint, 6 boot and deploy.
+4 referee speed and memory, 5 footprint, 6 boot and deploy, 7 the ESP32 timing
+model, 8 the computer player, 9 a dart to a web page.
 PULSES=N changes the closures per length (default 500)."""
 import json
 import os
@@ -176,6 +177,7 @@ def main():
     res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
     res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
     res["cpu_player"] = __import__("cpu_player").measure()  # the computer player: decision time, size
+    res["web_latency"] = __import__("web_latency").measure()  # a dart to a web page's event stream
     res["seconds"] = round(time.monotonic() - started, 1)
     res["run"] = run_info()
     out = ROOT / "build" / "bench.json"
@@ -258,6 +260,9 @@ def table_rows(r):
     ]
     if "cpu_player" in r:
         rows.insert(-1, ("8 computer dart, worst case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))
+    if "web_latency" in r:
+        rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
+                                                                   "(%(samples)d darts; goal 200)" % r["web_latency"]))
     return rows
 
 
