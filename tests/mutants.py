@@ -53,6 +53,8 @@ MUTANTS = [
      ["tests/test_portable_on_micropython.py"]),
     ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
      ["tests/portable/test_cpu.py"]),
+    ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
+     ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
 ]
 
 

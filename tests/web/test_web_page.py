@@ -232,3 +232,82 @@ def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
     expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗")
     expect(page.locator("#turn")).to_contain_text("Bob throws")
     page.close()
+
+
+class FreezingProxy:
+    """A TCP relay to the server whose open event streams can be frozen: they
+    stay open and deliver nothing, as a stream does when a tablet's Wi-Fi
+    goes while it sleeps. Other connections, and streams opened after the
+    freeze, pass (the browser reuses idle connections for new requests)."""
+
+    def __init__(self, upstream):
+        import threading
+
+        self.upstream = upstream
+        self.frozen = threading.Event()
+        self.conns = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = "http://127.0.0.1:%d/" % self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import threading
+
+        while True:
+            try:
+                down, _ = self.sock.accept()
+            except OSError:
+                return
+            up = socket.create_connection(("127.0.0.1", self.upstream))
+            conn = {"stream": False, "frozen": False}
+            self.conns.append(conn)
+            for a, b, up_way in ((down, up, True), (up, down, False)):
+                threading.Thread(target=self._pump, args=(a, b, conn, up_way), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst, conn, up_way):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if up_way:
+                    conn["stream"] = b"GET /api/events" in data
+                elif conn["frozen"]:
+                    continue  # swallowed: the connection stays open and says nothing
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def freeze(self):
+        for conn in self.conns:
+            conn["frozen"] = conn["stream"]
+
+    def close(self):
+        self.sock.close()
+
+
+def test_a_stream_that_went_silent_is_opened_again(browser, site):
+    proxy = FreezingProxy(site.http)
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.clock.install()  # the page's own clock, to jump past its 25-s watchdog
+    page.goto(proxy.url)
+    expect(page.locator("#status")).to_have_text(re.compile("board connected"))
+    proxy.freeze()
+    r, c = crossing(site, "T4")
+    site.vb.close(r, c, ms=3)
+    site.wait(lambda s: s["state"]["sides"][0]["marks"].get("4") == 3)
+    time.sleep(0.5)
+    # the frozen stream delivered nothing: the page has not seen the dart
+    expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).not_to_have_text("⊗")
+    page.clock.fast_forward("00:31")  # nothing heard for 31 s, not even the server's ping
+    expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗", timeout=10000)
+    page.close()
+    proxy.close()
