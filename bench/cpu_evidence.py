@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "firmware"))
+sys.path.insert(0, str(ROOT / "tests" / "portable"))
 
+from oracle import gives_game  # noqa: E402
 from shove import board_geom, cpu, rules, segments, throwing  # noqa: E402
 
 FACE = board_geom.DEFAULT_FACE
@@ -38,16 +40,6 @@ def naive(g):
             n = r.beds[i]
             return segments.DB if n == 25 else 3 + (n - 1) * 5 + 4
     return segments.MISS
-
-
-def gives_game(g, code, me):
-    """True when the exact hit `code` newly hands an opponent the game."""
-    before = g.pending
-    g.throw(code)
-    try:
-        return (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
-    finally:
-        g.undo()
 
 
 def exact_targets(g):

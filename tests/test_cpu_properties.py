@@ -3,6 +3,7 @@ from hypothesis import given, settings, strategies as st
 
 from shove import coach, cpu, rules, segments
 from shove.rules import RuleError, new_game
+from oracle import gives_game
 from strategies import scripts, setups
 
 PLAYERS = {lv: cpu.Player(lv) for lv in (1, 3, 6)}
@@ -24,16 +25,6 @@ def replay(g, actions):
                 g.throw(segments.encode(a))
         except RuleError:
             pass
-
-
-def gives_game(g, code):
-    me = g.turn
-    before = g.pending
-    g.throw(code)
-    try:
-        return (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
-    finally:
-        g.undo()
 
 
 def value(p, g, me):

@@ -167,3 +167,42 @@ def test_sim_play_is_the_readme_main_job(tmp_path):
                 s = t.read(lambda s: "⊗" in s and "darts ●●○" in s, timeout=20)
                 assert "Home" in s
             assert t.quit() == 0
+
+
+def test_sim_web_is_make_web(tmp_path):
+    """`make web` runs `hapenny sim --web HOST:PORT --board-dir .board`: a board
+    with a game on it and the web server owning its port; Ctrl-C ends both."""
+    import socket
+    import time
+    import urllib.request
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    proc = subprocess.Popen([HAPENNY, "sim", "--web", "127.0.0.1:%d" % port, "--board-dir", str(tmp_path / "b")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not any("open http" in x for x in lines):
+            line = proc.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        assert "open http://127.0.0.1:%d/" % port in lines[-1]
+        end = time.monotonic() + 20
+        while True:
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/snapshot" % port, timeout=5) as r:
+                snap = json.loads(r.read())
+            if snap["connected"] and snap["state"]:
+                break
+            assert time.monotonic() < end, snap
+            time.sleep(0.1)
+        assert [x["name"] for x in snap["state"]["sides"]] == ["Home", "Away"]
+        with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5) as r:
+            assert b"<html" in r.read().lower()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

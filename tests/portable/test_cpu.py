@@ -5,6 +5,8 @@ import math
 from shove import board_geom, coach, cpu, rules, segments, throwing
 from shove.rules import new_game
 
+from oracle import gives_game
+
 
 def seg(s):
     return segments.encode(s)
@@ -21,16 +23,6 @@ def endgame(variant="classic", names=("Ann", "Bob"), rules_=None):
         for b in g.rules.beds:
             set_marks(g, s, b, g.rules.marks)
     return g
-
-
-def gives_game(g, code):
-    me = g.turn
-    before = g.pending
-    g.throw(code)
-    try:
-        return (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
-    finally:
-        g.undo()
 
 
 # ---- geometry -----------------------------------------------------------------------

@@ -48,10 +48,10 @@ def _serve_client(vb, conn):
             f.flush()
 
 
-def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.stdout):
-    """`make sim`: a virtual board and the live scoreboard on it, in one go."""
+def _board_with_a_game(board_dir, profile, players, out):
+    """A virtual board (registered for `hapenny ports`) and a link to it,
+    with a game to play if its flash held none."""
     from hapenny.connect import connect
-    from hapenny.scoreboard import play
 
     vb = VirtualBoard(board_dir=board_dir, profile=profile, refresh=True).start()
     out.write("PORT %s\n" % vb.port)
@@ -61,6 +61,19 @@ def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.std
         link, info, ser = connect(vb.port, timeout=10)
         if link.request("state").get("state") is None:
             link.request("new", players=players or ["Home", "Away"])
+    except BaseException:
+        reg.unlink()
+        vb.stop()
+        raise
+    return vb, reg, link, ser
+
+
+def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.stdout):
+    """`make sim`: a virtual board and the live scoreboard on it, in one go."""
+    from hapenny.scoreboard import play
+
+    vb, reg, link, ser = _board_with_a_game(board_dir, profile, players, out)
+    try:
         return play(link)
     finally:
         reg.unlink()
@@ -69,17 +82,10 @@ def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.std
 
 def web_on_sim(board_dir=None, profile="generic-8x8", listen="127.0.0.1:8080", out=sys.stdout):
     """`make web`: a virtual board and the web scoreboard on it, in one go."""
-    from hapenny.connect import connect
     from hapenny.web.server import serve as serve_web
 
-    vb = VirtualBoard(board_dir=board_dir, profile=profile, refresh=True).start()
-    out.write("PORT %s\n" % vb.port)
-    out.flush()
-    reg = register_sim(vb.port, "")
+    vb, reg, link, ser = _board_with_a_game(board_dir, profile, None, out)
     try:
-        link, info, ser = connect(vb.port, timeout=10)
-        if link.request("state").get("state") is None:
-            link.request("new", players=["Home", "Away"])
         ser.close()  # the web server owns the port from here
         serve_web(vb.port, listen, out=lambda s: (out.write(s + "\n"), out.flush()))
     finally:
