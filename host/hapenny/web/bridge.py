@@ -16,6 +16,7 @@ from hapenny.link import BoardError, LinkError
 
 QUIET_S = 0.5  # a board silent this long is asked for `stats` (a liveness check, not a poll for events)
 ANSWER_S = 0.8  # ... and is disconnected if it does not answer within this: "disconnected" in under 2 s
+POLL_S = 0.01  # how often the thread looks at the port between commands: most of a dart's way to the page
 
 
 class Bridge:
@@ -90,7 +91,7 @@ class Bridge:
 
     def _serve(self):
         try:
-            cmd, fields, done, box = self.commands.get(timeout=0.05)
+            cmd, fields, done, box = self.commands.get(timeout=POLL_S)
         except queue.Empty:
             cmd = None
         if cmd is not None:
