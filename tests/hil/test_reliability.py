@@ -226,6 +226,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
     acked_map = sorted(b.req("map")["cells"])
     base_map = b.req("map")["cells"]
     exact = kept = lost = damaged = acked_changes = map_in_flight = torn_files = 0
+    outcome = None  # how the previous cut ended: what a failure shows
     kinds = {}
     held = {}  # cuts made inside a write, by its stage
     losses = []  # (cut, kind, stage, what differed): what a failure shows
@@ -236,6 +237,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
         kinds[kind] = kinds.get(kind, 0) + 1
         pending_cfg = pending_map = None
         acked, dart_seen, stage = [], False, None
+        seen = []
         if kind == "deploy":
             torn, parts = _deploy_cut(b, rnd)
             torn_files += len(torn)
@@ -277,7 +279,8 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
             # what the board acknowledged before the cut
             replies = b.link._pump(0.0)
             acked = [r for r in replies if r.get("id") == "c"]
-            for ev in list(b.link.events):
+            seen = list(b.link.events)
+            for ev in seen:
                 # every event that changes the game: darts, and the player
                 # change the board makes itself (auto-next: a `visit` event)
                 after = gamestate.apply(history[-1], ev)
@@ -313,18 +316,26 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
         # the game: every acknowledged change, and perhaps the one in flight
         want = history[-1]
         in_flight = kind in ("throw", "next", "undo") and not acked or kind == "dart" and not dart_seen
+        previous, outcome = outcome, "exact"
         if st == want:
             exact += 1
         elif in_flight and st["moves"] == want["moves"] + 1 and b.req("undo")["state"] == want:
             kept += 1  # the change in flight was stored: exactly one more action, nothing else
             st = b.state()
+            outcome = "kept, undone by the test"
         elif in_flight and kind == "undo" and len(history) > 1 and st == history[-2]:
             kept += 1  # an undo in flight was stored
             history.pop()
+            outcome = "undo kept"
         else:
             lost += 1
-            losses.append((cut, kind, stage, _diff(want, st)))
+            losses.append({"cut": cut, "kind": kind, "stage": stage, "acked": acked, "in_flight": in_flight,
+                           "events": [e["ev"] for e in seen], "previous": previous,
+                           "history_moves": [h["moves"] for h in history[-4:]],
+                           "vs_last": _diff(want, st),
+                           "vs_before_last": _diff(history[-2], st) if len(history) > 1 else None})
             history.append(st)
+            outcome = "lost"
         del history[:-50]  # the states an undo in flight can go back to
         cfg = b.req("config")["config"]
         if cfg != acked_cfg and not (pending_cfg and cfg == pending_cfg):
