@@ -117,7 +117,11 @@ def test_recording_flags_a_reclosure_that_would_count_twice(fresh_sim):
     rep = run(b, Person(b, darts), steps=("darts",), record_ms=1000)
     text = failed(rep, "darts")
     assert len(text) == 1, text
-    assert "S20" in text[0] and "closed again 80 ms after the hit" in text[0] and "lockout_ms to 90" in text[0]
+    assert "S20" in text[0] and "closed again 80 ms after the hit" in text[0]
+    # the advice: the re-closure plus a margin (a scan pass or two either way on a busy machine)
+    import re
+    advice = int(re.search(r"lockout_ms to (\d+) or more", text[0]).group(1))
+    assert 88 <= advice <= 92, text[0]
 
 
 def test_the_cli_runs_the_doctor_and_fails_on_a_fault(fresh_sim):
