@@ -82,7 +82,12 @@ class Board:
 
     def settle(self, timeout=20.0):
         """Wait until the scanner is re-armed (its lockout runs on the board's
-        clock, which a busy host can slow), so the next press is a new dart."""
+        clock, which a busy host can slow), so the next press is a new dart.
+        On the virtual board, also until every closure scheduled has ended:
+        the scanner says "idle" too before it has seen one just scheduled."""
+        if self.sim is not None:
+            self.sim.wait_rearmed(timeout)
+            return
         end = time.monotonic() + timeout
         while self.req("stats")["stats"]["scanner"] != "idle":
             assert time.monotonic() < end, "the scanner never re-armed"

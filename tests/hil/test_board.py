@@ -101,6 +101,21 @@ def test_two_crossings_at_once_the_longer_wins(board):
     assert not [e for e in board.link.events if e["ev"] == "dart"]
 
 
+def test_settling_waits_for_closures_the_scanner_has_not_seen_yet(board):
+    # the scanner reads "idle" before its first scan sees a closure just
+    # scheduled: settling on that alone let tests go on while a dart was
+    # still to come (under load, the next closure then fell in its lockout)
+    board.need_sim()
+    board.new(rules={"darts": 9})
+    r, c = board.cells["S5"]
+    before = board.sim.stats()["darts"]
+    board.sim.pulses([(r, c, 200000, 5000)])  # 0.2 s from now on the board's clock
+    board.settle()
+    assert board.sim.stats()["darts"] == before + 1
+    board.link.drain()
+    assert [e["seg"] for e in board.link.events if e["ev"] == "dart"] == ["S5"]
+
+
 def test_ghost_through_closed_crossings_is_documented_outcome(board):
     board.need_sim()
     board.new()

@@ -429,6 +429,9 @@ class Board:
             st["uart_blocked_us"] = self.uart_blocked_us
             st["idle_us"] = self.idle_us
             st["gap_max_us"] = self.gap_max_us
+            # a closure is scheduled or still closed: the scanner may not
+            # have seen it yet, so "idle" alone does not mean "decided"
+            st["closing"] = not self.model.idle
             self.gap_max_us = 0
             self._send({"seq": seq, "stats": st})
         else:

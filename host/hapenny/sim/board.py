@@ -438,10 +438,16 @@ class VirtualBoard:
         self.control("hold", stage=stage)
 
     def wait_rearmed(self, timeout=5.0):
-        """Until the scanner is idle again: its lockout runs on the board's
-        clock, which a busy host can slow, so a fixed sleep is not enough."""
+        """Until every closure scheduled has ended and the scanner is idle
+        again: each has then been decided. Its lockout runs on the board's
+        clock, which a busy host can slow, so a fixed sleep is not enough;
+        and "idle" alone is also what the scanner says before its first scan
+        has seen a closure just scheduled."""
         end = time.monotonic() + timeout
-        while self.stats()["scanner"] != "idle":
+        while True:
+            st = self.stats()
+            if st["scanner"] == "idle" and not st["closing"]:
+                return
             if time.monotonic() > end:
                 raise SimError("the scanner did not re-arm within %.1f s" % timeout)
             time.sleep(0.005)
