@@ -55,6 +55,9 @@ MUTANTS = [
      ["tests/portable/test_cpu.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
      ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
+    # Ctrl-C with a page open: its stream cut off after the shutdown timeout, not ended
+    ("host/hapenny/web/server.py", "    app.on_shutdown.append(on_shutdown)\n", "",
+     ["tests/test_sim_process.py::test_sim_web_is_make_web"]),
     # settling on the scanner's "idle" alone: a flake under load before
     ("firmware/shove/boards/virtual.py", 'st["closing"] = not self.model.idle', 'st["closing"] = False',
      ["tests/hil/test_board.py::test_settling_waits_for_closures_the_scanner_has_not_seen_yet"]),

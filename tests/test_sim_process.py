@@ -200,10 +200,20 @@ def test_sim_web_is_make_web(tmp_path):
         assert [x["name"] for x in snap["state"]["sides"]] == ["Home", "Away"]
         with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5) as r:
             assert b"<html" in r.read().lower()
+        # Ctrl-C with a page still open (the TV's): its stream ends cleanly
+        # (a stream cut off instead reads as IncompleteRead), then the server
+        # exits. It used to wait out the web server's shutdown timeout.
+        stream = urllib.request.urlopen("http://127.0.0.1:%d/api/events" % port, timeout=30)
+        assert stream.readline() == b"retry: 1000\n"
+        proc.send_signal(signal.SIGINT)
+        rest = stream.read()
+        assert b"event: snapshot" in rest
+        assert proc.wait(30) == 0
     finally:
-        proc.send_signal(signal.SIGINT)  # as Ctrl-C; then the whole group, board included, if it lingers
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        if proc.poll() is None:  # then the whole group, board included
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()

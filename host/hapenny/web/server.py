@@ -49,6 +49,14 @@ class Hub:
                 continue
             q.put_nowait(msg)
 
+    def close(self):
+        """The server is stopping: every page's stream ends now. A page left
+        open on the TV would otherwise hold Ctrl-C up for the server's
+        shutdown timeout."""
+        for q in list(self.clients):
+            q.put_nowait(None)
+        self.clients.clear()
+
 
 def error(status, code, msg):
     return web.json_response({"ok": False, "error": code, "msg": msg}, status=status)
@@ -79,6 +87,9 @@ def make_app(port, bridge_factory=Bridge):
         app[HUB] = hub
         app[BRIDGE] = bridge_factory(port, hub.notify).start()
 
+    async def on_shutdown(app):
+        app[HUB].close()
+
     async def on_cleanup(app):
         await asyncio.get_running_loop().run_in_executor(None, app[BRIDGE].stop)
 
@@ -106,8 +117,10 @@ def make_app(port, bridge_factory=Bridge):
                     # a ping the page can see: a page that hears nothing for
                     # longer knows its stream died (Wi-Fi lost while asleep)
                     msg = "event: ping\ndata: {}\n\n"
+                if msg is None:  # the server is stopping: end the stream cleanly
+                    break
                 await resp.write(msg.encode())
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
             pass
         finally:
             hub.clients.discard(q)
@@ -140,6 +153,7 @@ def make_app(port, bridge_factory=Bridge):
     app.router.add_post("/api/cmd", command)
     app.router.add_static("/static/", STATIC)
     app.on_startup.append(on_startup)
+    app.on_shutdown.append(on_shutdown)
     app.on_cleanup.append(on_cleanup)
     return app
 
@@ -179,7 +193,9 @@ def serve(port, listen="127.0.0.1:8080", out=print):
 
     async def main():
         app = make_app(port)
-        runner = web.AppRunner(app, access_log=None)
+        # requests still running at Ctrl-C (a command waiting on the board)
+        # get this long; the pages' streams end at once (Hub.close)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
         await runner.setup()
         site = web.TCPSite(runner, host, tcp)
         await site.start()
