@@ -75,8 +75,6 @@ def capture(vb, link, cells, length_us, n, game, rnd):
         doubled += len(collect(link, vb, kinds))  # late arrivals from before
         vb.pulses(pattern)
         end = time.monotonic() + k * SPACING_US / 1e6 + 3
-        while vb.stats()["scanner"] == "idle" and time.monotonic() < end:
-            time.sleep(0.005)  # until the first closure is seen (it starts within 1 ms)
         evs = []
         while len(evs) < k and time.monotonic() < end:
             link._pump(0.05)
