@@ -194,7 +194,9 @@ def test_the_board_gone_and_back_shows_disconnected_then_the_restored_game(brows
     expect(page.locator('tr[data-side="0"] td[data-bed="7"]')).to_have_text("X")
     site.vb.power_cut(off_s=4)  # unplugged for four seconds
     expect(page.locator("#status")).to_have_text("board disconnected", timeout=2000)
+    expect(page.locator("main")).to_have_css("opacity", "0.45")  # the last game shown, dimmed: not live
     expect(page.locator("#status")).to_have_text(re.compile("board connected"), timeout=20000)
+    expect(page.locator("main")).to_have_css("opacity", "1")
     expect(page.locator('tr[data-side="0"] td[data-bed="7"]')).to_have_text("X")
     expect(page.locator("#turn")).to_contain_text("Ann throws")
     page.close()
