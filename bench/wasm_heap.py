@@ -67,9 +67,9 @@ def passes(n):
     for _ in range(n):
         board.read_matrix(snap)
         sc.step(board.ticks_us())
-        if sc.qhead != sc.qtail or a.passes >= A.SERVICE_EVERY:
-            a._guarded()
         a.passes += 1
+        if sc.qhead != sc.qtail or a.passes >= A.SERVICE_EVERY:
+            a._serve()
 """
 CODE = "from shove import app, boards, safeboot, startup\nimport shove.boards.virtual"
 NEW = r"""a.handle_line(b'{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"variant":"classic","id":"n"}')"""

@@ -80,7 +80,7 @@ def test_the_model_shows_the_echo_when_the_scan_does_not_wait():
         b = _board(mod, ptrs)
         ptrs.gpio.closed = {(2, 5)}
         snap = array.array("H", bytes(16))
-        mod._scan(b._row_pins, 8, b._col_pins, 8, b._colmask, snap, 2, 0)
+        mod._scan(b._row_pins, 8, b._col_pins, 8, b._colmask, snap, 2, 0, 1)
         assert {(2, 5), (3, 5)} <= _closed(snap, 8)
         assert ptrs.gpio.recovery_us() > 5  # why: 45 kOhm x 150 pF
 
@@ -105,6 +105,25 @@ def test_idle_scan_costs_a_few_register_accesses_a_row():
         t0 = ptrs.gpio.accesses
         _scan(b)
         assert ptrs.gpio.accesses - t0 == 8 * (mod.SETTLE + 2 + 2 + 2)
+
+
+def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        snap = array.array("H", bytes(16))
+        t0 = ptrs.gpio.accesses
+        assert b.scan_idle(snap, 16) == 16  # all open: every read done
+        assert ptrs.gpio.accesses - t0 == 16 * 8 * (mod.SETTLE + 2 + 2 + 2)
+        assert list(snap) == [0] * 8
+        ptrs.gpio.closed = {(5, 2)}
+        t0 = ptrs.gpio.accesses
+        assert b.scan_idle(snap, 16) == 0  # the first read finds it: stop there, snap holds it
+        assert _closed(snap, 8) == {(5, 2)}
+        assert ptrs.gpio.accesses - t0 < 2 * 8 * (mod.SETTLE + 2 + 2 + 2 + mod.RECOVER)
+        ptrs.gpio.closed = set()
+        assert b.press(1, 6, 5)  # a closure injected through the model is read too
+        assert b.scan_idle(snap, 16) == 0 and _closed(snap, 8) == {(1, 6)}
+        assert b.late_rows == 0
 
 
 def test_strip_bytes_go_out_in_grb_order():

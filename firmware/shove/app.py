@@ -1,10 +1,14 @@
 # The firmware's main loop: scanner first, everything else in between scans.
 #
-# Each pass reads the matrix and steps the scanner (no heap use); every few
-# passes `_service` polls the serial port, buttons and control channel, and
-# writes the LED frame when it changed. Every change to the game, the
-# configuration or the map is stored on flash before its reply or event goes
-# out, so a power cut loses at most the change not yet acknowledged.
+# While the scanner is calm the loop reads the matrix in bursts (one board
+# call, no heap use) and steps the scanner only on a read that finds a
+# closure; while a dart is voted on it steps on every read. After each burst
+# (every few reads otherwise) one slice of `_service` runs: the serial port,
+# the board's housekeeping, the buttons, the computer's visit, the strip.
+# Every change to the game, the configuration or the map is stored on
+# flash before its reply or event goes out, so a power cut loses at most the
+# change not yet acknowledged.
+import gc
 import json
 import select
 import sys
@@ -14,7 +18,14 @@ from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
 from shove.boards import open_board
 
-SERVICE_EVERY = 8  # scans between service passes
+SERVICE_EVERY = 8  # scans between service slices while a dart is being read
+# Reads in one call while nothing is closed (about 20 us each on the chip),
+# then a service slice. The service runs in three slices, so that the matrix
+# is never left unread for long: a 0.5 ms contact must meet a read.
+BURST = 16
+# Serial bytes taken in one slice (each is a poll, a read and two parsers'
+# steps: tens of us on the chip); a line is handled when its last byte is in.
+SERIAL_SLICE = 16
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
 UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
@@ -58,6 +69,7 @@ class App(Commands):
         self.diag_frame = None  # the doctor holds the strip (diag led) while set
         self.hold_since = -1
         self.passes = 0
+        self.slice = 0  # the service slice that runs next
         self.errors = 0  # unexpected exceptions caught by the loop
         self._map_staged = None  # cells of a map sent in several lines
         self.watch = handover.Watch()
@@ -324,6 +336,9 @@ class App(Commands):
             self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
             return
         self._after_dart(ev)
+        # collect now, inside the lockout, where the pause costs no dart:
+        # otherwise a collection comes when the heap fills, at any moment
+        gc.collect()
 
     # ---- buttons ----------------------------------------------------------------------------
     def _button(self, name, kind):
@@ -347,11 +362,12 @@ class App(Commands):
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
 
     # ---- the loop ----------------------------------------------------------------------------
-    def _read_serial(self, now):
+    def _read_serial(self):
         n = 0
         watch = self.watch
         for _ in self.poll.ipoll(0):
-            while n < 64 and self.poll.poll(0):
+            now = self.board.ticks_ms()
+            while n < SERIAL_SLICE and self.poll.poll(0):
                 if sys.stdin.buffer.readinto(self._b1) != 1:
                     return
                 n += 1
@@ -367,32 +383,55 @@ class App(Commands):
             return
 
     def _service(self):
+        """One slice of the service, in turn: the serial port and the
+        watchdog; the board's housekeeping; the buttons; the computer's
+        visit and auto next; the strip. Each slice does little when nothing
+        happens, so the matrix is never left unread for long (a 0.5 ms
+        contact must meet a read). The UART is fed in every slice."""
+        if self._outq:
+            self._drain()
         board = self.board
-        board.feed()
-        now = board.ticks_ms()
-        self._drain()
-        self._read_serial(now)
-        board.service(self)
-        out = self._btn_events
-        for i in range(3):
-            self.buttons.update(i, board.button(i), now, out)
-        while out:
-            name, kind = out.pop(0)
-            self._button(name, kind)
-        g = self.game
-        if g is not None and g.cpu[g.turn] and self.auto is None:
-            from shove.cpu import Autoplay
+        s = self.slice
+        self.slice = s + 1 if s < 4 else 0
+        if s == 0:
+            board.feed()
+            self._read_serial()
+        elif s == 1:
+            board.service(self)
+        elif s == 2:
+            bt = self.buttons
+            if board.buttons_down() or not bt.settled():
+                now = board.ticks_ms()
+                out = self._btn_events
+                for i in range(3):
+                    bt.update(i, board.button(i), now, out)
+                while out:
+                    name, kind = out.pop(0)
+                    self._button(name, kind)
+        elif s == 3:
+            g = self.game
+            if g is None:
+                return
+            if g.cpu[g.turn] and self.auto is None:
+                from shove.cpu import Autoplay
 
-            self.auto = Autoplay()
-        if self.auto:
-            self.auto.step(self, now)
-        auto = self.config["auto_next_ms"]
-        if auto and g is not None and g.phase == rules.HOLD and self.hold_since != -1:
-            if scanner.ticks_diff(now, self.hold_since) >= auto:
-                st, evs = self.do_next()
-                for ev, fields in evs:
-                    self.emit(ev, fields)
-        self._leds(now)
+                self.auto = Autoplay()
+            auto = self.config["auto_next_ms"]
+            if self.auto or (auto and g.phase == rules.HOLD and self.hold_since != -1):
+                now = board.ticks_ms()
+                if self.auto:
+                    self.auto.step(self, now)
+                if auto and g.phase == rules.HOLD and self.hold_since != -1:
+                    if scanner.ticks_diff(now, self.hold_since) >= auto:
+                        st, evs = self.do_next()
+                        for ev, fields in evs:
+                            self.emit(ev, fields)
+        else:
+            r = self.renderer
+            g = self.game
+            # a frame to write, or one that changes with time alone (see Renderer.animating)
+            if self.frame_dirty or r.flash_at >= 0 or r.hint_at >= 0 or (g is not None and g.phase == rules.OVER):
+                self._leds(board.ticks_ms())
 
     def _leds(self, now):
         if self.diag_frame is not None:
@@ -430,21 +469,13 @@ class App(Commands):
 
     def run(self):
         """The main loop, until the serial port is handed to the REPL (see
-        handover.py). Anything else that escapes it resets the board: a board
+        handover.py). Anything that escapes it resets the board: a board
         parked with its watchdog fed would be dead until unplugged."""
         self.boot()
         board = self.board
-        sc = self.scanner
-        snap = sc.snap
         try:
             board.serial_raw(True)  # 0x03 is data now: only the loop decides
-            while True:
-                board.read_matrix(snap)
-                sc.step(board.ticks_us())
-                if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
-                    if self._guarded():
-                        break
-                self.passes += 1
+            self._loop()
         except SystemExit:  # the virtual board's reset and power-off
             raise
         except BaseException as e:
@@ -459,10 +490,31 @@ class App(Commands):
         if self.leaving == handover.TO_RAW:
             handover.give_back(b"\x01")
 
-    def _guarded(self):
-        """Serve events and requests; True once the port is handed over.
-        A bug in serving a request must not stop the scanner: report it and
-        carry on."""
+    def _loop(self):
+        """Scan; between scans, serve the scanner's events and a slice of the
+        service. Returns once the port is handed over."""
+        board = self.board
+        sc = self.scanner
+        snap = sc.snap
+        while True:
+            if sc.calm:  # nothing to vote on: read in a burst, step on a closure
+                k = board.scan_idle(snap, BURST)
+                sc.scans += k
+                if k < BURST:
+                    sc.step(board.ticks_us())
+                self.passes = SERVICE_EVERY
+            else:
+                board.read_matrix(snap)
+                sc.step(board.ticks_us())
+                self.passes += 1
+            if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
+                self._serve()
+                if self.leaving:
+                    return
+
+    def _serve(self):
+        """The scanner's events and a service slice. A bug in serving a
+        request must not stop the scanner: report it and carry on."""
         try:
             sc = self.scanner
             while sc.qhead != sc.qtail:
@@ -477,7 +529,6 @@ class App(Commands):
                 self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
             except Exception:
                 pass
-        return self.leaving
 
 
 def main():

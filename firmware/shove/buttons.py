@@ -22,6 +22,11 @@ class Buttons:
         self.changed = [0] * n  # time of the last raw change
         self.down_at = [0] * n
         self.longed = bytearray(n)
+        self._up = bytearray(n)
+
+    def settled(self):
+        """Every button up and steady: reading levels that are all up changes nothing."""
+        return self.raw == self._up and self.stable == self._up
 
     def update(self, i, pressed, now_ms, out):
         """Feed button i's level; append (name, kind) events to out."""

@@ -147,4 +147,8 @@ class Renderer:
 
     def animating(self, game, now_ms):
         """True while the frame changes with time alone (flash, win chase)."""
-        return game is not None and (game.phase == rules.OVER or self._flashing(now_ms) or self._hinting(now_ms))
+        if game is None:
+            return False
+        if self.flash_at < 0 and self.hint_at < 0:  # the usual case, checked without a call
+            return game.phase == rules.OVER
+        return game.phase == rules.OVER or self._flashing(now_ms) or self._hinting(now_ms)

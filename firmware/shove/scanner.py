@@ -78,6 +78,11 @@ class Scanner:
         self.first = 0  # first crossing seen in the window, row << 8 | col
         self.mopen = -1  # when every masked crossing was first seen open
         self.primed = False
+        self.masked = False  # some crossing is masked as stuck
+        # idle, primed and nothing masked: a scan that reads every crossing
+        # open changes nothing, so the loop may read the matrix in a burst
+        # (board.scan_idle) and step only on the read that finds a closure
+        self.calm = False
         self.scans = 0
 
     # ---- event ring --------------------------------------------------------
@@ -120,6 +125,7 @@ class Scanner:
             for r in range(self.rows):
                 if snap[r]:
                     self.mask[r] = snap[r]
+                    self.masked = True
                     self._report(EV_STUCK, r, snap[r])
             self._reset_persist(now)
         self._check_masked(now)
@@ -145,6 +151,7 @@ class Scanner:
                 self.open_since = now
             elif ticks_diff(now, self.open_since) >= self.rearm_us:
                 self.state = IDLE
+        self.calm = self.state == IDLE and not self.masked
 
     def _start_window(self, now):
         counts = self.counts
@@ -209,6 +216,7 @@ class Scanner:
             for r in range(self.rows):
                 if persist[r]:
                     self.mask[r] |= persist[r]
+                    self.masked = True
                     self._report(EV_STUCK, r, persist[r])
             self._reset_persist(now)
 
@@ -230,6 +238,7 @@ class Scanner:
             self.mopen = now
         elif ticks_diff(now, self.mopen) >= self.rearm_us:
             self.mopen = -1
+            self.masked = False
             for r in range(self.rows):
                 if mask[r]:
                     self._report(EV_CLEARED, r, mask[r])

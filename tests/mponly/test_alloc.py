@@ -91,3 +91,32 @@ def test_the_main_loop_pass_allocates_nothing_on_the_virtual_board():
     finally:
         gc.enable()
     assert used == 0, used
+
+
+def test_the_idle_burst_allocates_nothing_on_the_virtual_board():
+    # what App._loop does while the scanner is calm: reads in a burst
+    from shove import profile
+    from shove.boards.virtual import Board
+
+    prof = profile.Profile(profile.default_dict())
+    board = Board(prof)
+    sc = scanner.Scanner(prof.rows, prof.cols)
+    snap = sc.snap
+    board.read_matrix(snap)
+    sc.step(board.ticks_us())
+    assert sc.calm
+    board.scan_idle(snap, 16)
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        reads = 0
+        for _ in range(500):
+            k = board.scan_idle(snap, 16)
+            sc.scans += k
+            reads += k
+        used = gc.mem_alloc() - before
+    finally:
+        gc.enable()
+    assert reads == 500 * 16
+    assert used == 0, used

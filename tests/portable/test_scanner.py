@@ -7,8 +7,11 @@ MASK = 0x3FFFFFFF
 KIND = {scanner.EV_HIT: "hit", scanner.EV_STUCK: "stuck", scanner.EV_CLEARED: "cleared"}
 
 
-def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, **timing):
-    """pulses: (row, col, on_ms, length_ms) -> [(kind, row, col, t_ms)]."""
+def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, burst=False, **timing):
+    """pulses: (row, col, on_ms, length_ms) -> [(kind, row, col, t_ms)].
+    burst: step only where the main loop does when it reads in bursts
+    (board.scan_idle): while the scanner is calm, a read that finds every
+    crossing open is counted, not stepped."""
     m = MatrixModel(rows, cols, slots=max(32, len(pulses)))
     for r, c, on, length in pulses:
         # every closure must really be scheduled, or the case tests less than it says
@@ -19,9 +22,14 @@ def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, **timing)
     t = 0
     while t < until_ms * 1000:
         now = (start + t) & MASK
+        closed = 0
         for r in range(rows):
             sc.snap[r] = ~m.levels(r, now) & full
-        sc.step(now)
+            closed |= sc.snap[r]
+        if burst and sc.calm and not closed:
+            sc.scans += 1
+        else:
+            sc.step(now)
         while sc.pending():
             w = sc.pop()
             out.append((KIND[w >> 16], (w >> 8) & 0xFF, w & 0xFF, t // 1000))
@@ -139,3 +147,44 @@ def test_event_ring_is_bounded():
         got.append(sc.pop())
     assert got == list(range(1, 32)) and sc.dropped == 69
     assert sc.pop() == 0
+
+
+def test_reading_in_bursts_while_calm_changes_no_event():
+    # the main loop skips the step for reads that find everything open while
+    # the scanner is calm (idle, nothing masked): every case gives the same
+    # events, at the same times, as stepping every read
+    bounce = [(2, 2, 10 + 0.7 * i, 0.3) for i in range(12)]
+    table = [
+        ([(3, 5, 10, 0.5)], 300, 100, 0),
+        ([(1, 2, 10, 2), (5, 5, 40, 2), (5, 5, 200, 1)], 400, 100, 0),
+        (bounce, 300, 100, 0),
+        ([(6, 3, 10, 3000), (2, 4, 2500, 2), (6, 3, 3500, 2)], 4500, 500, 0),  # stuck, masked, cleared
+        ([(0, 0, 0, 500), (3, 3, 100, 2)], 700, 500, 0),  # closed at power-up
+        ([(3, 5, 10, 1), (1, 1, 200, 1)], 400, 100, MASK - 150000),  # across the clock's wrap
+        ([(1, 1, 10, 2), (1, 4, 10.5, 2), (4, 1, 11, 2)], 300, 100, 0),  # a ghost
+    ]
+    for pulses, until, period, start in table:
+        every = simulate(pulses, until, period_us=period, start=start)
+        assert every, pulses  # each case has events to compare
+        assert simulate(pulses, until, period_us=period, start=start, burst=True) == every, pulses
+
+
+def test_calm_only_while_idle_with_nothing_masked():
+    sc = scanner.Scanner(2, 2, window_us=1000, lockout_us=2000, rearm_us=500, stuck_us=5000)
+    seen = []
+    # (time us, row 0 closed?) -> calm after the step
+    for t, closed in [(0, 0), (100, 1), (600, 1), (1200, 0), (2000, 0), (3300, 0), (3900, 0), (4000, 0)]:
+        sc.snap[0] = closed
+        sc.step(t)
+        seen.append((t, sc.state, sc.calm))
+    assert seen == [(0, scanner.IDLE, True), (100, scanner.WINDOW, False), (600, scanner.WINDOW, False),
+                    (1200, scanner.LOCKOUT, False), (2000, scanner.LOCKOUT, False),
+                    (3300, scanner.RELEASE, False), (3900, scanner.IDLE, True), (4000, scanner.IDLE, True)]
+    sc.snap[1] = 2  # held through a whole stuck time: masked, so not calm although idle
+    for t in range(4000, 12000, 500):
+        sc.step(t)
+    assert sc.masked and sc.state == scanner.IDLE and not sc.calm
+    sc.snap[1] = 0
+    for t in range(12000, 13000, 100):
+        sc.step(t)
+    assert not sc.masked and sc.calm

@@ -114,3 +114,24 @@ def test_listen_must_be_host_and_port(text):
     with pytest.raises(ValueError, match="HOST:PORT"):
         server.parse_listen(text)
     assert server.parse_listen("0.0.0.0:8080") == ("0.0.0.0", 8080)
+
+
+def test_a_page_that_stopped_reading_has_its_stream_ended_not_left_pinging():
+    # a tablet asleep with its stream open: past 200 unread messages the hub
+    # lets it go, and its stream handler must end (it ends on None), not
+    # keep writing pings into a socket nobody reads
+    async def go():
+        hub = server.Hub(asyncio.get_running_loop())
+        slow, live = asyncio.Queue(), asyncio.Queue()
+        hub.clients.update({slow, live})
+        for i in range(202):
+            hub._push("snapshot", {"n": i})
+            if not live.empty():
+                live.get_nowait()  # this page keeps reading
+        assert slow not in hub.clients and live in hub.clients
+        assert slow.qsize() == 1 and slow.get_nowait() is None
+        assert live.qsize() == 0
+        hub._push("snapshot", {"n": 202})
+        assert live.get_nowait().startswith("event: snapshot")
+
+    asyncio.run(go())

@@ -5,6 +5,8 @@
 #   read_matrix(snap)                 snap[row] = bitmask of closed columns
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
+#   buttons_down()                    True while any is (may say so a moment late)
+#   scan_idle(snap, n)                up to n reads in one call while all read open
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)

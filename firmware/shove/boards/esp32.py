@@ -41,9 +41,12 @@ CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be f
 
 @micropython.viper
 def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, colmask: ptr32, snap: ptr16, settle: int,
-          recover: int) -> int:
-    """snap[r] = bitmask of the columns row r pulls low. Returns how many rows
-    left a column low past the recovery bound."""
+          recover: int, times: int) -> int:
+    """snap[r] = bitmask of the columns row r pulls low, read up to `times`
+    times in a row while every crossing reads open (an idle board's burst:
+    one call from bytecode for many reads). Returns the reads that found
+    everything open << 16 | the rows that left a column low past the
+    recovery bound."""
     w1ts = ptr32(_OUT_W1TS)
     w1tc = ptr32(_OUT_W1TC)
     w1ts1 = ptr32(_OUT1_W1TS)
@@ -53,34 +56,41 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, colmask: ptr32, snap: 
     m0 = colmask[0]
     m1 = colmask[1]
     late = 0
-    for r in range(nrows):
-        pin = rows[r]
-        if pin < 32:
-            w1tc[0] = 1 << pin  # drive the row low
-        else:
-            w1tc1[0] = 1 << (pin - 32)
-        v0 = 0
-        for _ in range(settle):
+    k = 0
+    while k < times:
+        closed = 0
+        for r in range(nrows):
+            pin = rows[r]
+            if pin < 32:
+                w1tc[0] = 1 << pin  # drive the row low
+            else:
+                w1tc1[0] = 1 << (pin - 32)
+            v0 = 0
+            for _ in range(settle):
+                v0 = gin[0]
             v0 = gin[0]
-        v0 = gin[0]
-        v1 = gin1[0]
-        if pin < 32:
-            w1ts[0] = 1 << pin  # release: open drain floats
-        else:
-            w1ts1[0] = 1 << (pin - 32)
-        n = 0
-        while n < recover and ((gin[0] & m0) != m0 or (gin1[0] & m1) != m1):
-            n += 1
-        if n >= recover:
-            late += 1
-        m = 0
-        for c in range(ncols):
-            p = cols[c]
-            lvl = (v0 >> p) & 1 if p < 32 else (v1 >> (p - 32)) & 1
-            if lvl == 0:
-                m |= 1 << c
-        snap[r] = m
-    return late
+            v1 = gin1[0]
+            if pin < 32:
+                w1ts[0] = 1 << pin  # release: open drain floats
+            else:
+                w1ts1[0] = 1 << (pin - 32)
+            n = 0
+            while n < recover and ((gin[0] & m0) != m0 or (gin1[0] & m1) != m1):
+                n += 1
+            if n >= recover:
+                late += 1
+            m = 0
+            for c in range(ncols):
+                p = cols[c]
+                lvl = (v0 >> p) & 1 if p < 32 else (v1 >> (p - 32)) & 1
+                if lvl == 0:
+                    m |= 1 << c
+            snap[r] = m
+            closed |= m
+        if closed:
+            break
+        k += 1
+    return (k << 16) | late
 
 
 def col_masks(pins):
@@ -154,13 +164,24 @@ class Board:
 
     def read_matrix(self, snap):
         self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap,
-                                SETTLE, RECOVER)
+                                SETTLE, RECOVER, 1) & 0xFFFF
         inj = self._inject
         if not inj.idle:
             now = time.ticks_us() & _MASK
             full = self._full
             for r in range(self.rows):
                 snap[r] |= ~inj.levels(r, now) & full
+
+    def scan_idle(self, snap, n):
+        """Read the matrix up to `n` times while every crossing reads open, in
+        one viper call; return how many reads found it open. Fewer than `n`:
+        the last read found a closure and `snap` holds it."""
+        if not self._inject.idle:  # a closure from `press`: one read, through the model
+            self.read_matrix(snap)
+            return 0
+        v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, SETTLE, RECOVER, n)
+        self.late_rows += v & 0xFFFF
+        return v >> 16
 
     def _matrix_pins(self):
         self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in self._row_pins]
@@ -203,6 +224,13 @@ class Board:
     def button(self, i):
         p = self._buttons[i]
         return p is not None and p.value() == 0
+
+    def buttons_down(self):
+        """Any button held (one call where the loop polls all three)."""
+        for p in self._buttons:
+            if p is not None and p.value() == 0:
+                return True
+        return False
 
     def strip_write(self, frame):
         np = self._np

@@ -27,7 +27,7 @@ STALL_US = 500
 # held and the scanner idle, wait for the serial port or the control channel
 # this long at most. Nothing the firmware could see happens meanwhile, and
 # the wait counts on the board's clock, so it is no stall.
-IDLE_MS = 10
+IDLE_MS = 20
 
 # The ESP32 timing model (HAPENNY_TIMING=esp32; `make bench` uses it). The
 # board's clock then counts what the chip would spend, not what this PC does:
@@ -57,6 +57,9 @@ INLINE_MAX = 128
 # reads of the GPIO registers from viper code (docs/performance.md, "The
 # scan on an ESP32"), about 1.7 us a row, plus calling it from bytecode.
 READ_US = 20
+# Reading the clock: a method call and time.ticks_us() in bytecode, a few us
+# on the chip; the virtual clock's own bookkeeping is not charged.
+TICKS_US = 3
 BUTTONS = ("next", "undo", "new")
 
 
@@ -80,11 +83,11 @@ class Board:
         self.stalls = 0  # OS pauses the clock skipped
         self.idles = 0  # idle waits (see IDLE_MS)
         self.idle_us = 0  # board time spent in them
-        self._last_read = 0
+        self._last_total = 0  # board time of the last matrix read
+        self._in_sim = False  # the control channel is being served (ESP32 model: not charged)
         self.gap_max_us = 0
         self._ctl_in = None
         self._ctl_out = None
-        self._ctl_buf = b""
         ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
         if ctl:
             rfd, wfd = ctl.split(",")
@@ -124,7 +127,11 @@ class Board:
         gap = time.ticks_diff(raw, self._last)
         self._last = raw
         if self.esp32:
+            if self._in_sim:  # the control channel reading the clock: its work is the simulator's
+                self._emulated(0)
+                return (self._base + self._total) & _MASK
             self._total += self._esp32_gap(gap)
+            self._emulated(TICKS_US)
         else:
             if gap > STALL_US:
                 gap = STALL_US
@@ -187,6 +194,11 @@ class Board:
         self._spent(block)
         self.sent_us = self._total
 
+    def _flash_read_us(self, data):
+        # littlefs reads at SPI flash speed (~10 MB/s with the cache): a
+        # directory lookup and the file's blocks
+        return COMMIT_US // 2 + (len(data) if data else 0) // 10
+
     def _flash_us(self, nbytes, append):
         if append:
             return COMMIT_US + PROGRAM_US_PER_KB * nbytes // 1024
@@ -222,7 +234,10 @@ class Board:
 
     def ticks_ms(self):
         self.ticks_us()
-        return (self._base + self._total // 1000) & _MASK
+        t = (self._base + self._total // 1000) & _MASK
+        if self.esp32:
+            self._emulated(0)  # one clock read (charged in ticks_us), not two
+        return t
 
     # ---- matrix ---------------------------------------------------------------
     def read_matrix(self, snap):
@@ -230,8 +245,8 @@ class Board:
             self.crash = False
             raise RuntimeError("injected fault in the scan loop")
         now = self.ticks_us()
-        gap = time.ticks_diff(now, self._last_read)
-        self._last_read = now
+        gap = self._total - self._last_total
+        self._last_total = self._total
         if gap > self.gap_max_us:  # the longest the matrix went unread (stats resets it)
             self.gap_max_us = gap
         m = self.model
@@ -242,6 +257,49 @@ class Board:
             # the electrical model is this simulator's work, not the chip's:
             # charge what esp32.py's viper read costs there instead
             self._emulated(READ_US)
+    def scan_idle(self, snap, n):
+        """Read the matrix up to `n` times while every crossing reads open;
+        return how many reads found it open. Fewer than `n`: the last read
+        found a closure and `snap` holds it (see esp32.py)."""
+        if self.crash or not self.esp32:
+            k = 0
+            while k < n:
+                self.read_matrix(snap)
+                if self._any(snap):
+                    return k
+                k += 1
+            return k
+        # the chip's viper loop: each read READ_US apart on the board's clock;
+        # the electrical model is the simulator's work and is not charged
+        self.ticks_us()
+        m = self.model
+        full = self._full
+        rows = self.rows
+        k = 0
+        while k < n:
+            now = (self._base + self._total) & _MASK
+            gap = self._total - self._last_total
+            if gap > self.gap_max_us:
+                self.gap_max_us = gap
+            self._last_total = self._total
+            closed = 0
+            for r in range(rows):
+                v = ~m.levels(r, now) & full
+                snap[r] = v
+                closed |= v
+            self._total += READ_US
+            if closed:
+                break
+            k += 1
+        self._emulated(0)
+        return k
+
+    def _any(self, snap):
+        for r in range(self.rows):
+            if snap[r]:
+                return True
+        return False
+
     def line_test(self):
         """The doctor's line test (see boards/esp32.py): the lines reading
         low with none driven, then with each driven low in turn."""
@@ -255,6 +313,10 @@ class Board:
     def close_us(self, row, col, length_us, delay_us):
         on = (self.ticks_us() + delay_us) & _MASK
         return self.model.close(row, col, on, (on + length_us) & _MASK)
+
+    def buttons_down(self):
+        h = self._held
+        return bool(h[0] or h[1] or h[2])  # button(i) lets a hold that has ended go
 
     def button(self, i):
         until = self._held[i]
@@ -287,7 +349,12 @@ class Board:
             self._send({"frame": hexlify(self.frame).decode()})
 
     def read_file(self, path):
-        return store.read(path)
+        if not self.esp32:
+            return store.read(path)
+        self.ticks_us()
+        data = store.read(path)
+        self._emulated(self._flash_read_us(data))
+        return data
 
     def _flash_check(self):
         if self.flash_full:
@@ -303,8 +370,7 @@ class Board:
             while True:  # until the power is cut
                 time.sleep_ms(100)
         if self.esp32:
-            self.ticks_us()
-            self._spent(us)
+            self._emulated(us)  # the host's file I/O since the last tick is not the chip's
         elif self.slow:
             self.ticks_us()
             time.sleep_us(us)
@@ -327,6 +393,8 @@ class Board:
             total = 1000 * (FLASH_BASE_MS + FLASH_MS_PER_KB * n // 1024)
             commit = total // 4
         self._stages = [(total - 2 * commit, "tmp"), (commit, "rename")]
+        if self.esp32:
+            self.ticks_us()  # the firmware's work up to the write is the chip's
         store.write_atomic(path, data, self._flash_stage)
         self._flash_wait(commit, "written")
 
@@ -340,9 +408,13 @@ class Board:
         self._flash_check()
         us = self._flash_us(len(data), True) if self.esp32 else FLASH_APPEND_US
         half = len(data) // 2
+        if self.esp32:
+            self.ticks_us()
         store.append(path, data[:half])
         self._flash_wait(us, "append")
         store.append(path, data[half:])
+        if self.esp32:
+            self._emulated(0)
 
     # ---- control channel -----------------------------------------------------------
     def _send(self, obj):
@@ -354,8 +426,12 @@ class Board:
             return
         if self.esp32:
             self.ticks_us()
-            self._control_poll(app)
-            self._emulated(0)  # the control channel is the test bench, not the board
+            self._in_sim = True  # the control channel is the test bench, not the board
+            try:
+                self._control_poll(app)
+            finally:
+                self._in_sim = False
+            self._emulated(0)
         else:
             self._control_poll(app)
         # nothing due: no closure scheduled, the scanner idle, no button
@@ -366,15 +442,20 @@ class Board:
             self._idle()
 
     def _control_poll(self, app):
-        for _ in self._poll.ipoll(0):
-            chunk = self._ctl_in.read(1)
-            if not chunk:  # the simulator went away: the power is off
+        # every line waiting: the test bench's messages are not the
+        # firmware's to pace (the service polls this once in five slices).
+        # The simulator writes each line with one write() to a pipe, which
+        # is atomic (under PIPE_BUF), so a readable pipe holds whole lines;
+        # reading them whole keeps the bench's garbage out of the board's heap.
+        for _ in range(64):
+            ready = False
+            for _ in self._poll.ipoll(0):  # ipoll: no list made per look
+                ready = True
+            if not ready:
+                return
+            line = self._ctl_in.readline()
+            if not line:  # the simulator went away: the power is off
                 sys.exit(0)
-            if chunk != b"\n":
-                self._ctl_buf += chunk
-                continue
-            line = self._ctl_buf
-            self._ctl_buf = b""
             try:
                 self._control(json.loads(line), app)
             except Exception as e:
