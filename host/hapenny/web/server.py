@@ -44,8 +44,11 @@ class Hub:
             self.snap = payload
         msg = "event: %s\ndata: %s\n\n" % (kind, json.dumps(payload, separators=(",", ":")))
         for q in list(self.clients):
-            if q.qsize() > 200:  # a page that stopped reading: drop it, it reconnects
+            if q.qsize() > 200:  # a page that stopped reading: end its stream; it reconnects
                 self.clients.discard(q)
+                while not q.empty():  # what it missed is stale: the next snapshot replaces it
+                    q.get_nowait()
+                q.put_nowait(None)
                 continue
             q.put_nowait(msg)
 
