@@ -70,6 +70,7 @@ class App(Commands):
         self.hold_since = -1
         self.passes = 0
         self.slice = 0  # the service slice that runs next
+        self.serial_run = 0  # serial slices run back to back
         self.errors = 0  # unexpected exceptions caught by the loop
         self._map_staged = None  # cells of a map sent in several lines
         self.watch = handover.Watch()
@@ -362,25 +363,36 @@ class App(Commands):
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
 
     # ---- the loop ----------------------------------------------------------------------------
+    def _ready(self):
+        for _ in self.poll.ipoll(0):  # ipoll: no list made per look, unlike poll()
+            return True
+        return False
+
     def _read_serial(self):
+        """Up to SERIAL_SLICE bytes from the port; True when it stopped at
+        that bound (more may be waiting: the next slice reads on, so input at
+        the full baud rate never backs up into the UART's 260-byte ring)."""
         n = 0
         watch = self.watch
-        for _ in self.poll.ipoll(0):
-            now = self.board.ticks_ms()
-            while n < SERIAL_SLICE and self.poll.poll(0):
-                if sys.stdin.buffer.readinto(self._b1) != 1:
-                    return
-                n += 1
-                b = self._b1[0]
-                act = watch.feed(b, now)
-                if act == handover.PASS:
-                    line = self.lines.feed(b)
-                    if line is not None:
-                        self.handle_line(line)
-                elif act != handover.DROP:
-                    self.leaving = act  # the REPL's turn: nothing more is read
-                    return
-            return
+        now = -1
+        while n < SERIAL_SLICE:
+            if not self._ready():
+                return False
+            if now < 0:
+                now = self.board.ticks_ms()
+            if sys.stdin.buffer.readinto(self._b1) != 1:
+                return False
+            n += 1
+            b = self._b1[0]
+            act = watch.feed(b, now)
+            if act == handover.PASS:
+                line = self.lines.feed(b)
+                if line is not None:
+                    self.handle_line(line)
+            elif act != handover.DROP:
+                self.leaving = act  # the REPL's turn: nothing more is read
+                return False
+        return True
 
     def _service(self):
         """One slice of the service, in turn: the serial port and the
@@ -395,7 +407,13 @@ class App(Commands):
         self.slice = s + 1 if s < 4 else 0
         if s == 0:
             board.feed()
-            self._read_serial()
+            if self._read_serial() and self.serial_run < 3:
+                # more input waiting: read on after the next burst (four
+                # slices in five at most, so a flood cannot starve the rest)
+                self.serial_run += 1
+                self.slice = 0
+            else:
+                self.serial_run = 0
         elif s == 1:
             board.service(self)
         elif s == 2:

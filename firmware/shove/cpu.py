@@ -155,6 +155,10 @@ class Player:
 
     # ---- how good a position is for `me` ----------------------------------------------
     def _val(self, me, rem, dl, pend, n, D):
+        """The chance (x1000) that `me` wins: rem[] darts (x16) each side
+        needs, `dl` darts left in the visit. self._opp and self._off (set by
+        _outcomes for this `me`) are the opponents in throwing order and how
+        far each is behind in turn (x16 darts)."""
         mine = rem[me]
         if pend:  # an opponent has won unless `me` closes out with the darts left
             return _sig((dl * 16 - mine) * 2 // 3)
@@ -162,9 +166,14 @@ class Player:
             return WIN * 1600 // (1600 + mine)
         scale = 48 + mine // 8  # the spread of the finish, x16 darts
         v = WIN
-        for d in range(1, n):
-            adv = rem[(me + d) % n] - mine + 16 * dl - 16 * D + 16 * d * D // n
-            v = v * _sig(adv * 4 // scale) // WIN
+        base = 16 * dl - 16 * D - mine
+        sig = _SIG
+        opp = self._opp
+        off = self._off
+        for d in range(n - 1):
+            x = (rem[opp[d]] + base + off[d]) * 4 // scale
+            # _sig inlined: this runs for every opponent of every outcome
+            v = v * sig[0 if x <= -32 else 64 if x >= 32 else x + 32] // WIN
         return v
 
     # ---- choosing a target ---------------------------------------------------------------
@@ -187,23 +196,32 @@ class Player:
         marks = g.marks
         rem = [self.remaining(g, s) for s in range(n)]
         miss = [g.missing(s) for s in range(n)]
-        was = [0] * n
         tmp = [0] * n
         pend = g.pending
         other = pend & ~(1 << me)
         m = r.marks
         D = r.darts
         gift = r.gift if n > 1 else rules.GIFT_OFF
+        opp = self._opp = [(me + d) % n for d in range(1, n)]  # the opponents, in throwing order
+        self._off = [16 * d * D // n for d in range(1, n)]
+        flat = r.flat
+        prog = r.progressive
+        pub = not r.win_by_gift
+        dl = g.darts_left
+        nxt = gift == rules.GIFT_NEXT
+        if gift == rules.GIFT_OFF:
+            opp_gift = ()
+        else:
+            opp_gift = opp
         for i in range(nb):
             bed = r.beds[i]
             e = self.e_bull if bed == 25 else self.e_num
-            for s in range(n):
-                was[s] = e[m - marks[s * nb + i]]
             need = m - marks[me * nb + i]
+            was_me = e[need]
             bad[i] = 0
             for k in (1, 2, 3):
                 j = 3 * i + k - 1
-                if bed == 25 and k == 3 or r.flat and k > 1:
+                if bed == 25 and k == 3 or flat and k > 1:
                     v[j] = v[j - 1]  # no treble bull; flat: every ring one mark
                     if bad[i] & (1 << (k - 2)):
                         bad[i] |= 1 << (k - 1)
@@ -212,34 +230,43 @@ class Player:
                 if own == miss[me]:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
-                left = g.darts_left - (0 if r.progressive and own else 1)
+                left = dl - (0 if prog and own else 1)
                 surplus = k - own
                 new = 0  # sides whose win the gift makes pending
-                for s in range(n):
-                    tmp[s] = rem[s]
-                tmp[me] += e[need - own] - was[me]
-                if surplus and gift != rules.GIFT_OFF:
-                    for step in range(1, n):
-                        s = (me + step) % n
+                # the darts each side needs after this hit: `rem` changed in
+                # place and put back below; tmp[s] holds what side s was given
+                dme = e[need - own] - was_me
+                rem[me] += dme
+                got = 0  # sides given marks, a bit each
+                if surplus:
+                    for s in opp_gift:
                         c = m - marks[s * nb + i]
-                        take = surplus if surplus < c else c
-                        if not take:
+                        if not c:
                             continue
-                        if not r.win_by_gift and take == miss[s]:
+                        take = surplus if surplus < c else c
+                        if pub and take == miss[s]:
                             take -= 1  # the last mark of a game must be thrown
                         if take:
-                            tmp[s] += e[c - take] - was[s]
+                            t = e[c - take] - e[c]
+                            tmp[s] = t
+                            rem[s] += t
+                            got |= 1 << s
                             if take == miss[s]:
                                 new |= 1 << s
-                        if gift == rules.GIFT_NEXT:
+                        if nxt:
                             break
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
                     bad[i] |= 1 << (k - 1)
                 else:
-                    v[j] = self._val(me, tmp, left, other | new, n, D)
+                    v[j] = self._val(me, rem, left, other | new, n, D)
                     if new & ~pend:
                         bad[i] |= 1 << (k - 1)
+                rem[me] -= dme
+                if got:
+                    for s in opp:
+                        if got >> s & 1:
+                            rem[s] -= tmp[s]
         # a dead dart is always used up
         self._dead_bad = g.darts_left == 1 and other != 0
         if self._dead_bad:
@@ -263,37 +290,52 @@ class Player:
         bedidx = bytearray(26)  # number -> bed index + 1
         for i in range(g.nb):
             bedidx[r.beds[i]] = i + 1
+        bull = bedidx[25]
+        # Per aim slot, what a landing in each sector is worth over a dead
+        # dart (its rings' chances times the value after each kind of hit),
+        # laid out three times round so an aim's window needs no modulo.
+        # An aim's value is then one multiply-add per sector it can reach.
+        global _W
+        if _W is None:
+            _W = ([[0] * 60 for _ in range(5)], [0] * 5)
+        w, bw = _W
+        for slot in range(5):
+            lo, ang, rad = self.scatter[slot]
+            rs = rad[0] + rad[2]
+            rt = rad[1]
+            rd = rad[3]
+            ws = w[slot]
+            for q in range(20):
+                b = bedidx[ORDER[q]]
+                if b:
+                    b = 3 * b - 3
+                    x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead)
+                else:
+                    x = 0
+                ws[q] = x
+                ws[q + 20] = x
+                ws[q + 40] = x
+            if bull:
+                b = 3 * bull - 3
+                bw[slot] = rad[B_SB] * (v[b] - dead) + rad[B_DB] * (v[b + 1] - dead)
+            else:
+                bw[slot] = 0
         cands = [] if every else None
         best = -1
         best_code = 0
         best_safe = -1
         safe_code = 0
-        bull = bedidx[25]
         for num in range(21):  # 0: the bull
             bi = bedidx[num] - 1 if num else bull - 1
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
-                ev = 0
-                live = 0
-                p0 = POS[num] + lo
-                rs = rad[0] + rad[2]
-                rt = rad[1]
-                rd = rad[3]
-                for j in range(len(ang)):
-                    b = bedidx[ORDER[(p0 + j) % 20]]
-                    if b:
-                        a = ang[j]
-                        ps = a * rs >> 12
-                        pt = a * rt >> 12
-                        pd = a * rd >> 12
-                        b = 3 * b - 3
-                        ev += ps * v[b] + pd * v[b + 1] + pt * v[b + 2]
-                        live += ps + pt + pd
-                if bull:
-                    b = 3 * bull - 3
-                    ev += rad[B_SB] * v[b] + rad[B_DB] * v[b + 1]
-                    live += rad[B_SB] + rad[B_DB]
-                ev = (ev + (ONE - live) * dead) // ONE
+                ws = w[slot]
+                q = POS[num] + lo + 20
+                acc = 0
+                for a in ang:
+                    acc += a * ws[q]
+                    q += 1
+                ev = ((acc >> 12) + bw[slot] + ONE * dead) // ONE
                 code = 3 + (num - 1) * 5 + SLOT_CODE[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
                 gives = bad[bi] & (1 << (0, 2, 0, 1, 1)[slot]) != 0 if bi >= 0 else self._dead_bad
@@ -319,6 +361,7 @@ def _sig(x):
 
 
 _players = {}  # type: dict  # level -> Player: its tables are made once
+_W = None  # rank's work space, shared by every player (one decision at a time)
 
 
 def player(level):

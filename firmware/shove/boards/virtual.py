@@ -110,16 +110,23 @@ class Board:
         self._own = 0  # short gaps counted since the last look at the CPU time
         self.sent_us = 0  # board time the last line finished going into the UART (esp32 timing)
         self.uart_blocked_us = 0  # time the firmware waited on a full UART FIFO (esp32 timing)
-        self.esp32 = os.getenv("HAPENNY_TIMING") == "esp32"
-        # the app paces its output at the UART's rate only where there is one
-        self.uart_us_per_byte = UART_US_PER_BYTE if self.esp32 else 0
-        if self.esp32:
-            self.slow = False  # the modelled costs are charged to the clock, not slept
-            self._scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
-            self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
-            self._cpu_buf = bytearray(64)
-            self._cpu_last = self._cpu_ns()
-            self._fifo_empty = 0  # board time the UART's FIFO runs dry
+        self.esp32 = False
+        self.uart_us_per_byte = 0  # the app paces its output at the UART's rate only where there is one
+        if os.getenv("HAPENNY_TIMING") == "esp32":
+            self.esp32_timing(int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE))
+
+    def esp32_timing(self, scale):
+        """Switch to the ESP32 timing model (see above), with the firmware's
+        computation charged at `scale` times this process's."""
+        self.esp32 = True
+        self.uart_us_per_byte = UART_US_PER_BYTE
+        self.slow = False  # the modelled costs are charged to the clock, not slept
+        self._scale = scale
+        self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+        self._cpu_buf = bytearray(64)
+        self._cpu_last = self._cpu_ns()
+        self._fifo_empty = 0  # board time the UART's FIFO runs dry
+        self._last = time.ticks_us()
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
