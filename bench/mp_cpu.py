@@ -41,11 +41,14 @@ def scenario(name, players, variant, over, level, darts, left=0):
     held = gc.mem_alloc()
     t = time.ticks_us()
     worst = 0
+    best = 1 << 30
     n = 10
     for _ in range(n):
         t0 = time.ticks_us()
         p.choose(g)
-        worst = max(worst, time.ticks_diff(time.ticks_us(), t0))
+        d = time.ticks_diff(time.ticks_us(), t0)
+        worst = max(worst, d)
+        best = min(best, d)
     avg = time.ticks_diff(time.ticks_us(), t) / n
     gc.collect()
     a0 = gc.mem_alloc()
@@ -54,7 +57,7 @@ def scenario(name, players, variant, over, level, darts, left=0):
     garbage = gc.mem_alloc() - a0
     gc.enable()
     gc.collect()
-    return {"scenario": name, "level": level, "us": round(avg), "us_worst": worst, "garbage_bytes": garbage,
+    return {"scenario": name, "level": level, "us": round(avg), "us_best": best, "us_worst": worst, "garbage_bytes": garbage,
             "retained_bytes": gc.mem_alloc() - held}
 
 

@@ -257,7 +257,7 @@ def table_rows(r):
         ("run time", "%.0f s" % r["seconds"]),
     ]
     if "cpu_player" in r:
-        rows.insert(-1, ("8 computer dart, worst case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))
+        rows.insert(-1, ("8 computer dart, slowest case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))
     if "web_latency" in r:
         rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
                                                                    "(%(samples)d darts; goal 200)" % r["web_latency"]))

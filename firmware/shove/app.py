@@ -10,7 +10,6 @@
 # change not yet acknowledged.
 import gc
 import json
-import select
 import sys
 
 from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
@@ -23,6 +22,9 @@ SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # then a service slice. The service runs in three slices, so that the matrix
 # is never left unread for long: a 0.5 ms contact must meet a read.
 BURST = 16
+_NEXT_SLICE = (1, 2, 3, 4, 0)
+DUE_TIMERS = 1  # the computer's visit or auto next may act (service slice 3)
+DUE_STRIP = 2  # a frame to write or one that animates (service slice 4)
 # Serial bytes taken in one slice (each is a poll, a read and two parsers'
 # steps: tens of us on the chip); a line is handled when its last byte is in.
 SERIAL_SLICE = 16
@@ -58,12 +60,13 @@ class App(Commands):
         self.jdirty = False  # the file must be rewritten before the next append
         self.game = self._load_game()
         self.lines = protocol.LineBuffer()
-        self.poll = select.poll()
-        self.poll.register(sys.stdin, select.POLLIN)
         self._b1 = bytearray(1)
         self.ignored = 0  # hits while darts are pulled (hold) or no game runs
         self.darts = 0
         self.frame_dirty = True
+        # slices with work until the game or the strip next changes: checked
+        # with one attribute while nothing happens (see _service)
+        self.due = DUE_TIMERS | DUE_STRIP
         self.frame_since = 0
         self.last_frame = bytes(3 * self.renderer.count)
         self.diag_frame = None  # the doctor holds the strip (diag led) while set
@@ -235,6 +238,7 @@ class App(Commands):
 
     def _changed(self):
         self.frame_dirty = True
+        self.due = DUE_TIMERS | DUE_STRIP
 
     # ---- the game ---------------------------------------------------------------------
     def _need_game(self):
@@ -363,11 +367,6 @@ class App(Commands):
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
 
     # ---- the loop ----------------------------------------------------------------------------
-    def _ready(self):
-        for _ in self.poll.ipoll(0):  # ipoll: no list made per look, unlike poll()
-            return True
-        return False
-
     def _read_serial(self):
         """Up to SERIAL_SLICE bytes from the port; True when it stopped at
         that bound (more may be waiting: the next slice reads on, so input at
@@ -375,12 +374,13 @@ class App(Commands):
         n = 0
         watch = self.watch
         now = -1
+        board = self.board
         while n < SERIAL_SLICE:
-            if not self._ready():
+            if not board.serial_ready():
                 return False
             if now < 0:
-                now = self.board.ticks_ms()
-            if sys.stdin.buffer.readinto(self._b1) != 1:
+                now = board.ticks_ms()
+            if board.serial_read(self._b1) != 1:
                 return False
             n += 1
             b = self._b1[0]
@@ -404,7 +404,7 @@ class App(Commands):
             self._drain()
         board = self.board
         s = self.slice
-        self.slice = s + 1 if s < 4 else 0
+        self.slice = _NEXT_SLICE[s]
         if s == 0:
             board.feed()
             if self._read_serial() and self.serial_run < 3:
@@ -418,38 +418,51 @@ class App(Commands):
             board.service(self)
         elif s == 2:
             bt = self.buttons
-            if board.buttons_down() or not bt.settled():
+            if board.buttons_down() or not bt.idle:
                 now = board.ticks_ms()
                 out = self._btn_events
                 for i in range(3):
                     bt.update(i, board.button(i), now, out)
+                bt.idle = bt.settled()
                 while out:
                     name, kind = out.pop(0)
                     self._button(name, kind)
         elif s == 3:
-            g = self.game
-            if g is None:
-                return
-            if g.cpu[g.turn] and self.auto is None:
-                from shove.cpu import Autoplay
-
-                self.auto = Autoplay()
-            auto = self.config["auto_next_ms"]
-            if self.auto or (auto and g.phase == rules.HOLD and self.hold_since != -1):
-                now = board.ticks_ms()
-                if self.auto:
-                    self.auto.step(self, now)
-                if auto and g.phase == rules.HOLD and self.hold_since != -1:
-                    if scanner.ticks_diff(now, self.hold_since) >= auto:
-                        st, evs = self.do_next()
-                        for ev, fields in evs:
-                            self.emit(ev, fields)
-        else:
+            if self.due & DUE_TIMERS:
+                self._timers(board)
+        elif self.due & DUE_STRIP:
+            self._leds(board.ticks_ms())
             r = self.renderer
             g = self.game
-            # a frame to write, or one that changes with time alone (see Renderer.animating)
-            if self.frame_dirty or r.flash_at >= 0 or r.hint_at >= 0 or (g is not None and g.phase == rules.OVER):
-                self._leds(board.ticks_ms())
+            # nothing to write and nothing that changes with time alone (see
+            # Renderer.animating): quiet until the next change
+            if not (self.frame_dirty or r.flash_at >= 0 or r.hint_at >= 0 or (g is not None and g.phase == rules.OVER)):
+                self.due &= ~DUE_STRIP
+
+    def _timers(self, board):
+        """The computer's visit and auto next; quiet until the next change
+        once neither can act on its own."""
+        g = self.game
+        if g is None:
+            self.due &= ~DUE_TIMERS
+            return
+        if g.cpu[g.turn] and self.auto is None:
+            from shove.cpu import Autoplay
+
+            self.auto = Autoplay()
+        auto = self.config["auto_next_ms"]
+        hold = auto and g.phase == rules.HOLD and self.hold_since != -1
+        if self.auto or hold:
+            now = board.ticks_ms()
+            if self.auto:
+                self.auto.step(self, now)
+            if hold and scanner.ticks_diff(now, self.hold_since) >= auto:
+                st, evs = self.do_next()
+                for ev, fields in evs:
+                    self.emit(ev, fields)
+        g = self.game
+        if g is None or not (hold or (g.cpu[g.turn] and g.phase != rules.OVER)):
+            self.due &= ~DUE_TIMERS
 
     def _leds(self, now):
         if self.diag_frame is not None:
@@ -518,8 +531,12 @@ class App(Commands):
             if sc.calm:  # nothing to vote on: read in a burst, step on a closure
                 k = board.scan_idle(snap, BURST)
                 sc.scans += k
-                if k < BURST:
-                    sc.step(board.ticks_us())
+                if k == BURST:  # all open: no step, so no event; a service slice
+                    self._serve_slice()
+                    if self.leaving:
+                        return
+                    continue
+                sc.step(board.ticks_us())
                 self.passes = SERVICE_EVERY
             else:
                 board.read_matrix(snap)
@@ -541,12 +558,23 @@ class App(Commands):
                 self.passes = 0
                 self._service()
         except Exception as e:
-            self.errors += 1
-            self.passes = 0
-            try:
-                self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
-            except Exception:
-                pass
+            self._failed(e)
+
+    def _serve_slice(self):
+        """A service slice after an idle burst (no scanner event can be
+        waiting), guarded like _serve."""
+        try:
+            self._service()
+        except Exception as e:
+            self._failed(e)
+
+    def _failed(self, e):
+        self.errors += 1
+        self.passes = 0
+        try:
+            self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
+        except Exception:
+            pass
 
 
 def main():

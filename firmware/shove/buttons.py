@@ -23,6 +23,7 @@ class Buttons:
         self.down_at = [0] * n
         self.longed = bytearray(n)
         self._up = bytearray(n)
+        self.idle = True  # settled() when last fed: the loop skips a feed of all-up levels then
 
     def settled(self):
         """Every button up and steady: reading levels that are all up changes nothing."""

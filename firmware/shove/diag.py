@@ -60,7 +60,7 @@ def led(app, bed):
     r = app.renderer
     if bed is None:
         app.diag_frame = None
-        app.frame_dirty = True
+        app._changed()
         app.last_frame = bytes(3 * r.count)  # so the game's frame is written again
         return {"lit": []}
     if bed == "status":

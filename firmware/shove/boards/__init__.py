@@ -7,6 +7,7 @@
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
 #   scan_idle(snap, n)                up to n reads in one call while all read open
+#   serial_ready(), serial_read(buf)  the console's input, a byte at a time
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)

@@ -8,6 +8,8 @@
 # WDT, Timer and neopixel.
 import array
 import os
+import select
+import sys
 import time
 
 import machine
@@ -153,6 +155,7 @@ class Board:
         self._last_loop = time.ticks_ms()
         self._free_run = False
         self._timer = None
+        self._spoll = None  # the console's poll, made on first use
         self._log = None  # the journal file kept open for appends
         self._log_path = None
 
@@ -231,6 +234,21 @@ class Board:
             if p is not None and p.value() == 0:
                 return True
         return False
+
+    # ---- the serial port (the REPL's UART: sys.stdin while the app runs) ------------
+    def serial_ready(self):
+        """A byte is waiting (ipoll: no list made per look, unlike poll())."""
+        p = self._spoll
+        if p is None:
+            p = self._spoll = select.poll()
+            p.register(sys.stdin, select.POLLIN)
+        for _ in p.ipoll(0):
+            return True
+        return False
+
+    def serial_read(self, buf):
+        """One byte into buf (call when serial_ready): 1, or 0 at the end."""
+        return sys.stdin.buffer.readinto(buf)
 
     def strip_write(self, frame):
         np = self._np

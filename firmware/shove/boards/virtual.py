@@ -60,6 +60,9 @@ READ_US = 20
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
 # on the chip; the virtual clock's own bookkeeping is not charged.
 TICKS_US = 3
+# A look at the serial port's receive ring, or a byte taken from it, through
+# the stream layer: C on the chip, a few us (here a system call each).
+SERIAL_US = 5
 BUTTONS = ("next", "undo", "new")
 
 
@@ -85,6 +88,8 @@ class Board:
         self.idle_us = 0  # board time spent in them
         self._last_total = 0  # board time of the last matrix read
         self._in_sim = False  # the control channel is being served (ESP32 model: not charged)
+        self._spoll = select.poll()
+        self._spoll.register(sys.stdin, select.POLLIN)
         self.gap_max_us = 0
         self._ctl_in = None
         self._ctl_out = None
@@ -268,7 +273,14 @@ class Board:
         """Read the matrix up to `n` times while every crossing reads open;
         return how many reads found it open. Fewer than `n`: the last read
         found a closure and `snap` holds it (see esp32.py)."""
-        if self.crash or not self.esp32:
+        if self.esp32 and not self.crash:
+            # the clock read, inline: a call to ticks_us would be charged as
+            # the firmware's work, and on the chip there is none here
+            raw = time.ticks_us()
+            gap = time.ticks_diff(raw, self._last)
+            self._last = raw
+            self._total += self._esp32_gap(gap)
+        else:
             k = 0
             while k < n:
                 self.read_matrix(snap)
@@ -278,7 +290,6 @@ class Board:
             return k
         # the chip's viper loop: each read READ_US apart on the board's clock;
         # the electrical model is the simulator's work and is not charged
-        self.ticks_us()
         m = self.model
         full = self._full
         rows = self.rows
@@ -320,6 +331,28 @@ class Board:
     def close_us(self, row, col, length_us, delay_us):
         on = (self.ticks_us() + delay_us) & _MASK
         return self.model.close(row, col, on, (on + length_us) & _MASK)
+
+    # ---- the serial port ---------------------------------------------------------
+    # The pseudo-terminal's system calls are the simulator's, not the chip's:
+    # under the ESP32 model a look costs what the port's stdin ring does there.
+    def serial_ready(self):
+        if self.esp32:
+            self.ticks_us()
+        ready = False
+        for _ in self._spoll.ipoll(0):
+            ready = True
+            break
+        if self.esp32:
+            self._emulated(SERIAL_US)
+        return ready
+
+    def serial_read(self, buf):
+        if self.esp32:
+            self.ticks_us()
+        n = sys.stdin.buffer.readinto(buf)
+        if self.esp32:
+            self._emulated(SERIAL_US)
+        return n
 
     def buttons_down(self):
         h = self._held
