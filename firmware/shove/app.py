@@ -23,6 +23,7 @@ SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # is never left unread for long: a 0.5 ms contact must meet a read.
 BURST = 16
 _NEXT_SLICE = (1, 2, 3, 4, 0)
+FEED_EVERY = 16  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 DUE_TIMERS = 1  # the computer's visit or auto next may act (service slice 3)
 DUE_STRIP = 2  # a frame to write or one that animates (service slice 4)
 # Serial bytes taken in one slice (each is a poll, a read and two parsers'
@@ -64,6 +65,8 @@ class App(Commands):
         self.ignored = 0  # hits while darts are pulled (hold) or no game runs
         self.darts = 0
         self.frame_dirty = True
+        self.anim_dirty = False  # only an animation's step is waiting (see _leds)
+        self.animated = False  # the renderer was animating at the last look
         # slices with work until the game or the strip next changes: checked
         # with one attribute while nothing happens (see _service)
         self.due = DUE_TIMERS | DUE_STRIP
@@ -74,6 +77,7 @@ class App(Commands):
         self.passes = 0
         self.slice = 0  # the service slice that runs next
         self.serial_run = 0  # serial slices run back to back
+        self.feeds = 0  # serial slices since the last check-in with the watchdog
         self.errors = 0  # unexpected exceptions caught by the loop
         self._map_staged = None  # cells of a map sent in several lines
         self.watch = handover.Watch()
@@ -406,7 +410,10 @@ class App(Commands):
         s = self.slice
         self.slice = _NEXT_SLICE[s]
         if s == 0:
-            board.feed()
+            self.feeds += 1
+            if self.feeds >= FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
+                self.feeds = 0
+                board.feed()
             if self._read_serial() and self.serial_run < 3:
                 # more input waiting: read on after the next burst (four
                 # slices in five at most, so a flood cannot starve the rest)
@@ -436,7 +443,8 @@ class App(Commands):
             g = self.game
             # nothing to write and nothing that changes with time alone (see
             # Renderer.animating): quiet until the next change
-            if not (self.frame_dirty or r.flash_at >= 0 or r.hint_at >= 0 or (g is not None and g.phase == rules.OVER)):
+            if not (self.frame_dirty or self.anim_dirty or r.flash_at >= 0 or r.hint_at >= 0
+                    or (g is not None and g.phase == rules.OVER)):
                 self.due &= ~DUE_STRIP
 
     def _timers(self, board):
@@ -468,24 +476,37 @@ class App(Commands):
         if self.diag_frame is not None:
             return
         g = self.game
-        if self.renderer.animating(g, now):
-            self.frame_dirty = True
-        if not self.frame_dirty:
+        r = self.renderer
+        anim = r.animating(g, now)
+        if anim:
+            if r.hint_at < 0 and g.phase != rules.OVER:
+                self.anim_dirty = True  # a gift's flash alone: its blinks can wait (below)
+            else:
+                self.frame_dirty = True  # the hint someone asked for blinks; a win's chase
+        elif self.animated:
+            self.frame_dirty = True  # an animation has ended: its last frame must go
+        self.animated = anim
+        if not (self.frame_dirty or self.anim_dirty):
             return
-        # A strip write blocks for ~30 us a pixel: do it while the scanner is
-        # locked out after a dart (it could not take another one anyway), when
-        # no dart can score, or when the frame has waited LED_QUIET_MS. The
-        # last case (a gift's flash, a host command) can block a scan for a
-        # frame's length at most every LED_QUIET_MS: a contact shorter than a
-        # frame write landing exactly then would be missed.
-        if self.frame_since == 0:
-            self.frame_since = now or 1
-        quiet = (self.scanner.state in (scanner.LOCKOUT, scanner.RELEASE) or g is None
-                 or g.phase != rules.PLAY or scanner.ticks_diff(now, self.frame_since) >= LED_QUIET_MS)
-        if not quiet:
-            return
-        frame = self.renderer.render(g, now)
+        # A strip write blocks for ~30 us a pixel (and the frame takes ms to
+        # render): do it while the scanner is locked out after a dart (it
+        # could not take another one anyway) or when no dart can score.
+        # While one can, a change of the game is written once it has waited
+        # LED_QUIET_MS, which can block a scan for a frame's length: a
+        # contact shorter than that landing exactly then would be missed. A
+        # gift's flash does not force frames: after the dart its square
+        # shows lit (the frame written in the lockout) until the next moment
+        # no dart can score, or the flash's end, which does force one.
+        if self.scanner.state not in (scanner.LOCKOUT, scanner.RELEASE) and g is not None and g.phase == rules.PLAY:
+            if not self.frame_dirty:
+                return
+            if self.frame_since == 0:
+                self.frame_since = now or 1
+            if scanner.ticks_diff(now, self.frame_since) < LED_QUIET_MS:
+                return
+        frame = r.render(g, now)
         self.frame_dirty = False
+        self.anim_dirty = False
         self.frame_since = 0
         if frame != self.last_frame:
             self.last_frame = bytes(frame)

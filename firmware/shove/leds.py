@@ -11,7 +11,8 @@
 # a closed bed's square is lit at full strength.
 # Status: darts left, in the thrower's colour; during hold all status pixels
 # glow dim white (pull the darts); a bull-off lights them in the thrower's
-# colour. Gifts flash the receiving square white for FLASH_MS. A win runs a
+# colour. A gift lights the receiving square white for FLASH_MS, steady:
+# a blink would need frames written while a dart may come. A win runs a
 # chase in the winner's colour over the whole strip. A coach's hint blinks
 # the thrower's square of the recommended bed white for HINT_MS (the status
 # pixels when the advice is a bed not on the strip, or no bed).
@@ -80,7 +81,7 @@ class Renderer:
         m = game.marks[side * game.nb + bed_i]
         full = game.rules.marks
         lit = (m * self.per_side + full - 1) // full
-        flashing = self._flashing(now_ms) and (side, bed_i) in self.flash and (now_ms // 100) % 2 == 0
+        flashing = self._flashing(now_ms) and (side, bed_i) in self.flash
         if bed_i == self.hint_bed and side == game.turn and self._hinting(now_ms):
             flashing = (now_ms // 250) % 2 == 0
         for k in range(self.per_side):

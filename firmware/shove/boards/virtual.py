@@ -336,8 +336,11 @@ class Board:
     # The pseudo-terminal's system calls are the simulator's, not the chip's:
     # under the ESP32 model a look costs what the port's stdin ring does there.
     def serial_ready(self):
-        if self.esp32:
-            self.ticks_us()
+        if self.esp32:  # the clock read inline, as in scan_idle: there is none on the chip
+            raw = time.ticks_us()
+            gap = time.ticks_diff(raw, self._last)
+            self._last = raw
+            self._total += self._esp32_gap(gap)
         ready = False
         for _ in self._spoll.ipoll(0):
             ready = True
