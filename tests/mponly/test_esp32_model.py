@@ -39,58 +39,55 @@ class SlowHostFiles:
         return store.read(path)
 
 
-def _board():
-    clock = Clock()
-    real = virtual.time, virtual.store
-    virtual.time = clock
-    virtual.store = SlowHostFiles(clock)
-    b = virtual.Board(profile.Profile(profile.default_dict()))
-    b.esp32_timing(100)
-    return b, real
+class ModelBoard:
+    """A virtual board on the ESP32 model (factor 100), its clock and its
+    host files under the test's control; files left by the test go."""
 
+    def __init__(self, *files):
+        self.files = files
 
-def _restore(real):
-    virtual.time, virtual.store = real
+    def __enter__(self):
+        self.clock = Clock()
+        self.real = virtual.time, virtual.store
+        virtual.time = self.clock
+        virtual.store = SlowHostFiles(self.clock)
+        self.board = virtual.Board(profile.Profile(profile.default_dict()))
+        self.board.esp32_timing(100)
+        return self
+
+    def __exit__(self, *exc):
+        virtual.time, virtual.store = self.real
+        for f in self.files:
+            store.remove(f)
+
+    def spent(self, f, *args):
+        """Board time a call takes, and what it returned."""
+        t0 = self.board._total
+        r = f(*args)
+        return self.board._total - t0, r
 
 
 def test_a_journal_append_costs_the_flash_model_not_the_hosts_file_io():
-    b, real = _board()
-    try:
+    with ModelBoard("t_model.jnl") as m:
         store.remove("t_model.jnl")
-        t0 = b._total
-        b.append_file("t_model.jnl", b"abc")
-        spent = b._total - t0
+        spent, _ = m.spent(m.board.append_file, "t_model.jnl", b"abc")
         # a commit plus programming 3 bytes, and one clock read
         assert spent == virtual.COMMIT_US + virtual.PROGRAM_US_PER_KB * 3 // 1024 + virtual.TICKS_US, spent
-    finally:
-        _restore(real)
-        store.remove("t_model.jnl")
 
 
 def test_a_small_file_rewrite_costs_two_commits_not_the_hosts_file_io():
-    b, real = _board()
-    try:
-        t0 = b._total
-        b.write_file("t_model.json", b"{}")
-        spent = b._total - t0
+    with ModelBoard("t_model.json") as m:
+        spent, _ = m.spent(m.board.write_file, "t_model.json", b"{}")
         assert spent == 2 * virtual.COMMIT_US + virtual.TICKS_US, spent
-        t0 = b._total
-        assert b.read_file("t_model.json") == b"{}"
-        assert b._total - t0 == virtual.COMMIT_US // 2 + virtual.TICKS_US
-    finally:
-        _restore(real)
-        store.remove("t_model.json")
+        spent, data = m.spent(m.board.read_file, "t_model.json")
+        assert data == b"{}"
+        assert spent == virtual.COMMIT_US // 2 + virtual.TICKS_US, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():
-    b, real = _board()
-    try:
-        t0 = b._total
-        b.ticks_us()  # nothing ran: only the clock read's own charge
-        assert b._total - t0 == virtual.TICKS_US
-        virtual.time.t += 7  # the firmware computes for 7 us of this machine
-        t0 = b._total
-        b.ticks_us()
-        assert b._total - t0 == 7 * 100 + virtual.TICKS_US
-    finally:
-        _restore(real)
+    with ModelBoard() as m:
+        spent, _ = m.spent(m.board.ticks_us)  # nothing ran: only the clock read's own charge
+        assert spent == virtual.TICKS_US, spent
+        m.clock.t += 7  # the firmware computes for 7 us of this machine
+        spent, _ = m.spent(m.board.ticks_us)
+        assert spent == 7 * 100 + virtual.TICKS_US, spent
