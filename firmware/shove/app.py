@@ -19,7 +19,7 @@ from shove.boards import open_board
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip),
-# then a service slice. The service runs in three slices, so that the matrix
+# then a service slice. The service runs in five slices, so that the matrix
 # is never left unread for long: a 0.5 ms contact must meet a read.
 BURST = 16
 _NEXT_SLICE = (1, 2, 3, 4, 0)
@@ -439,12 +439,9 @@ class App(Commands):
                 self._timers(board)
         elif self.due & DUE_STRIP:
             self._leds(board.ticks_ms())
-            r = self.renderer
-            g = self.game
-            # nothing to write and nothing that changes with time alone (see
-            # Renderer.animating): quiet until the next change
-            if not (self.frame_dirty or self.anim_dirty or r.flash_at >= 0 or r.hint_at >= 0
-                    or (g is not None and g.phase == rules.OVER)):
+            # nothing to write and nothing that changes with time alone (what
+            # _leds has just found): quiet until the next change
+            if not (self.frame_dirty or self.anim_dirty or self.animated):
                 self.due &= ~DUE_STRIP
 
     def _timers(self, board):
@@ -480,7 +477,7 @@ class App(Commands):
         anim = r.animating(g, now)
         if anim:
             if r.hint_at < 0 and g.phase != rules.OVER:
-                self.anim_dirty = True  # a gift's flash alone: its blinks can wait (below)
+                self.anim_dirty = True  # a gift's flash alone: its frames can wait (below)
             else:
                 self.frame_dirty = True  # the hint someone asked for blinks; a win's chase
         elif self.animated:

@@ -66,6 +66,13 @@ SERIAL_US = 5
 BUTTONS = ("next", "undo", "new")
 
 
+def _readable(poll):
+    """Something to read on the poll's stream (ipoll: no list made per look)."""
+    for _ in poll.ipoll(0):
+        return True
+    return False
+
+
 class Board:
     def __init__(self, profile):
         self.name = profile.name
@@ -273,14 +280,7 @@ class Board:
         """Read the matrix up to `n` times while every crossing reads open;
         return how many reads found it open. Fewer than `n`: the last read
         found a closure and `snap` holds it (see esp32.py)."""
-        if self.esp32 and not self.crash:
-            # the clock read, inline: a call to ticks_us would be charged as
-            # the firmware's work, and on the chip there is none here
-            raw = time.ticks_us()
-            gap = time.ticks_diff(raw, self._last)
-            self._last = raw
-            self._total += self._esp32_gap(gap)
-        else:
+        if not self.esp32 or self.crash:  # read by read, each on its own clock reading
             k = 0
             while k < n:
                 self.read_matrix(snap)
@@ -288,6 +288,12 @@ class Board:
                     return k
                 k += 1
             return k
+        # the clock read, inline: a call to ticks_us would be charged as the
+        # firmware's work, and on the chip there is none here
+        raw = time.ticks_us()
+        gap = time.ticks_diff(raw, self._last)
+        self._last = raw
+        self._total += self._esp32_gap(gap)
         # the chip's viper loop: each read READ_US apart on the board's clock;
         # the electrical model is the simulator's work and is not charged
         m = self.model
@@ -341,10 +347,7 @@ class Board:
             gap = time.ticks_diff(raw, self._last)
             self._last = raw
             self._total += self._esp32_gap(gap)
-        ready = False
-        for _ in self._spoll.ipoll(0):
-            ready = True
-            break
+        ready = _readable(self._spoll)
         if self.esp32:
             self._emulated(SERIAL_US)
         return ready
@@ -491,10 +494,7 @@ class Board:
         # is atomic (under PIPE_BUF), so a readable pipe holds whole lines;
         # reading them whole keeps the bench's garbage out of the board's heap.
         for _ in range(64):
-            ready = False
-            for _ in self._poll.ipoll(0):  # ipoll: no list made per look
-                ready = True
-            if not ready:
+            if not _readable(self._poll):
                 return
             line = self._ctl_in.readline()
             if not line:  # the simulator went away: the power is off
