@@ -50,8 +50,10 @@ def _loop_period(vb, seconds):
     s1 = s0
     while s1["board_us"] < end:
         s1 = vb.stats()
+    # the board's time spent reading and serving, over the reads it made: a
+    # doze (waiting for input while nothing can close) counts neither
     busy = (s1["board_us"] - s0["board_us"]) - (s1["idle_us"] - s0["idle_us"])
-    return busy / max(1, s1["scans"] - s0["scans"])
+    return busy / max(1, (s1["scans"] - s0["scans"]) - (s1["doze_reads"] - s0["doze_reads"]))
 
 
 def _cpu_s(pid):
@@ -107,7 +109,9 @@ class Run:
         at = self.vb.pulses([(r, c, delay, length_us)])
         if traffic:  # the host asks for the whole state while the dart lands
             self.link.send_line(b'{"cmd":"state","id":"t"}\n')
-        got = self.events_until(at + delay + 300000)  # 300 ms of the board's time
+        # 300 ms of the board's time, or less once the dart is in and its
+        # lockout over (an idle board's clock runs at the wall clock's pace)
+        got = self.events_until(at + delay + 300000, 1, at + delay + length_us + LOCKOUT_US + 20000)
         darts = [e for e in got if e.get("ev") == "dart"]
         scored = any(e["seg"] == seg for e in darts)
         lat = None
@@ -119,9 +123,10 @@ class Run:
             self.thrown = 0
         return scored, len(darts) - (1 if scored else 0), lat
 
-    def events_until(self, board_us):
-        """Every event until the board's clock passes `board_us`; each dart
-        event's board time of sending is kept in self.sent_at."""
+    def events_until(self, board_us, darts=None, early=None):
+        """Every event until the board's clock passes `board_us` (or `early`,
+        once `darts` dart events are in); each dart event's board time of
+        sending is kept in self.sent_at."""
         out = []
         self.sent_at = {}
         last_sent = self.vb.stats()["sent_us"]
@@ -134,8 +139,11 @@ class Run:
                 if ev.get("ev") == "dart":
                     self.sent_at[id(ev)] = st["sent_us"] if st["sent_us"] != last_sent else last_sent
             last_sent = st["sent_us"]
-            if st["board_us"] > board_us and st["scanner"] == "idle":
-                return out
+            if st["scanner"] == "idle" and not st["closing"]:
+                if st["board_us"] > board_us:
+                    return out
+                if early is not None and st["board_us"] > early and len(self.sent_at) >= darts:
+                    return out
 
     def pair(self, rnd):
         """Two darts, the second as soon as the scanner may take it: is it lost
@@ -148,7 +156,8 @@ class Run:
         (r1, c1), (r2, c2) = self.cells[a], self.cells[b]
         second = 2000 + LOCKOUT_US + 30000  # once the lockout and re-arm are well over
         at = self.vb.pulses([(r1, c1, 2000, 2000), (r2, c2, second, 2000)])
-        seen = {e["seg"] for e in self.events_until(at + second + 300000) if e.get("ev") == "dart"}
+        seen = {e["seg"] for e in self.events_until(at + second + 300000, 2, at + second + 2000 + LOCKOUT_US + 20000)
+                if e.get("ev") == "dart"}
         self.thrown += len(seen)
         return b in seen
 

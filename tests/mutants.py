@@ -71,6 +71,21 @@ MUTANTS = [
     # an idle burst that reads on past a closure: the dart's first read is overwritten
     ("firmware/shove/boards/esp32.py", "        if closed:\n            break\n", "",
      ["tests/test_esp32_board.py::test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure"]),
+    # a long quiet burst that does not look at the console: a request waits for its end
+    ("firmware/shove/boards/virtual.py", "if self.buttons_down() or _readable(self._spoll) or (until",
+     "if self.buttons_down() or (until", ["tests/test_esp32_timing.py::test_a_quiet_board_serves_a_request_at_once"]),
+    ("firmware/shove/boards/esp32.py", "            if (self.serial_ready() or self.buttons_down()\n",
+     "            if (self.buttons_down()\n",
+     ["tests/test_esp32_board.py::test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls"]),
+    # ... or that runs past the time a waiting frame is due
+    ("firmware/shove/app.py", "                        until = self.strip_at\n", "",
+     ["tests/test_esp32_timing.py::test_a_frame_that_waits_is_written_on_time_during_quiet_bursts"]),
+    # a lean round kept up while a stuck switch is read: the housekeeping slice never runs
+    ("firmware/shove/app.py", "                self.lean = False  # a dart: every slice has its turn while it is read\n", "",
+     ["tests/hil/test_doctor.py::test_each_wiring_fault_is_named_by_pin_and_segment"]),
+    # the model jumping to its next change when that is inside the burst
+    ("firmware/shove/boards/virtual.py", "if scanner.ticks_diff(m.next_change, now) > n * READ_US:",
+     "if scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),
 ]
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from esp32_models import Clock, Gpio, esp32
 from shove import profile
+from shove.boards import WOKE_INPUT, WOKE_TIME
 
 GENERIC = profile.Profile(profile.default_dict())
 
@@ -124,6 +125,43 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
         assert b.press(1, 6, 5)  # a closure injected through the model is read too
         assert b.scan_idle(snap, 16) == 0 and _closed(snap, 8) == {(1, 6)}
         assert b.late_rows == 0
+
+
+def test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls():
+    per_read = 8 * (6 + 2 + 2 + 2)  # register accesses of one all-open read
+    # (reads asked, what wants the loop, from which look on) -> (reads done, woke)
+    table = [
+        (64, None, 0, (64, 0)),  # nothing: four calls of 16, three looks between
+        (64, "serial", 1, (16, WOKE_INPUT)),  # a byte waiting: the first look ends it
+        (64, "button", 3, (48, WOKE_INPUT)),  # a button down at the third look
+        (64, "clock", 2, (32, WOKE_TIME)),  # the tick asked for has come by the second look
+        (20, "serial", 1, (16, WOKE_INPUT)),
+        (16, "serial", 1, (16, 0)),  # one call's worth: no look at all
+    ]
+    for n, what, at, want in table:
+        with esp32() as (mod, mach, ptrs):
+            b = _board(mod, ptrs)
+            look = [0]
+
+            def serial():
+                look[0] += 1  # the console is the first thing each look sees
+                return what == "serial" and look[0] >= at
+            b.serial_ready = serial
+            b.buttons_down = lambda: what == "button" and look[0] >= at
+            ticks_ms = mod.time.ticks_ms
+            until = -1
+            if what == "clock":
+                until = 5000
+                mod.time.ticks_ms = lambda: 5000 if look[0] >= at else 4999
+            snap = array.array("H", bytes(16))
+            t0 = ptrs.gpio.accesses
+            try:
+                k = b.scan_idle(snap, n, until)
+            finally:
+                mod.time.ticks_ms = ticks_ms
+            assert (k, b.woke) == want, (n, what, k, b.woke)
+            assert ptrs.gpio.accesses - t0 == k * per_read  # exactly the reads it reports
+            assert list(snap) == [0] * 8
 
 
 def test_strip_bytes_go_out_in_grb_order():

@@ -73,3 +73,55 @@ def test_replies_go_out_at_the_uarts_pace_without_ever_blocking_the_loop(esp32_b
     # written as the FIFO drains, so the firmware never waited on the UART
     # (a blocking write of it would have waited some 40 ms)
     assert s1["uart_blocked_us"] == s0["uart_blocked_us"] == 0
+
+
+@pytest.fixture(scope="module")
+def quiet_board():
+    """A board of its own (no closure scheduled far ahead by another test),
+    a game in play and nothing due: the loop reads in quiet bursts."""
+    vb = VirtualBoard(timing="esp32").start()
+    link, info, ser = connect(vb.port)
+    link.request("new", players=["Ann", "Bob"], rules={"darts": 9})  # throws below never end the visit
+    link.drain()
+    time.sleep(1.0)  # the game's first frame has long gone out
+    yield vb, link
+    ser.close()
+    vb.stop()
+
+
+def test_a_quiet_board_serves_a_request_at_once(quiet_board):
+    # A quiet burst lasts up to a second of board time; a byte on the
+    # console must end it at the next look, not when it runs out.
+    vb, link = quiet_board
+    for _ in range(3):
+        before = vb.stats()
+        time.sleep(0.2)
+        s0 = vb.stats()
+        assert s0["doze_reads"] > before["doze_reads"]  # it was in a quiet burst, dozing
+        link.request("info")
+        s1 = vb.stats()
+        # the reply (about 200 bytes: two FIFO loads, 10 ms apart) left within
+        # a few tens of ms of board time, doze included
+        took = s1["sent_us"] - s0["board_us"]
+        assert 0 < took < 60000, took
+
+
+def test_a_frame_that_waits_is_written_on_time_during_quiet_bursts(quiet_board):
+    # A change of the game while a dart may score: its frame waits
+    # LED_QUIET_MS (250 ms), then goes out; the quiet burst meanwhile ends at
+    # that time, not a second later.
+    vb, link = quiet_board
+    for code in ("S5", "S6", "S7"):
+        time.sleep(0.3)
+        n0 = vb.frames
+        t_change = vb.stats()["board_us"]  # the change comes after this
+        link.request("throw", seg=code)
+        end = time.monotonic() + 5
+        while vb.frames == n0 and time.monotonic() < end:
+            time.sleep(0.01)
+        assert vb.frames > n0, "no frame written"
+        # LED_QUIET_MS, after the request's own handling (its journal write
+        # and reply: tens of ms); without the burst's deadline, up to a
+        # second more
+        waited = vb.frame_at - t_change
+        assert 250000 < waited < 450000, waited

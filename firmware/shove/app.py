@@ -5,6 +5,10 @@
 # closure; while a dart is voted on it steps on every read. After each burst
 # (every few reads otherwise) one slice of `_service` runs: the serial port,
 # the board's housekeeping, the buttons, the computer's visit, the strip.
+# When a round of slices finds nothing to do, the next burst is a quiet one
+# of up to a second that ends early for a serial byte, a button or the time
+# a waiting frame or the UART's next bytes are due: the fewer trips back to
+# bytecode, the fewer gaps a short contact can fall into.
 # Every change to the game, the configuration or the map is stored on
 # flash before its reply or event goes out, so a power cut loses at most the
 # change not yet acknowledged.
@@ -15,13 +19,20 @@ import sys
 from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
-from shove.boards import open_board
+from shove.boards import WOKE_INPUT, open_board
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip),
 # then a service slice. The service runs in five slices, so that the matrix
 # is never left unread for long: a 0.5 ms contact must meet a read.
 BURST = 16
+# With nothing due (no timer, output, button or input; at most a frame that
+# only time makes due), a round of slices has nothing to do either: read up
+# to this many times (about a second on the chip, well inside the
+# watchdog's 3 s) or until the frame is due, then a lean round (the serial
+# slice and the strip's). The board stops early when a serial byte or a
+# button wants the loop (scan_idle sets board.woke); a full round follows.
+QUIET = 40000
 _NEXT_SLICE = (1, 2, 3, 4, 0)
 FEED_EVERY = 16  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 DUE_TIMERS = 1  # the computer's visit or auto next may act (service slice 3)
@@ -30,7 +41,9 @@ DUE_STRIP = 2  # a frame to write or one that animates (service slice 4)
 # steps: tens of us on the chip); a line is handled when its last byte is in.
 SERIAL_SLICE = 16
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
+TICKS_MASK = 0x3FFFFFFF  # the boards' tick counters wrap at 2**30
 UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
+OUT_WAIT_MS = 10  # ... and sends in 11 ms at 115200 baud: write more after this long
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
@@ -76,6 +89,10 @@ class App(Commands):
         self.hold_since = -1
         self.passes = 0
         self.slice = 0  # the service slice that runs next
+        self.strip_waits = False  # the strip has a frame to write only once time passes (see _leds)
+        self.strip_at = -1  # ... at this tick (ms); -1: no time set
+        self.lean = False  # the round after a quiet burst: serial and strip slices only
+        self._out_at = 0  # tick (ms) the UART's FIFO has room again while output waits
         self.serial_run = 0  # serial slices run back to back
         self.feeds = 0  # serial slices since the last check-in with the watchdog
         self.errors = 0  # unexpected exceptions caught by the loop
@@ -214,6 +231,8 @@ class App(Commands):
                 n = left
             self._credit = 0
         self._write(self._outpos, n)
+        if self._outq:  # more to send once the FIFO has drained: the loop may read until then
+            self._out_at = (self.board.ticks_ms() + OUT_WAIT_MS) & TICKS_MASK
 
     def _write(self, pos, n):
         if self._bin is None:
@@ -242,6 +261,8 @@ class App(Commands):
 
     def _changed(self):
         self.frame_dirty = True
+        self.strip_waits = False
+        self.lean = False
         self.due = DUE_TIMERS | DUE_STRIP
 
     # ---- the game ---------------------------------------------------------------------
@@ -410,6 +431,8 @@ class App(Commands):
         s = self.slice
         self.slice = _NEXT_SLICE[s]
         if s == 0:
+            if self.lean:  # after a quiet burst: only the strip may have work
+                self.slice = 4 if self.due & DUE_STRIP else 0
             self.feeds += 1
             if self.feeds >= FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
                 self.feeds = 0
@@ -470,6 +493,7 @@ class App(Commands):
             self.due &= ~DUE_TIMERS
 
     def _leds(self, now):
+        self.strip_waits = False
         if self.diag_frame is not None:
             return
         g = self.game
@@ -483,7 +507,12 @@ class App(Commands):
         elif self.animated:
             self.frame_dirty = True  # an animation has ended: its last frame must go
         self.animated = anim
+        # only time can make a frame due from here (no hint blinking): the
+        # loop may read in a quiet burst until then (strip_at: the flash's end)
+        waits = r.hint_at < 0
+        self.strip_at = (r.flash_at + leds.FLASH_MS) & TICKS_MASK if r.flash_at >= 0 else -1
         if not (self.frame_dirty or self.anim_dirty):
+            self.strip_waits = waits
             return
         # A strip write blocks for ~30 us a pixel (and the frame takes ms to
         # render): do it while the scanner is locked out after a dart (it
@@ -496,10 +525,15 @@ class App(Commands):
         # no dart can score, or the flash's end, which does force one.
         if self.scanner.state not in (scanner.LOCKOUT, scanner.RELEASE) and g is not None and g.phase == rules.PLAY:
             if not self.frame_dirty:
+                self.strip_waits = waits
                 return
             if self.frame_since == 0:
                 self.frame_since = now or 1
             if scanner.ticks_diff(now, self.frame_since) < LED_QUIET_MS:
+                at = (self.frame_since + LED_QUIET_MS) & TICKS_MASK  # or the flash's end, if sooner
+                if self.strip_at < 0 or scanner.ticks_diff(at, self.strip_at) < 0:
+                    self.strip_at = at
+                self.strip_waits = waits
                 return
         frame = r.render(g, now)
         self.frame_dirty = False
@@ -547,15 +581,36 @@ class App(Commands):
         snap = sc.snap
         while True:
             if sc.calm:  # nothing to vote on: read in a burst, step on a closure
-                k = board.scan_idle(snap, BURST)
+                n = BURST
+                until = -1
+                if not self.slice and not self.serial_run and self.buttons.idle:
+                    self.lean = False
+                    due = self.due
+                    if not due:  # a round of slices found nothing to do
+                        n = QUIET
+                    elif due == DUE_STRIP and self.strip_waits:  # nothing until the frame is due
+                        n = QUIET
+                        until = self.strip_at
+                    if n == QUIET:
+                        if self._outq:  # the UART takes more once its FIFO has drained
+                            t = self._out_at
+                            if until < 0 or scanner.ticks_diff(t, until) < 0:
+                                until = t
+                        self.feeds = FEED_EVERY  # the next serial slice checks in with the watchdog
+                k = board.scan_idle(snap, n, until)
                 sc.scans += k
-                if k == BURST:  # all open: no step, so no event; a service slice
+                if k == n or board.woke:  # all open: no step, so no event; a service slice
+                    # a quiet burst that ran its course or reached its time:
+                    # a lean round; input or a button: all five slices
+                    self.lean = n == QUIET and board.woke != WOKE_INPUT
+                    board.woke = 0
                     self._serve_slice()
                     if self.leaving:
                         return
                     continue
                 sc.step(board.ticks_us())
                 self.passes = SERVICE_EVERY
+                self.lean = False  # a dart: every slice has its turn while it is read
             else:
                 board.read_matrix(snap)
                 sc.step(board.ticks_us())

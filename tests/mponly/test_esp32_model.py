@@ -3,6 +3,7 @@
 # (400 us of a clock the test controls, which would be 40 ms at the model's
 # factor of 100): the board's clock must move by the flash model's figures.
 from shove import profile, store
+from shove.boards import WOKE_TIME
 from shove.boards import virtual
 
 
@@ -91,3 +92,69 @@ def test_the_firmwares_own_work_is_still_charged_at_the_factor():
         m.clock.t += 7  # the firmware computes for 7 us of this machine
         spent, _ = m.spent(m.board.ticks_us)
         assert spent == 7 * 100 + virtual.TICKS_US, spent
+
+
+def _quiet(m):
+    """The board with no console input (a poll on nothing) and no control channel."""
+    import select
+
+    m.board._spoll = select.poll()
+    return m.board
+
+
+def test_a_quiet_burst_charges_its_reads_and_looks_not_the_simulators_work():
+    import array
+
+    with ModelBoard() as m:
+        b = _quiet(m)
+        snap = array.array("H", bytes(2 * b.rows))
+        spent, k = m.spent(b.scan_idle, snap, 64)
+        # four of esp32.py's viper calls of 16 reads and the three looks between
+        # them; this machine's clock did not move, so nothing else
+        assert (k, b.woke) == (64, 0)
+        assert spent == 64 * virtual.READ_US + 3 * virtual.WAKE_US, spent
+
+
+def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
+    # the reads of a burst at READ_US, a look between every 16: the first one
+    # inside [on, on + length) finds it, whether the model steps read by read or
+    # jumps to its next change
+    import array
+
+    R, W = virtual.READ_US, virtual.WAKE_US
+
+    def at(i):
+        return i * R + (i // 16) * W
+
+    for on, length in ((0, 500), (1, 500), (R - 1, 1), (R, 500), (R + 1, 10), (15 * R + 1, 500),
+                       (16 * R + 1, 500), (16 * R + W, 1), (400, 500), (1000, 19), (1000, 500),
+                       (5000, 500), (10**6, 500)):
+        want = 64
+        for i in range(64):
+            if on <= at(i) < on + length:
+                want = i
+                break
+        with ModelBoard() as m:
+            b = _quiet(m)
+            snap = array.array("H", bytes(2 * b.rows))
+            t = b._base + b._total
+            assert b.model.close(2, 3, (t + on) & 0x3FFFFFFF, (t + on + length) & 0x3FFFFFFF)
+            k = b.scan_idle(snap, 64)
+            assert k == want, (on, length, k, want)
+            if want < 64:
+                assert snap[2] == 1 << 3 and not b.woke
+            else:
+                assert not b.woke and sum(snap) == 0
+
+
+def test_a_quiet_burst_ends_when_the_tick_asked_for_comes():
+    import array
+
+    with ModelBoard() as m:
+        b = _quiet(m)
+        snap = array.array("H", bytes(2 * b.rows))
+        until = (b.ticks_ms() + 2) & 0x3FFFFFFF
+        spent, k = m.spent(b.scan_idle, snap, 40000, until)
+        assert b.woke == WOKE_TIME and k < 40000
+        # at the first look after the tick: within one call of 16 reads and a look
+        assert 2000 - 1000 < spent <= 2000 + 16 * virtual.READ_US + virtual.WAKE_US, spent

@@ -6,7 +6,8 @@
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
-#   scan_idle(snap, n)                up to n reads in one call while all read open
+#   scan_idle(snap, n, until)         up to n reads while all read open; stops at a
+#                                     closure, or (woke set) for input or at tick until
 #   serial_ready(), serial_read(buf)  the console's input, a byte at a time
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data)   power-safe flash
@@ -14,6 +15,8 @@
 #   feed(), reset()                   watchdog, power cycle
 import sys
 
+WOKE_INPUT = 1  # board.woke: scan_idle stopped for a serial byte or a button
+WOKE_TIME = 2  # ... at the tick it was given
 ON_OPEN = []  # type: list  # start-up hooks, each called with the new board (safe boot watches the loop)
 
 

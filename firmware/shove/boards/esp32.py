@@ -17,6 +17,7 @@ import micropython
 from machine import Pin
 
 from shove import chip, safeboot, store
+from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
 
 # Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
@@ -39,6 +40,7 @@ _MASK = 0x3FFFFFFF
 SETTLE = 6
 RECOVER = 400
 CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
+WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
 
 
 @micropython.viper
@@ -156,6 +158,7 @@ class Board:
         self._free_run = False
         self._timer = None
         self._spoll = None  # the console's poll, made on first use
+        self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
         self._log = None  # the journal file kept open for appends
         self._log_path = None
 
@@ -175,16 +178,35 @@ class Board:
             for r in range(self.rows):
                 snap[r] |= ~inj.levels(r, now) & full
 
-    def scan_idle(self, snap, n):
-        """Read the matrix up to `n` times while every crossing reads open, in
-        one viper call; return how many reads found it open. Fewer than `n`:
-        the last read found a closure and `snap` holds it."""
+    def scan_idle(self, snap, n, until=-1):
+        """Read the matrix up to `n` times while every crossing reads open;
+        return how many reads found it open. Fewer than `n`: the last read
+        found a closure and `snap` holds it, or (self.woke set) a byte came
+        in on the console, a button went down or the tick `until` (ms; -1:
+        none) came, and the loop must serve it. Up to WAKE_EVERY reads are
+        one viper call; the look at the console, the buttons and the clock
+        between two calls is what a long quiet burst costs."""
+        self.woke = 0
         if not self._inject.idle:  # a closure from `press`: one read, through the model
             self.read_matrix(snap)
             return 0
-        v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, SETTLE, RECOVER, n)
-        self.late_rows += v & 0xFFFF
-        return v >> 16
+        k = 0
+        while True:
+            m = n - k
+            if m > WAKE_EVERY:
+                m = WAKE_EVERY
+            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, SETTLE, RECOVER, m)
+            self.late_rows += v & 0xFFFF
+            got = v >> 16
+            k += got
+            if got < m or k >= n:
+                return k
+            if self.serial_ready() or self.buttons_down():
+                self.woke = WOKE_INPUT
+                return k
+            if until >= 0 and time.ticks_diff(until, time.ticks_ms()) <= 0:
+                self.woke = WOKE_TIME
+                return k
 
     def _matrix_pins(self):
         self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in self._row_pins]

@@ -10,6 +10,7 @@ import sys
 import time
 
 from shove import scanner, store
+from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
 
 _MASK = 0x3FFFFFFF
@@ -63,6 +64,10 @@ TICKS_US = 3
 # A look at the serial port's receive ring, or a byte taken from it, through
 # the stream layer: C on the chip, a few us (here a system call each).
 SERIAL_US = 5
+# Between two viper calls of a long idle burst, esp32.py looks at the
+# console (poll) and the buttons (three pin reads) in bytecode.
+WAKE_US = 30
+WAKE_EVERY = 16
 BUTTONS = ("next", "undo", "new")
 
 
@@ -98,6 +103,9 @@ class Board:
         self._spoll = select.poll()
         self._spoll.register(sys.stdin, select.POLLIN)
         self.gap_max_us = 0
+        self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
+        self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
+        self._app = None  # the loop, once it has served (scan_idle serves the control channel for it)
         self._ctl_in = None
         self._ctl_out = None
         ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
@@ -276,10 +284,101 @@ class Board:
             # the electrical model is this simulator's work, not the chip's:
             # charge what esp32.py's viper read costs there instead
             self._emulated(READ_US)
-    def scan_idle(self, snap, n):
+    def scan_idle(self, snap, n, until=-1):
         """Read the matrix up to `n` times while every crossing reads open;
         return how many reads found it open. Fewer than `n`: the last read
-        found a closure and `snap` holds it (see esp32.py)."""
+        found a closure and `snap` holds it, or (self.woke set) a serial byte,
+        a button or the tick `until` (ms; -1: none) wants the loop (see
+        esp32.py: a viper call of up to WAKE_EVERY reads, then a look at the
+        console, the buttons and the clock)."""
+        self.woke = 0
+        if self.esp32 and not self.crash:
+            # the firmware's work up to this call, with the clock read inline:
+            # a call to ticks_us would be charged too, and on the chip there is none
+            raw = time.ticks_us()
+            gap = time.ticks_diff(raw, self._last)
+            self._last = raw
+            self._total += self._esp32_gap(gap)
+        k = 0
+        while True:
+            m = n - k
+            if m > WAKE_EVERY:
+                m = WAKE_EVERY
+            got = self._burst(snap, m)
+            k += got
+            if got < m or k >= n:
+                return k
+            # between two viper calls on the chip: a look at the console, the buttons, the clock
+            if self.buttons_down() or _readable(self._spoll):
+                self.woke = WOKE_INPUT
+            elif until >= 0 and self._ms_left(until) <= 0:
+                self.woke = WOKE_TIME
+            if self.woke:
+                if self.esp32:
+                    self._emulated(WAKE_US)
+                return k
+            if self.esp32:
+                self._emulated(WAKE_US)
+            if self._ctl_in is not None:
+                if self._app is None:  # no loop to serve the test bench's lines with yet
+                    self.woke = WOKE_INPUT
+                    return k
+                # the test bench's lines, served here: the simulator's work,
+                # not the chip's, and no reason for the loop to wake
+                self._in_sim = True
+                try:
+                    self._control_poll(self._app)
+                finally:
+                    self._in_sim = False
+                if self.esp32:
+                    self._emulated(0)
+                mm = self.model
+                if mm.idle and not (mm.grounded or mm.shorts or self.crash or self.buttons_down()):
+                    k += self._doze(n - k, self._ms_left(until) if until >= 0 else IDLE_MS)
+
+    def _ms_left(self, until):
+        """ms from the board's clock to the tick `until`, read without charging
+        (the chip's look is in WAKE_US)."""
+        now = (self._base + self._total // 1000) & _MASK if self.esp32 else self.ticks_ms()
+        return scanner.ticks_diff(until, now)
+
+    def _doze(self, left, most):
+        """No closure is scheduled, so every read until the next serial byte
+        or control line would find the matrix open: wait for one (at most
+        the burst's remaining reads' time, `most` ms or IDLE_MS) instead of reading.
+        The wait counts on the board's clock, as in _idle. Returns the reads
+        it stands for."""
+        per = READ_US + WAKE_US // WAKE_EVERY
+        wait = left * per // 1000
+        if wait > most:
+            wait = most
+        if wait > IDLE_MS:
+            wait = IDLE_MS
+        if self._timer_ms is not None and self._timer_ms < wait:
+            wait = self._timer_ms if self._timer_ms > 0 else 0
+        if wait <= 0:
+            return 0
+        t0 = time.ticks_us()
+        for _ in self._wake.ipoll(wait):
+            break
+        us = time.ticks_diff(time.ticks_us(), t0)
+        if us > wait * 1000 + STALL_US:  # it overslept: the OS took the CPU away
+            us = wait * 1000
+            self.stalls += 1
+        self._spent(us)
+        if self.esp32:
+            self._cpu_last = self._cpu_ns()
+            self._own = 0
+        self.idle_us += us
+        self.idles += 1
+        r = us // per
+        if r > left:
+            r = left
+        self.doze_reads += r
+        return r
+
+    def _burst(self, snap, n):
+        """Up to `n` reads while all read open (one viper call on the chip)."""
         if not self.esp32 or self.crash:  # read by read, each on its own clock reading
             k = 0
             while k < n:
@@ -288,17 +387,34 @@ class Board:
                     return k
                 k += 1
             return k
-        # the clock read, inline: a call to ticks_us would be charged as the
-        # firmware's work, and on the chip there is none here
-        raw = time.ticks_us()
-        gap = time.ticks_diff(raw, self._last)
-        self._last = raw
-        self._total += self._esp32_gap(gap)
+        self._emulated(0)  # scan_idle's own steps between two bursts: the simulator's
         # the chip's viper loop: each read READ_US apart on the board's clock;
         # the electrical model is the simulator's work and is not charged
         m = self.model
         full = self._full
         rows = self.rows
+        if not m.idle and not (m.grounded or m.shorts):
+            # the closures stand still until the model's next change: if that
+            # is past this burst, every read gives what the first one does
+            now = (self._base + self._total) & _MASK
+            if scanner.ticks_diff(m.next_change, now) > n * READ_US:
+                closed = 0
+                for r in range(rows):
+                    v = ~m.levels(r, now) & full
+                    snap[r] = v
+                    closed |= v
+                gap = self._total - self._last_total
+                if gap > self.gap_max_us:
+                    self.gap_max_us = gap
+                if closed:
+                    self._last_total = self._total
+                    self._total += READ_US
+                    self._emulated(0)
+                    return 0
+                self._total += n * READ_US
+                self._last_total = self._total - READ_US
+                self._emulated(0)
+                return n
         k = 0
         while k < n:
             now = (self._base + self._total) & _MASK
@@ -391,8 +507,8 @@ class Board:
             frame = bytes(3) + bytes(frame)[:-3]
         self.frame = bytes(frame)
         self.strip_writes += 1
-        if self._ctl_out:
-            self._send({"frame": hexlify(self.frame).decode()})
+        if self._ctl_out:  # with the board's time of writing it (unwrapped us)
+            self._send({"frame": hexlify(self.frame).decode(), "at": self._total})
 
     def read_file(self, path):
         if not self.esp32:
@@ -468,6 +584,7 @@ class Board:
         self._ctl_out.write(json.dumps(obj).encode() + b"\n")
 
     def service(self, app):
+        self._app = app
         if not self._ctl_in:
             return
         if self.esp32:
@@ -553,6 +670,7 @@ class Board:
             st["uart_blocked_us"] = self.uart_blocked_us
             st["idle_us"] = self.idle_us
             st["gap_max_us"] = self.gap_max_us
+            st["doze_reads"] = self.doze_reads
             # a closure is scheduled or still closed: the scanner may not
             # have seen it yet, so "idle" alone does not mean "decided"
             st["closing"] = not self.model.idle

@@ -97,6 +97,7 @@ class VirtualBoard:
         self.boots = 0
         self.frame = b""
         self.frames = 0
+        self.frame_at = None
         self.held = threading.Event()  # the board stopped a flash write where a test asked
         self._lock = threading.Lock()
         self._ctl_w = None
@@ -353,6 +354,7 @@ class VirtualBoard:
                     continue
                 if "frame" in msg and "seq" not in msg:
                     self.frame = bytes.fromhex(msg["frame"])
+                    self.frame_at = msg.get("at")  # board time of the write
                     self.frames += 1
                     continue
                 with self._ctl_cv:
