@@ -74,8 +74,8 @@ MUTANTS = [
     # a long quiet burst that does not look at the console: a request waits for its end
     ("firmware/shove/boards/virtual.py", "if self.buttons_down() or _readable(self._spoll) or (until",
      "if self.buttons_down() or (until", ["tests/test_esp32_timing.py::test_a_quiet_board_serves_a_request_at_once"]),
-    ("firmware/shove/boards/esp32.py", "            if (self.serial_ready() or self.buttons_down()\n",
-     "            if (self.buttons_down()\n",
+    ("firmware/shove/boards/esp32.py", "            if self.serial_ready() or self.buttons_down():\n",
+     "            if self.buttons_down():\n",
      ["tests/test_esp32_board.py::test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls"]),
     # ... or that runs past the time a waiting frame is due
     ("firmware/shove/app.py", "                        until = self.strip_at\n", "",
@@ -83,6 +83,18 @@ MUTANTS = [
     # a lean round kept up while a stuck switch is read: the housekeeping slice never runs
     ("firmware/shove/app.py", "                self.lean = False  # a dart: every slice has its turn while it is read\n", "",
      ["tests/hil/test_doctor.py::test_each_wiring_fault_is_named_by_pin_and_segment"]),
+    # the console read a byte at a time through the line buffer, or in short slices only: the
+    # UART's ring fills up while a long line comes in at the full baud rate
+    ("firmware/shove/app.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
+     "            if False:\n", ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
+    ("firmware/shove/app.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
+     ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
+    # the model letting the board sleep while bytes are on their way in
+    ("firmware/shove/boards/virtual.py", "app._outq and not self._rxq\n", "app._outq\n",
+     ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
+    # a REPL byte taken into a line instead of going to the watch
+    ("firmware/shove/protocol.py", '_STOPS = (b"\\n", b"\\x03", b"\\x01")', '_STOPS = (b"\\n", b"\\x01")',
+     ["tests/hil/test_repl.py"]),
     # the model jumping to its next change when that is inside the burst
     ("firmware/shove/boards/virtual.py", "if scanner.ticks_diff(m.next_change, now) > n * READ_US:",
      "if scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),

@@ -14,6 +14,9 @@ class ProtoError(Exception):
         self.id = id_
 
 
+_STOPS = (b"\n", b"\x03", b"\x01")  # a line's end; Ctrl-C and Ctrl-A, which the REPL watch sees
+
+
 class LineBuffer:
     """Collects bytes into lines of at most MAX_LINE bytes, never more memory.
     feed() returns None until a line ends; then the line (bytes, without
@@ -46,6 +49,27 @@ class LineBuffer:
         self.buf[self.n] = b
         self.n += 1
         return None
+
+    def take(self, src, view, i, n):
+        """The bytes of src[i:n] up to the first line end or REPL byte
+        (_STOPS), into the line as feed() would put them, with a few C calls
+        rather than a call a byte (`view`: a memoryview of src). Returns the
+        index of the first byte not taken: feed that one."""
+        j = n
+        for stop in _STOPS:
+            k = src.find(stop, i, j)
+            if k >= 0:
+                j = k
+        k = j - i
+        if k > 0 and not self.over:
+            m = self.n
+            room = len(self.buf) - m
+            if k > room:
+                k = room
+                self.over = True
+            self.buf[m:m + k] = view[i:i + k]
+            self.n = m + k
+        return j
 
     def pending(self):
         return self.n > 0 or self.over

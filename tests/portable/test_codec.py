@@ -13,6 +13,55 @@ def feed_all(lb, data):
     return out
 
 
+def take_all(lb, data, chunk):
+    # what App._read_serial does: a chunk at a time, the runs up to a line end
+    # or a REPL byte taken whole, those bytes fed one by one
+    out = []
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    for start in range(0, len(data), chunk):
+        part = data[start:start + chunk]
+        n = len(part)
+        buf[:n] = part
+        i = 0
+        while i < n:
+            i = lb.take(buf, view, i, n)
+            if i == n:
+                break
+            r = lb.feed(buf[i])
+            i += 1
+            if r is not None:
+                out.append(r)
+    return out
+
+
+def test_taking_chunks_gives_the_lines_feeding_bytes_does():
+    class Lcg:  # MicroPython's random has no Random: a seeded stream of its own
+        def __init__(self, seed):
+            self.s = seed
+
+        def randrange(self, lo, hi):
+            self.s = (self.s * 1103515245 + 12345) & 0x7FFFFFFF
+            return lo + (self.s >> 8) % (hi - lo)
+
+        def choice(self, seq):
+            return seq[self.randrange(0, len(seq))]
+
+    rnd = Lcg(5)
+    alphabet = b'{}":,ab \r\n\n\x03\x01\x00\t\xc3\xa9'
+    cases = [b'{"cmd":"info"}\r\n{"a":1}\n\n', b"x" * 511 + b"\n", b"x" * 512 + b"\n", b"y" * 513 + b"\nok\n",
+             b"y" * 700 + b"\n" + b"z" * 600 + b"\n", b"\x03\x03\n\x01a\n", b"no end"]
+    for _ in range(200):
+        cases.append(bytes(alphabet[rnd.randrange(0, len(alphabet))] for _ in range(rnd.randrange(1, 80))))
+        cases.append(b"".join(rnd.choice((b"a" * rnd.randrange(1, 600), b"\n", b"\r\n", b"\x03")) for _ in range(3)))
+    for data in cases:
+        want = feed_all(protocol.LineBuffer(), data)
+        for chunk in (1, 5, 16, 64):
+            lb = protocol.LineBuffer()
+            got = take_all(lb, data, chunk)
+            assert got == want, (data[:40], chunk)
+
+
 def test_line_buffer_splits_lines_and_strips_cr():
     lb = protocol.LineBuffer()
     assert feed_all(lb, b'{"cmd":"info"}\r\n{"a":1}\n\n') == [b'{"cmd":"info"}', b'{"a":1}', b""]

@@ -8,7 +8,8 @@
 #   buttons_down()                    True while any is (may say so a moment late)
 #   scan_idle(snap, n, until)         up to n reads while all read open; stops at a
 #                                     closure, or (woke set) for input or at tick until
-#   serial_ready(), serial_read(buf)  the console's input, a byte at a time
+#   serial_ready()                    a byte waits on the console
+#   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)

@@ -158,6 +158,7 @@ class Board:
         self._free_run = False
         self._timer = None
         self._spoll = None  # the console's poll, made on first use
+        self._b1 = bytearray(1)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
         self._log = None  # the journal file kept open for appends
         self._log_path = None
@@ -268,9 +269,21 @@ class Board:
             return True
         return False
 
-    def serial_read(self, buf):
-        """One byte into buf (call when serial_ready): 1, or 0 at the end."""
-        return sys.stdin.buffer.readinto(buf)
+    def serial_take(self, buf, most):
+        """The bytes waiting on the console, up to `most`, into buf; how
+        many. The port's stdin stream reads byte by byte and blocks for more
+        (shared/runtime/sys_stdio_mphal.c), and nothing says how many wait
+        (mp_hal_stdio_poll: only whether one does), so each byte is a look
+        and a one-byte read."""
+        b1 = self._b1
+        rd = sys.stdin.buffer.readinto
+        n = 0
+        while n < most and self.serial_ready():
+            if rd(b1) != 1:
+                break
+            buf[n] = b1[0]
+            n += 1
+        return n
 
     def strip_write(self, frame):
         np = self._np

@@ -64,6 +64,12 @@ TICKS_US = 3
 # A look at the serial port's receive ring, or a byte taken from it, through
 # the stream layer: C on the chip, a few us (here a system call each).
 SERIAL_US = 5
+# esp32.py's serial_take: per byte a look and a one-byte read from bytecode.
+TAKE_US = 30
+# The port's stdin ring: 260 bytes (ports/esp32/mphalport.c), one always
+# free (py/ringbuf.h); the UART's interrupt puts each byte into it and a
+# full ring drops it (ports/esp32/uart.c, ringbuf_put).
+RX_RING = 259
 # Between two viper calls of a long idle burst, esp32.py looks at the
 # console (poll) and the buttons (three pin reads) in bytecode.
 WAKE_US = 30
@@ -103,6 +109,12 @@ class Board:
         self._spoll = select.poll()
         self._spoll.register(sys.stdin, select.POLLIN)
         self.gap_max_us = 0
+        self._b1 = bytearray(1)
+        self._rxq = bytearray()  # ESP32 model: bytes on the wire (after the first _rx_ring in the ring)
+        self._rx_ring = 0
+        self._rx_at = 0  # board time the next byte on the wire arrives
+        self.rx_dropped = 0  # bytes lost to a full ring (ESP32 model)
+        self.rx_peak = 0  # the most bytes the ring has held
         self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
         self._app = None  # the loop, once it has served (scan_idle serves the control channel for it)
@@ -309,7 +321,7 @@ class Board:
             if got < m or k >= n:
                 return k
             # between two viper calls on the chip: a look at the console, the buttons, the clock
-            if self.buttons_down() or _readable(self._spoll):
+            if self.buttons_down() or (self._rx_ready() if self.esp32 else _readable(self._spoll)):
                 self.woke = WOKE_INPUT
             elif until >= 0 and self._ms_left(until) <= 0:
                 self.woke = WOKE_TIME
@@ -333,7 +345,7 @@ class Board:
                 if self.esp32:
                     self._emulated(0)
                 mm = self.model
-                if mm.idle and not (mm.grounded or mm.shorts or self.crash or self.buttons_down()):
+                if mm.idle and not (mm.grounded or mm.shorts or self.crash or self.buttons_down() or self._rxq):
                     k += self._doze(n - k, self._ms_left(until) if until >= 0 else IDLE_MS)
 
     def _ms_left(self, until):
@@ -457,24 +469,70 @@ class Board:
     # ---- the serial port ---------------------------------------------------------
     # The pseudo-terminal's system calls are the simulator's, not the chip's:
     # under the ESP32 model a look costs what the port's stdin ring does there.
+    # Under the ESP32 model the UART is modelled too: bytes the host wrote
+    # arrive one every UART_US_PER_BYTE on the board's clock (from when the
+    # board first sees them) into the port's stdin ring (RX_RING), and a
+    # byte arriving at a full ring is lost, as on the chip when the
+    # firmware does not read fast enough.
     def serial_ready(self):
         if self.esp32:  # the clock read inline, as in scan_idle: there is none on the chip
             raw = time.ticks_us()
             gap = time.ticks_diff(raw, self._last)
             self._last = raw
             self._total += self._esp32_gap(gap)
-        ready = _readable(self._spoll)
-        if self.esp32:
+            ready = self._rx_ready()
             self._emulated(SERIAL_US)
-        return ready
+            return ready
+        return _readable(self._spoll)
 
-    def serial_read(self, buf):
-        if self.esp32:
-            self.ticks_us()
-        n = sys.stdin.buffer.readinto(buf)
-        if self.esp32:
-            self._emulated(SERIAL_US)
+    def serial_take(self, buf, most):
+        if not self.esp32:
+            n = 0
+            b1 = self._b1
+            while n < most and _readable(self._spoll):
+                if sys.stdin.buffer.readinto(b1) != 1:
+                    break
+                buf[n] = b1[0]
+                n += 1
+            return n
+        self.ticks_us()
+        self._rx_advance()
+        q = self._rxq
+        n = self._rx_ring
+        if n > most:
+            n = most
+        for i in range(n):
+            buf[i] = q[i]
+        q[:n] = b""
+        self._rx_ring -= n
+        # esp32.py's loop: a look and a one-byte read each, and the look that finds none
+        self._emulated(TAKE_US * n + SERIAL_US)
         return n
+
+    def _rx_ready(self):
+        self._rx_advance()
+        return self._rx_ring > 0
+
+    def _rx_advance(self):
+        """Move what the host wrote into the wire model, then what has
+        arrived by now into the ring, dropping what finds it full."""
+        q = self._rxq
+        b1 = self._b1
+        while len(q) < 4096 and _readable(self._spoll):
+            if sys.stdin.buffer.readinto(b1) != 1:
+                break
+            if len(q) == self._rx_ring and self._rx_at < self._total:
+                self._rx_at = self._total  # nothing on the wire: this one starts now
+            q.append(b1[0])
+        while len(q) > self._rx_ring and self._rx_at <= self._total:
+            if self._rx_ring < RX_RING:
+                self._rx_ring += 1
+                if self._rx_ring > self.rx_peak:
+                    self.rx_peak = self._rx_ring
+            else:
+                q[self._rx_ring:self._rx_ring + 1] = b""  # the ring is full: the byte is lost
+                self.rx_dropped += 1
+            self._rx_at += UART_US_PER_BYTE
 
     def buttons_down(self):
         h = self._held
@@ -598,9 +656,9 @@ class Board:
         else:
             self._control_poll(app)
         # nothing due: no closure scheduled, the scanner idle, no button
-        # held, no output waiting for the UART (the timers are fed by the
-        # loop and due no sooner than IDLE_MS)
-        if (self.model.idle and app.scanner.state == scanner.IDLE and not app._outq
+        # held, no output waiting for the UART, no byte on its way in (the
+        # timers are fed by the loop and due no sooner than IDLE_MS)
+        if (self.model.idle and app.scanner.state == scanner.IDLE and not app._outq and not self._rxq
                 and not (self._held[0] or self._held[1] or self._held[2])):
             self._idle()
 
@@ -671,6 +729,8 @@ class Board:
             st["idle_us"] = self.idle_us
             st["gap_max_us"] = self.gap_max_us
             st["doze_reads"] = self.doze_reads
+            st["rx_dropped"] = self.rx_dropped
+            st["rx_peak"] = self.rx_peak
             # a closure is scheduled or still closed: the scanner may not
             # have seen it yet, so "idle" alone does not mean "decided"
             st["closing"] = not self.model.idle
