@@ -95,6 +95,10 @@ MUTANTS = [
     # a REPL byte taken into a line instead of going to the watch
     ("firmware/shove/protocol.py", '_STOPS = (b"\\n", b"\\x03", b"\\x01")', '_STOPS = (b"\\n", b"\\x01")',
      ["tests/hil/test_repl.py"]),
+    # long work (a request, a state) without reads of the matrix in it
+    ("firmware/shove/app.py", "        sc.step(board.ticks_us())\n        self.lean = False\n", "        self.lean = False\n",
+     ["tests/test_portable_on_micropython.py"]),
+    ("firmware/shove/protocol.py", "SLICE_DEPTH = 3 ", "SLICE_DEPTH = 2 ", ["tests/portable/test_codec.py"]),
     # the model jumping to its next change when that is inside the burst
     ("firmware/shove/boards/virtual.py", "if scanner.ticks_diff(m.next_change, now) > n * READ_US:",
      "if scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),

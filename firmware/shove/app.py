@@ -66,6 +66,8 @@ class App(Commands):
         self.notices = []  # storage problems found at boot, sent after `boot`
         self.prof = self._load_profile()
         self.board = board or open_board(self.prof)
+        if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
+            self._bin = getattr(self.board, "console", None) or self._bin
         t = self.prof.timing
         self.scanner = scanner.Scanner(
             self.prof.rows, self.prof.cols, t["window_us"], t["lockout_ms"] * 1000,
@@ -228,17 +230,21 @@ class App(Commands):
             return
         per_byte = self.board.uart_us_per_byte
         if not per_byte or self._bin is None:
+            self._write(self._outpos, left)
+            return
+        n = self._credit + scanner.ticks_diff(self.board.ticks_us(), self._out_t) // per_byte
+        if n > UART_FIFO:
+            n = UART_FIFO
+        if n > left:
             n = left
-        else:
-            now = self.board.ticks_us()
-            n = self._credit + scanner.ticks_diff(now, self._out_t) // per_byte
-            self._out_t = now
-            if n > UART_FIFO:
-                n = UART_FIFO
-            if n > left:
-                n = left
-            self._credit = 0
+        if n <= 0:  # no room yet (the last write was under a byte's time ago)
+            self._out_at = (self.board.ticks_ms() + 1) & TICKS_MASK
+            return
+        self._credit = 0
         self._write(self._outpos, n)
+        # the FIFO drains from the end of the write: counted from its start, the
+        # time the write itself takes would be counted as room twice
+        self._out_t = self.board.ticks_us()
         if self._outq:  # more to send once the FIFO has drained: the loop may read until then
             self._out_at = (self.board.ticks_ms() + OUT_WAIT_MS) & TICKS_MASK
 
@@ -260,10 +266,25 @@ class App(Commands):
             self._write(self._outpos, left)
 
     def emit(self, name, fields=None):
-        self.send(protocol.event(name, fields))
+        self.send(protocol.event(name, fields, self.scan_point))
+
+    def scan_point(self):
+        """One read of the matrix from inside long work (a request's
+        parsing, a state's building and encoding: milliseconds of bytecode
+        on the chip), so a short contact meanwhile still meets a read. The
+        scanner queues what it finds; the loop serves it afterwards."""
+        sc = self.scanner
+        board = self.board
+        if sc.calm:
+            if board.scan_idle(sc.snap, 1) == 1:
+                return
+        else:
+            board.read_matrix(sc.snap)
+        sc.step(board.ticks_us())
+        self.lean = False
 
     def state(self):
-        st = self.game.to_state()
+        st = self.game.to_state(self.scan_point)
         st["ignored"] = self.ignored
         return st
 
@@ -406,6 +427,9 @@ class App(Commands):
         full baud rate never backs up into the UART's ring)."""
         buf = self._sbuf
         n = self.board.serial_take(buf, most)
+        if not n:
+            return False
+        self.scan_point()  # taking them is a look and a read a byte on the chip
         watch = self.watch
         lines = self.lines
         now = -1
@@ -423,6 +447,7 @@ class App(Commands):
             if act == handover.PASS:
                 line = lines.feed(b)
                 if line is not None:
+                    self.scan_point()
                     self.handle_line(line)
             elif act != handover.DROP:
                 self.leaving = act  # the REPL's turn: what came after is the REPL's too

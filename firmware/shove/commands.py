@@ -31,13 +31,13 @@ class Commands:
         id_ = None
         after = []
         try:
-            cmd = protocol.decode(line)
+            cmd = protocol.decode(line, self.scan_point)
             id_ = cmd.get("id")
             handler = getattr(self, "cmd_" + cmd["cmd"], None) if cmd["cmd"].isalpha() else None
             if handler is None:
                 raise protocol.ProtoError("unknown_cmd", "unknown command %r" % cmd["cmd"][:20])
             fields = handler(cmd, after)
-            self.send(protocol.ok(id_, fields))
+            self.send(protocol.ok(id_, fields, self.scan_point))
         except protocol.ProtoError as e:
             self.send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
         except rules.RuleError as e:

@@ -214,14 +214,21 @@ def _word(b, i, n, w):
     return i + m
 
 
-def valid_json(b):
-    """True if bytes `b` are exactly one JSON value (RFC 8259), in strict UTF-8."""
+def valid_json(b, tick=None):
+    """True if bytes `b` are exactly one JSON value (RFC 8259), in strict
+    UTF-8. With `tick`, tick() is called every TICK_TOKENS tokens."""
     n = len(b)
     stack = _STACK
     depth = 0
     st = _VALUE
     i = 0
+    left = TICK_TOKENS
     while True:
+        if tick is not None:
+            left -= 1
+            if not left:
+                left = TICK_TOKENS
+                tick()
         i = _ws(b, i, n)
         if st == _AFTER:
             if depth == 0:
@@ -287,11 +294,14 @@ def valid_json(b):
         st = _AFTER
 
 
-def decode(line):
+TICK_TOKENS = 8
+
+
+def decode(line, tick=None):
     """bytes -> command dict with a str "cmd"; ProtoError otherwise."""
     try:
         if isinstance(line, (bytes, bytearray)):
-            if not valid_json(line):
+            if not valid_json(line, tick):
                 raise ValueError("not strict JSON in UTF-8")
             text = line.decode("utf-8")
         else:
@@ -308,6 +318,9 @@ def decode(line):
     return obj
 
 
+SLICE_DEPTH = 3  # reply -> state -> sides: a side in one piece
+
+
 def _enc(obj):
     # no spaces after separators: every byte sent costs the scan loop 87 us at
     # 115200 baud (separators: extmod/modjson.c, MICROPY_PY_JSON_SEPARATORS,
@@ -315,24 +328,45 @@ def _enc(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
-def ok(id_, fields=None):
+def _enc_sliced(obj, tick, depth):
+    # the same text as _enc(obj), its dicts and lists `depth` levels down
+    # encoded member by member with tick() between: json.dumps of a whole
+    # state is one C call of milliseconds on the chip, with no read of the
+    # matrix in it
+    if depth and isinstance(obj, dict) and len(obj) > 1:
+        parts = []
+        for k in obj:
+            parts.append(_enc(k) + ":" + _enc_sliced(obj[k], tick, depth - 1))
+            tick()
+        return "{" + ",".join(parts) + "}"
+    if depth and isinstance(obj, list) and len(obj) > 1:
+        parts = []
+        for v in obj:
+            parts.append(_enc_sliced(v, tick, depth - 1))
+            tick()
+        return "[" + ",".join(parts) + "]"
+    return _enc(obj)
+
+
+def ok(id_, fields=None, tick=None):
+    """A reply's line; with `tick`, built in pieces with tick() between."""
     out = {"id": id_, "ok": True}
     if fields:
         for k in fields:
             out[k] = fields[k]
-    return _enc(out)
+    return _enc(out) if tick is None else _enc_sliced(out, tick, SLICE_DEPTH)
 
 
 def error(id_, code, msg):
     return _enc({"id": id_, "ok": False, "error": code, "msg": msg})
 
 
-def event(name, fields=None):
+def event(name, fields=None, tick=None):
     out = {"ev": name}
     if fields:
         for k in fields:
             out[k] = fields[k]
-    return _enc(out)
+    return _enc(out) if tick is None else _enc_sliced(out, tick, SLICE_DEPTH)
 
 
 def want_int(obj, key, lo, hi, code):

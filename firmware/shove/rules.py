@@ -480,7 +480,9 @@ class Game:
             self.throw(action)
 
     # ---- serialisation -------------------------------------------------
-    def to_state(self):
+    def to_state(self, tick=None):
+        """The game as the protocol's state object; with `tick`, tick() is
+        called every few beds (the firmware reads the matrix there)."""
         beds = self.rules.beds
         sides = []
         for s in range(self.n):
@@ -488,7 +490,11 @@ class Game:
             base = s * self.nb
             for i in range(self.nb):
                 marks[str(beds[i])] = self.marks[base + i]
+                if tick is not None and i & 7 == 7:
+                    tick()
             sides.append({"name": self.names[s], "members": list(self.sides[s]), "marks": marks})
+            if tick is not None:
+                tick()
         pending = [s for s in range(self.n) if self.pending & (1 << s)]
         st = {
             "sides": sides,

@@ -120,3 +120,36 @@ def test_the_idle_burst_allocates_nothing_on_the_virtual_board():
         gc.enable()
     assert reads == 500 * 16
     assert used == 0, used
+
+
+def test_a_scan_point_inside_long_work_reads_the_matrix_and_queues_the_dart():
+    # App.scan_point, called from a request's parsing and a state's building
+    # and encoding: a short contact during that work is read and voted on
+    # there, and its dart waits in the scanner's ring for the loop
+    import time
+
+    from shove import app, profile
+    from shove.boards.virtual import Board
+
+    prof = profile.Profile(profile.default_dict())
+
+    class Loop:  # the loop's two parts scan_point uses
+        pass
+    loop = Loop()
+    loop.board = Board(prof)
+    loop.scanner = scanner.Scanner(prof.rows, prof.cols)
+    loop.lean = True
+    sc = loop.scanner
+    for _ in range(3):
+        app.App.scan_point(loop)
+    assert sc.calm and not sc.pending()
+    assert loop.board.press(3, 5, 2)  # a 2 ms contact, now
+    end = time.ticks_add(time.ticks_ms(), 30)
+    while time.ticks_diff(end, time.ticks_ms()) > 0:  # the long work: a scan point now and then
+        app.App.scan_point(loop)
+        time.sleep_us(100)
+    got = []
+    while sc.pending():
+        got.append(sc.pop())
+    assert [(w >> 16, (w >> 8) & 0xFF, w & 0xFF) for w in got] == [(scanner.EV_HIT, 3, 5)], got
+    assert not loop.lean  # a dart on the way: the next round is a full one

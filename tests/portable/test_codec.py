@@ -62,6 +62,62 @@ def test_taking_chunks_gives_the_lines_feeding_bytes_does():
             assert got == want, (data[:40], chunk)
 
 
+def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
+    from shove import rules
+
+    g = rules.new_game(["Ann", "Bob", "Cid"], rules={"beds": list(range(1, 21)), "marks": 9})
+    for code in (0x114, 0x205, 0x301):
+        try:
+            g.throw(code)
+        except rules.RuleError:
+            pass
+    ticks = [0]
+
+    def tick():
+        ticks[0] += 1
+    st = g.to_state(tick)
+    assert st == g.to_state() and ticks[0] >= 3 + 3 * 2  # a tick a side and every 8 beds
+    cases = [("s", {"state": st}), (7, {"state": st, "extra": [1, [2, 3], {"a": None}]}), (None, None),
+             ("x", {"cells": [[0, 1, "S20"], [2, 3, "T5"]], "n": 2}), (1, {"e": {}, "l": [], "s": "\u00e9\n"})]
+    for id_, fields in cases:
+        ticks[0] = 0
+        assert protocol.ok(id_, fields, tick) == protocol.ok(id_, fields), (id_, fields)
+        assert protocol.event("e", fields, tick) == protocol.event("e", fields)
+    assert ticks[0] > 0
+    line = b'{"cmd":"state","id":"a long enough id to have many tokens","x":[1,2,3,4,5,6,7,8,9]}'
+    ticks[0] = 0
+    assert protocol.decode(line, tick) == protocol.decode(line) and ticks[0] >= 2
+
+
+def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():
+    # 8 sides of the extended set: one json.dumps of it is 1.4 KB (some
+    # 30 ms on the chip with no read of the matrix); built with reads
+    # between, no piece may be more than a few hundred bytes
+    from shove import rules
+
+    g = rules.new_game(["P%d" % i for i in range(8)], variant="extended")
+    pieces = []
+    since = [0]
+    real = protocol._enc
+
+    def enc(obj):
+        text = real(obj)
+        since[0] += len(text)
+        return text
+
+    def tick():
+        pieces.append(since[0])
+        since[0] = 0
+    protocol._enc = enc
+    try:
+        line = protocol.ok(1, {"state": g.to_state(tick)}, tick)
+    finally:
+        protocol._enc = real
+    pieces.append(since[0])
+    assert line == protocol.ok(1, {"state": g.to_state()})
+    assert len(line) > 1300 and max(pieces) <= 400, (len(line), max(pieces))
+
+
 def test_line_buffer_splits_lines_and_strips_cr():
     lb = protocol.LineBuffer()
     assert feed_all(lb, b'{"cmd":"info"}\r\n{"a":1}\n\n') == [b'{"cmd":"info"}', b'{"a":1}', b""]

@@ -66,6 +66,8 @@ TICKS_US = 3
 SERIAL_US = 5
 # esp32.py's serial_take: per byte a look and a one-byte read from bytecode.
 TAKE_US = 30
+# Console output: a write call into the UART's FIFO (plus a little a byte).
+CONSOLE_US = 20
 # The port's stdin ring: 260 bytes (ports/esp32/mphalport.c), one always
 # free (py/ringbuf.h); the UART's interrupt puts each byte into it and a
 # full ring drops it (ports/esp32/uart.c, ringbuf_put).
@@ -82,6 +84,23 @@ def _readable(poll):
     for _ in poll.ipoll(0):
         return True
     return False
+
+
+class _Console:
+    """The console's byte stream under the ESP32 model: the write into the
+    pseudo-terminal is this process's system call, while the chip copies the
+    bytes into the UART's FIFO from C (the FIFO itself: Board.sent)."""
+
+    def __init__(self, board):
+        self.board = board
+        self.raw = sys.stdout.buffer
+
+    def write(self, data):
+        b = self.board
+        b._charge()  # the firmware's work up to here
+        n = self.raw.write(data)
+        b._emulated(CONSOLE_US + len(data) // 8)
+        return n
 
 
 class Board:
@@ -115,6 +134,7 @@ class Board:
         self._rx_at = 0  # board time the next byte on the wire arrives
         self.rx_dropped = 0  # bytes lost to a full ring (ESP32 model)
         self.rx_peak = 0  # the most bytes the ring has held
+        self.rx_last_us = 0  # board time the last byte came into the ring
         self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
         self._app = None  # the loop, once it has served (scan_idle serves the control channel for it)
@@ -159,6 +179,7 @@ class Board:
         self._cpu_last = self._cpu_ns()
         self._fifo_empty = 0  # board time the UART's FIFO runs dry
         self._last = time.ticks_us()
+        self.console = _Console(self)
 
     # ---- clock: the board's own, wrapping at 2**30 like the ESP32's -----------
     def ticks_us(self):
@@ -192,6 +213,14 @@ class Board:
                 break
             v = v * 10 + c - 48
         return v
+
+    def _charge(self):
+        """The firmware's work since the last clock reading, charged (a clock
+        read inline: on the chip there is none)."""
+        raw = time.ticks_us()
+        gap = time.ticks_diff(raw, self._last)
+        self._last = raw
+        self._total += self._esp32_gap(gap)
 
     def _esp32_gap(self, gap):
         # Short gaps are the firmware computing. Past STALL_US, ask the kernel
@@ -527,6 +556,7 @@ class Board:
         while len(q) > self._rx_ring and self._rx_at <= self._total:
             if self._rx_ring < RX_RING:
                 self._rx_ring += 1
+                self.rx_last_us = self._rx_at
                 if self._rx_ring > self.rx_peak:
                     self.rx_peak = self._rx_ring
             else:
@@ -567,6 +597,8 @@ class Board:
         self.strip_writes += 1
         if self._ctl_out:  # with the board's time of writing it (unwrapped us)
             self._send({"frame": hexlify(self.frame).decode(), "at": self._total})
+        if self.esp32:
+            self._emulated(0)  # the copy and the report above are the simulator's
 
     def read_file(self, path):
         if not self.esp32:
@@ -731,6 +763,7 @@ class Board:
             st["doze_reads"] = self.doze_reads
             st["rx_dropped"] = self.rx_dropped
             st["rx_peak"] = self.rx_peak
+            st["rx_last_us"] = self.rx_last_us
             # a closure is scheduled or still closed: the scanner may not
             # have seen it yet, so "idle" alone does not mean "decided"
             st["closing"] = not self.model.idle
