@@ -111,7 +111,8 @@ class Run:
             self.link.send_line(b'{"cmd":"state","id":"t"}\n')
         # 300 ms of the board's time, or less once the dart is in and its
         # lockout over (an idle board's clock runs at the wall clock's pace)
-        got = self.events_until(at + delay + 300000, 1, at + delay + length_us + LOCKOUT_US + 20000)
+        got = self.events_until(at + delay + 300000, 1, at + delay + length_us + LOCKOUT_US + 20000,
+                                "t" if traffic else None)
         darts = [e for e in got if e.get("ev") == "dart"]
         scored = any(e["seg"] == seg for e in darts)
         lat = None
@@ -123,15 +124,18 @@ class Run:
             self.thrown = 0
         return scored, len(darts) - (1 if scored else 0), lat
 
-    def events_until(self, board_us, darts=None, early=None):
+    def events_until(self, board_us, darts=None, early=None, reply=None):
         """Every event until the board's clock passes `board_us` (or `early`,
-        once `darts` dart events are in); each dart event's board time of
-        sending is kept in self.sent_at."""
+        once `darts` dart events are in and the reply with id `reply`, if
+        any: a client waits for its answer before it asks again); each dart
+        event's board time of sending is kept in self.sent_at."""
         out = []
         self.sent_at = {}
         last_sent = self.vb.stats()["sent_us"]
+        answered = reply is None
         while True:
-            self.link._pump(0.002)
+            for rep in self.link._pump(0.002):
+                answered = answered or rep.get("id") == reply
             st = self.vb.stats()
             while self.link.events:
                 ev = self.link.events.popleft()
@@ -142,7 +146,7 @@ class Run:
             if st["scanner"] == "idle" and not st["closing"]:
                 if st["board_us"] > board_us:
                     return out
-                if early is not None and st["board_us"] > early and len(self.sent_at) >= darts:
+                if early is not None and st["board_us"] > early and len(self.sent_at) >= darts and answered:
                     return out
 
     def pair(self, rnd):

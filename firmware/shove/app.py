@@ -266,7 +266,9 @@ class App(Commands):
             self._write(self._outpos, left)
 
     def emit(self, name, fields=None):
-        self.send(protocol.event(name, fields, self.scan_point))
+        # a line with the whole state is built in pieces with reads between;
+        # the rest (a dart event: under 256 bytes) in one
+        self.send(protocol.event(name, fields, self.scan_point if fields and "state" in fields else None))
 
     def scan_point(self):
         """One read of the matrix from inside long work (a request's
@@ -672,9 +674,13 @@ class App(Commands):
             self._failed(e)
 
     def _serve_slice(self):
-        """A service slice after an idle burst (no scanner event can be
-        waiting), guarded like _serve."""
+        """A service slice after an idle burst, guarded like _serve. The burst
+        found nothing, but a scan point inside long work may have (a whole
+        dart, read and voted on while a request was served)."""
         try:
+            sc = self.scanner
+            while sc.qhead != sc.qtail:
+                self._scanner_event(sc.pop())
             self._service()
         except Exception as e:
             self._failed(e)

@@ -37,7 +37,7 @@ class Commands:
             if handler is None:
                 raise protocol.ProtoError("unknown_cmd", "unknown command %r" % cmd["cmd"][:20])
             fields = handler(cmd, after)
-            self.send(protocol.ok(id_, fields, self.scan_point))
+            self.send(protocol.ok(id_, fields, self.scan_point if fields and "state" in fields else None))
         except protocol.ProtoError as e:
             self.send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
         except rules.RuleError as e:
@@ -186,7 +186,7 @@ class Commands:
         gc.collect()
         return {"scans": self.scanner.scans, "darts": self.darts,
                 "scanner": ("idle", "window", "lockout", "release")[self.scanner.state], "ignored": self.ignored,
-                "dropped": self.scanner.dropped, "errors": self.errors, "ctrl_c": self.watch.lone, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
+                "dropped": self.scanner.dropped, "queued": self.scanner.pending(), "errors": self.errors, "ctrl_c": self.watch.lone, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
                 "idles": getattr(self.board, "idles", 0),
                 "mem_peak": _mem_peak()}
