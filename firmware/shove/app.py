@@ -100,7 +100,7 @@ class App(Commands):
         self.slice = 0  # the service slice that runs next
         self.strip_waits = False  # the strip has a frame to write only once time passes (see _leds)
         self.strip_at = -1  # ... at this tick (ms); -1: no time set
-        self.lean = False  # the round after a quiet burst: serial and strip slices only
+        self.lean = False  # the slice after a quiet burst is a lean one: serial, then the strip's only
         self._out_at = 0  # tick (ms) the UART's FIFO has room again while output waits
         self.serial_run = 0  # serial slices run back to back
         self.feeds = 0  # serial slices since the last check-in with the watchdog
@@ -283,7 +283,6 @@ class App(Commands):
         else:
             board.read_matrix(sc.snap)
         sc.step(board.ticks_us())
-        self.lean = False
 
     def state(self):
         st = self.game.to_state(self.scan_point)
@@ -293,7 +292,6 @@ class App(Commands):
     def _changed(self):
         self.frame_dirty = True
         self.strip_waits = False
-        self.lean = False
         self.due = DUE_TIMERS | DUE_STRIP
 
     # ---- the game ---------------------------------------------------------------------
@@ -469,7 +467,8 @@ class App(Commands):
         s = self.slice
         self.slice = _NEXT_SLICE[s]
         if s == 0:
-            if self.lean:  # after a quiet burst: only the strip may have work
+            if self.lean:  # right after a quiet burst: only the strip may have work
+                self.lean = False
                 self.slice = 4 if self.due & DUE_STRIP else 0
             self.feeds += 1
             if self.feeds >= FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
@@ -650,7 +649,6 @@ class App(Commands):
                     continue
                 sc.step(board.ticks_us())
                 self.passes = SERVICE_EVERY
-                self.lean = False  # a dart: every slice has its turn while it is read
             else:
                 board.read_matrix(snap)
                 sc.step(board.ticks_us())

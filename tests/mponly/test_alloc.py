@@ -138,7 +138,6 @@ def test_a_scan_point_inside_long_work_reads_the_matrix_and_queues_the_dart():
     loop = Loop()
     loop.board = Board(prof)
     loop.scanner = scanner.Scanner(prof.rows, prof.cols)
-    loop.lean = True
     sc = loop.scanner
     for _ in range(3):
         app.App.scan_point(loop)
@@ -152,4 +151,3 @@ def test_a_scan_point_inside_long_work_reads_the_matrix_and_queues_the_dart():
     while sc.pending():
         got.append(sc.pop())
     assert [(w >> 16, (w >> 8) & 0xFF, w & 0xFF) for w in got] == [(scanner.EV_HIT, 3, 5)], got
-    assert not loop.lean  # a dart on the way: the next round is a full one

@@ -354,12 +354,10 @@ class Board:
                 self.woke = WOKE_INPUT
             elif until >= 0 and self._ms_left(until) <= 0:
                 self.woke = WOKE_TIME
-            if self.woke:
-                if self.esp32:
-                    self._emulated(WAKE_US)
-                return k
             if self.esp32:
                 self._emulated(WAKE_US)
+            if self.woke:
+                return k
             if self._ctl_in is not None:
                 if self._app is None:  # no loop to serve the test bench's lines with yet
                     self.woke = WOKE_INPUT
