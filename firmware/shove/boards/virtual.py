@@ -276,10 +276,16 @@ class Board:
 
     def _idle(self):
         self.ticks_us()
-        t0 = time.ticks_us()
         wait = IDLE_MS
         if self._timer_ms is not None and self._timer_ms < wait:
             wait = self._timer_ms if self._timer_ms > 0 else 0
+        self._wait_input(wait)
+
+    def _wait_input(self, wait):
+        """Wait up to `wait` ms for a serial byte or a control line; the wait
+        counts on the board's clock (nothing the firmware could see happens
+        meanwhile). Returns the us it took."""
+        t0 = time.ticks_us()
         for _ in self._wake.ipoll(wait):
             break
         us = time.ticks_diff(time.ticks_us(), t0)
@@ -294,6 +300,7 @@ class Board:
             self._own = 0
         self.idle_us += us
         self.idles += 1
+        return us
 
     def _spent(self, us):
         """A modelled slow operation took `us` of board time."""
@@ -384,9 +391,8 @@ class Board:
     def _doze(self, left, most):
         """No closure is scheduled, so every read until the next serial byte
         or control line would find the matrix open: wait for one (at most
-        the burst's remaining reads' time, `most` ms or IDLE_MS) instead of reading.
-        The wait counts on the board's clock, as in _idle. Returns the reads
-        it stands for."""
+        the burst's remaining reads' time, `most` ms or IDLE_MS) instead of
+        reading. Returns the reads it stands for."""
         per = READ_US + WAKE_US // WAKE_EVERY
         wait = left * per // 1000
         if wait > most:
@@ -397,20 +403,7 @@ class Board:
             wait = self._timer_ms if self._timer_ms > 0 else 0
         if wait <= 0:
             return 0
-        t0 = time.ticks_us()
-        for _ in self._wake.ipoll(wait):
-            break
-        us = time.ticks_diff(time.ticks_us(), t0)
-        if us > wait * 1000 + STALL_US:  # it overslept: the OS took the CPU away
-            us = wait * 1000
-            self.stalls += 1
-        self._spent(us)
-        if self.esp32:
-            self._cpu_last = self._cpu_ns()
-            self._own = 0
-        self.idle_us += us
-        self.idles += 1
-        r = us // per
+        r = self._wait_input(wait) // per
         if r > left:
             r = left
         self.doze_reads += r
