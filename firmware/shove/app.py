@@ -47,7 +47,6 @@ SERIAL_SLICE = 16
 SERIAL_MORE = 64
 SERIAL_RUN = 7
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
-TICKS_MASK = 0x3FFFFFFF  # the boards' tick counters wrap at 2**30
 UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 OUT_WAIT_MS = 10  # ... and sends in 11 ms at 115200 baud: write more after this long
 # Past this many records the journal is rewritten whole (undone actions
@@ -238,7 +237,7 @@ class App(Commands):
         if n > left:
             n = left
         if n <= 0:  # no room yet (the last write was under a byte's time ago)
-            self._out_at = (self.board.ticks_ms() + 1) & TICKS_MASK
+            self._out_at = scanner.ticks_add(self.board.ticks_ms(), 1)
             return
         self._credit = 0
         self._write(self._outpos, n)
@@ -246,7 +245,7 @@ class App(Commands):
         # time the write itself takes would be counted as room twice
         self._out_t = self.board.ticks_us()
         if self._outq:  # more to send once the FIFO has drained: the loop may read until then
-            self._out_at = (self.board.ticks_ms() + OUT_WAIT_MS) & TICKS_MASK
+            self._out_at = scanner.ticks_add(self.board.ticks_ms(), OUT_WAIT_MS)
 
     def _write(self, pos, n):
         if self._bin is None:
@@ -266,9 +265,7 @@ class App(Commands):
             self._write(self._outpos, left)
 
     def emit(self, name, fields=None):
-        # a line with the whole state is built in pieces with reads between;
-        # the rest (a dart event: under 256 bytes) in one
-        self.send(protocol.event(name, fields, self.scan_point if fields and "state" in fields else None))
+        self.send(protocol.event(name, fields, self.scan_point))
 
     def scan_point(self):
         """One read of the matrix from inside long work (a request's
@@ -547,7 +544,7 @@ class App(Commands):
         # only time can make a frame due from here (no hint blinking): the
         # loop may read in a quiet burst until then (strip_at: the flash's end)
         waits = r.hint_at < 0
-        self.strip_at = (r.flash_at + leds.FLASH_MS) & TICKS_MASK if r.flash_at >= 0 else -1
+        self.strip_at = scanner.ticks_add(r.flash_at, leds.FLASH_MS) if r.flash_at >= 0 else -1
         if not (self.frame_dirty or self.anim_dirty):
             self.strip_waits = waits
             return
@@ -567,7 +564,7 @@ class App(Commands):
             if self.frame_since == 0:
                 self.frame_since = now or 1
             if scanner.ticks_diff(now, self.frame_since) < LED_QUIET_MS:
-                at = (self.frame_since + LED_QUIET_MS) & TICKS_MASK  # or the flash's end, if sooner
+                at = scanner.ticks_add(self.frame_since, LED_QUIET_MS)  # or the flash's end, if sooner
                 if self.strip_at < 0 or scanner.ticks_diff(at, self.strip_at) < 0:
                     self.strip_at = at
                 self.strip_waits = waits
@@ -643,7 +640,8 @@ class App(Commands):
                     # a lean round; input or a button: all five slices
                     self.lean = n == QUIET and board.woke != WOKE_INPUT
                     board.woke = 0
-                    self._serve_slice()
+                    self.passes = SERVICE_EVERY
+                    self._serve()
                     if self.leaving:
                         return
                     continue
@@ -659,8 +657,10 @@ class App(Commands):
                     return
 
     def _serve(self):
-        """The scanner's events and a service slice. A bug in serving a
-        request must not stop the scanner: report it and carry on."""
+        """The scanner's events (a scan point inside long work may have left
+        one, even a whole dart, while the loop was calm) and a service slice.
+        A bug in serving a request must not stop the scanner: report it and
+        carry on."""
         try:
             sc = self.scanner
             while sc.qhead != sc.qtail:
@@ -668,18 +668,6 @@ class App(Commands):
             if self.passes >= SERVICE_EVERY:
                 self.passes = 0
                 self._service()
-        except Exception as e:
-            self._failed(e)
-
-    def _serve_slice(self):
-        """A service slice after an idle burst, guarded like _serve. The burst
-        found nothing, but a scan point inside long work may have (a whole
-        dart, read and voted on while a request was served)."""
-        try:
-            sc = self.scanner
-            while sc.qhead != sc.qtail:
-                self._scanner_event(sc.pop())
-            self._service()
         except Exception as e:
             self._failed(e)
 

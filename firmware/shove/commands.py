@@ -37,7 +37,7 @@ class Commands:
             if handler is None:
                 raise protocol.ProtoError("unknown_cmd", "unknown command %r" % cmd["cmd"][:20])
             fields = handler(cmd, after)
-            self.send(protocol.ok(id_, fields, self.scan_point if fields and "state" in fields else None))
+            self.send(protocol.ok(id_, fields, self.scan_point))
         except protocol.ProtoError as e:
             self.send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
         except rules.RuleError as e:

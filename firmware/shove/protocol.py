@@ -348,13 +348,19 @@ def _enc_sliced(obj, tick, depth):
     return _enc(obj)
 
 
+def _line(out, tick):
+    # a line carrying the whole state is built in pieces with tick() between;
+    # the rest (a dart event: under 256 bytes) in one
+    return _enc(out) if tick is None or "state" not in out else _enc_sliced(out, tick, SLICE_DEPTH)
+
+
 def ok(id_, fields=None, tick=None):
-    """A reply's line; with `tick`, built in pieces with tick() between."""
+    """A reply's line; one carrying a state is built in pieces with tick() between."""
     out = {"id": id_, "ok": True}
     if fields:
         for k in fields:
             out[k] = fields[k]
-    return _enc(out) if tick is None else _enc_sliced(out, tick, SLICE_DEPTH)
+    return _line(out, tick)
 
 
 def error(id_, code, msg):
@@ -366,7 +372,7 @@ def event(name, fields=None, tick=None):
     if fields:
         for k in fields:
             out[k] = fields[k]
-    return _enc(out) if tick is None else _enc_sliced(out, tick, SLICE_DEPTH)
+    return _line(out, tick)
 
 
 def want_int(obj, key, lo, hi, code):

@@ -53,6 +53,11 @@ def ticks_diff(a, b):
     return d
 
 
+def ticks_add(a, d):
+    """a + d on the wrapping 30-bit clock."""
+    return (a + d) & _MASK
+
+
 class Scanner:
     def __init__(self, rows, cols, window_us=3000, lockout_us=60000, rearm_us=5000, stuck_us=2000000):
         if not (1 <= rows <= 16 and 1 <= cols <= 16):

@@ -83,7 +83,11 @@ def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
         ticks[0] = 0
         assert protocol.ok(id_, fields, tick) == protocol.ok(id_, fields), (id_, fields)
         assert protocol.event("e", fields, tick) == protocol.event("e", fields)
-    assert ticks[0] > 0
+        # only a line carrying a state is built in pieces (a dart event is small)
+        if fields and "state" in fields:
+            assert ticks[0] > 0
+        else:
+            assert ticks[0] == 0
     line = b'{"cmd":"state","id":"a long enough id to have many tokens","x":[1,2,3,4,5,6,7,8,9]}'
     ticks[0] = 0
     assert protocol.decode(line, tick) == protocol.decode(line) and ticks[0] >= 2
