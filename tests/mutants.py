@@ -51,6 +51,9 @@ MUTANTS = [
     # CPython's json refuses what MicroPython's takes: only the run inside MicroPython shows it
     ("firmware/shove/protocol.py", "if not valid_json(line, tick):", "if not valid_utf8(line):",
      ["tests/test_portable_on_micropython.py"]),
+    # the computer's gift under `next`: only the first side still open on the bed is given marks
+    ("firmware/shove/cpu.py", "                    if nxt:\n                        sur = 0",
+     "                    if False:\n                        sur = 0", ["tests/test_cpu_properties.py"]),
     ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
      ["tests/portable/test_cpu.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",

@@ -33,7 +33,7 @@ def value(p, g, me):
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
     rem = [p.remaining(g, s) for s in range(g.n)]
-    return p._val(me, rem, dl, g.pending & ~(1 << me), g.n, g.rules.darts)
+    return p.value(me, rem, dl, g.pending, g.n, g.rules.darts)
 
 
 def snap(g):

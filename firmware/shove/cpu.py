@@ -154,27 +154,63 @@ class Player:
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
-    def _val(self, me, rem, dl, pend, n, D):
-        """The chance (x1000) that `me` wins: rem[] darts (x16) each side
-        needs, `dl` darts left in the visit. self._opp and self._off (set by
-        _outcomes for this `me`) are the opponents in throwing order and how
-        far each is behind in turn (x16 darts)."""
-        mine = rem[me]
-        if pend:  # an opponent has won unless `me` closes out with the darts left
-            return _sig((dl * 16 - mine) * 2 // 3)
-        if n == 1:
-            return WIN * 1600 // (1600 + mine)
+    def _order(self, me, rem, n, D):
+        """The opponents in throwing order and, for the value below, the darts
+        (x16) each needs plus how far it is behind in turn."""
+        self._opp = opp = [(me + d) % n for d in range(1, n)]
+        self._rb = [rem[opp[d - 1]] + 16 * d * D // n for d in range(1, n)]
+        self._dd = 16 * D
+
+    def _after(self, mine, left, sur, i, e, pend):
+        """The chance (x1000) that the thrower wins once a dart leaves it
+        needing `mine` darts (x16) with `left` darts of the visit, `sur`
+        surplus marks on bed `i` gifted by the rules (`e`: that bed's darts
+        table) and `pend` the sides whose win was pending before. Sets
+        self.new to the sides whose win the gift makes pending. The gift and
+        the opponents' chances are one pass: this runs for every outcome."""
+        new = 0
         scale = 48 + mine // 8  # the spread of the finish, x16 darts
+        base = 16 * left - self._dd - mine
         v = WIN
-        base = 16 * dl - 16 * D - mine
-        sig = _SIG
+        rb = self._rb
         opp = self._opp
-        off = self._off
-        for d in range(n - 1):
-            x = (rem[opp[d]] + base + off[d]) * 4 // scale
-            # _sig inlined: this runs for every opponent of every outcome
+        sig = _SIG
+        if sur:
+            m = self._m
+            nb = self._nb
+            marks = self._marks
+            miss = self._miss
+            pub = self._pub
+            nxt = self._nxt
+        for d in range(len(rb)):
+            r = rb[d]
+            if sur:
+                s = opp[d]
+                c = m - marks[s * nb + i]
+                if c:
+                    take = sur if sur < c else c
+                    if pub and take == miss[s]:
+                        take -= 1  # the last mark of a game must be thrown
+                    if take:
+                        r += e[c - take] - e[c]
+                        if take == miss[s]:
+                            new |= 1 << s
+                    if nxt:
+                        sur = 0  # gift next: only the first side still open on the bed
+            x = (r + base) * 4 // scale
             v = v * sig[0 if x <= -32 else 64 if x >= 32 else x + 32] // WIN
+        self.new = new
+        if pend or new:  # an opponent has won unless the thrower closes out with the darts left
+            return _sig((left * 16 - mine) * 2 // 3)
+        if not rb:
+            return WIN * 1600 // (1600 + mine)
         return v
+
+    def value(self, me, rem, dl, pend, n, D):
+        """The chance (x1000) that `me` wins when each side needs rem[] darts
+        (x16), `me` has `dl` darts left and `pend` sides' wins are pending."""
+        self._order(me, rem, n, D)
+        return self._after(rem[me], dl, 0, 0, None, pend & ~(1 << me))
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
@@ -196,23 +232,23 @@ class Player:
         marks = g.marks
         rem = [self.remaining(g, s) for s in range(n)]
         miss = [g.missing(s) for s in range(n)]
-        tmp = [0] * n
         pend = g.pending
         other = pend & ~(1 << me)
         m = r.marks
-        D = r.darts
-        gift = r.gift if n > 1 else rules.GIFT_OFF
-        opp = self._opp = [(me + d) % n for d in range(1, n)]  # the opponents, in throwing order
-        self._off = [16 * d * D // n for d in range(1, n)]
+        gifts = n > 1 and r.gift != rules.GIFT_OFF
+        # what _after reads for the gift
+        self._m = m
+        self._nb = nb
+        self._marks = marks
+        self._miss = miss
+        self._pub = not r.win_by_gift
+        self._nxt = r.gift == rules.GIFT_NEXT
+        self._order(me, rem, n, r.darts)
         flat = r.flat
         prog = r.progressive
-        pub = not r.win_by_gift
         dl = g.darts_left
-        nxt = gift == rules.GIFT_NEXT
-        if gift == rules.GIFT_OFF:
-            opp_gift = ()
-        else:
-            opp_gift = opp
+        mine = rem[me]
+        after = self._after
         for i in range(nb):
             bed = r.beds[i]
             e = self.e_bull if bed == 25 else self.e_num
@@ -231,47 +267,20 @@ class Player:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
                 left = dl - (0 if prog and own else 1)
-                surplus = k - own
-                new = 0  # sides whose win the gift makes pending
-                # the darts each side needs after this hit: `rem` changed in
-                # place and put back below; tmp[s] holds what side s was given
-                dme = e[need - own] - was_me
-                rem[me] += dme
-                got = 0  # sides given marks, a bit each
-                if surplus:
-                    for s in opp_gift:
-                        c = m - marks[s * nb + i]
-                        if not c:
-                            continue
-                        take = surplus if surplus < c else c
-                        if pub and take == miss[s]:
-                            take -= 1  # the last mark of a game must be thrown
-                        if take:
-                            t = e[c - take] - e[c]
-                            tmp[s] = t
-                            rem[s] += t
-                            got |= 1 << s
-                            if take == miss[s]:
-                                new |= 1 << s
-                        if nxt:
-                            break
+                x = after(mine + e[need - own] - was_me, left, k - own if gifts else 0, i, e, other)
+                new = self.new
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
                     bad[i] |= 1 << (k - 1)
                 else:
-                    v[j] = self._val(me, rem, left, other | new, n, D)
+                    v[j] = x
                     if new & ~pend:
                         bad[i] |= 1 << (k - 1)
-                rem[me] -= dme
-                if got:
-                    for s in opp:
-                        if got >> s & 1:
-                            rem[s] -= tmp[s]
         # a dead dart is always used up
-        self._dead_bad = g.darts_left == 1 and other != 0
+        self._dead_bad = dl == 1 and other != 0
         if self._dead_bad:
             return 0
-        return self._val(me, rem, g.darts_left - 1, other, n, D)
+        return after(mine, dl - 1, 0, 0, None, other)
 
     def choose(self, g):
         """The segment code to aim at for the thrower's next dart."""
