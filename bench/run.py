@@ -231,6 +231,12 @@ def run_info():
             "python": platform.python_version(), "load_at_end": load}
 
 
+def _bound(c):
+    """The highest miss rate the count still allows (95 % confidence), when recorded."""
+    b = c.get("miss_rate_bound")
+    return "" if b is None else "; miss rate under %.2f%% (95%% confidence)" % (100.0 * b)
+
+
 def table_rows(r):
     """The figures as (measurement, result) rows: printed by `make bench` and
     written into docs/performance.md by bench/report.py."""
@@ -272,8 +278,14 @@ def table_rows(r):
         c = m[key]
         us = key.split("_")[1]
         rows.append(("  pulse %s%s" % (us, ", a state request in flight" if key.endswith("traffic") else ""),
-                     "%.1f%% scored (%d/%d), doubled %d" % (100.0 * c["scored"] / c["pulses"], c["scored"],
-                                                            c["pulses"], c["doubled"])))
+                     "%.1f%% scored (%d/%d), doubled %d%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
+                                                              c["pulses"], c["doubled"], _bound(c))))
+    for key in sorted(k for k in m if k.startswith("stress_")):
+        c = m[key]
+        rows.append(("  pulse %s, darts 80 ms apart, every segment" % key.split("_")[1],
+                     "%.1f%% scored (%d/%d), doubled %d, wrong segment %d%s" % (
+                         100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"], c["doubled"], c["wrong"],
+                         _bound(c))))
     for key in ("latency_ms", "latency_traffic_ms"):
         rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
                      "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))

@@ -100,6 +100,15 @@ MUTANTS = [
     ("firmware/shove/app.py", "            board.read_matrix(sc.snap)\n        sc.step(board.ticks_us())\n",
      "            board.read_matrix(sc.snap)\n", ["tests/test_portable_on_micropython.py"]),
     ("firmware/shove/protocol.py", "SLICE_DEPTH = 3 ", "SLICE_DEPTH = 2 ", ["tests/portable/test_codec.py"]),
+    # a FIFO load of a long reply written straight from the read loop, no round of slices
+    ("firmware/shove/app.py", "if uart and board.woke == WOKE_TIME:", "if False and uart:",
+     ["tests/test_esp32_timing.py"]),
+    # a gift's flash waits for its end once its first frame is written (in the lockout)
+    ("firmware/shove/app.py", "        self.strip_waits = waits and g is not None and g.phase != rules.OVER\n", "",
+     ["tests/test_esp32_timing.py"]),
+    # a frame reads the matrix after each bed
+    ("firmware/shove/leds.py", "            if tick is not None:\n                tick()\n", "",
+     ["tests/portable/test_panel.py"]),
     # the model jumping to its next change when that is inside the burst
     ("firmware/shove/boards/virtual.py", "and scanner.ticks_diff(m.next_change, now) > n * READ_US:",
      "and scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),

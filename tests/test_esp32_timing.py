@@ -181,3 +181,52 @@ def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
     link.drain()
     got = [e["seg"] for e in link.events if e.get("ev") == "dart"]
     assert len(got) >= len(thrown) - 2 and all(seg in thrown for seg in got), got
+
+
+def test_a_long_reply_drains_without_a_round_of_slices_for_each_fifo_load(quiet_board):
+    # While a reply drains, the UART is the only thing due: its FIFO is
+    # filled again every 11 ms straight from the read loop. A round of
+    # service slices each time would leave the matrix unread for a
+    # slice's bytecode every time (milliseconds on the chip).
+    vb, link = quiet_board
+    link.request("new", players=["Ann", "Bob", "Cid", "Dee", "Eve", "Fay", "Gus", "Hal"],
+                 rules={"darts": 9, "beds": list(range(1, 21))})
+    time.sleep(1.0)  # its reply, event and frame have long gone out
+
+    def slices(cmd):
+        time.sleep(0.3)
+        link.drain()
+        s0 = vb.stats()
+        rep = link.request(cmd)
+        return vb.stats()["slices"] - s0["slices"], rep
+
+    base, _ = slices("info")  # the rounds that take a request's bytes as they come in (one every 87 us)
+    n, rep = slices("state")
+    loads = (len(json.dumps(rep, separators=(",", ":"), ensure_ascii=False).encode()) + 1) // 128
+    assert loads >= 12
+    assert n - base < loads // 2, (n, base, loads)
+
+
+def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_board):
+    # What a dart sets going (its event, its frame, the flash of a gift) is
+    # served in the lockout, when no dart can score; once the scanner has
+    # re-armed the loop reads in quiet bursts, not a slice every 16 reads.
+    vb, link = quiet_board
+    cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
+    st = link.request("state")["state"]
+    bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
+    link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts the opponent three marks
+    time.sleep(0.5)
+    link.drain()
+    link.events.clear()
+    s0 = vb.stats()
+    r, c = cells["T%d" % bed]
+    vb.pulses([(r, c, 2000, 2000)])
+    ev = link.wait_event("dart", timeout=5)
+    assert ev["seg"] == "T%d" % bed and ev["gifts"], ev
+    vb.wait_rearmed()
+    time.sleep(0.3)  # the flash (600 ms) is still on: its frame waits for its end
+    s1 = vb.stats()
+    assert s1["darts"] == s0["darts"] + 1
+    assert s1["slices"] - s0["slices"] >= 5  # the dart's work was served ...
+    assert s1["armed_slices"] - s0["armed_slices"] <= 1  # ... before the re-arm (at most a quiet burst's end after)

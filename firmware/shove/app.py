@@ -19,7 +19,7 @@ import sys
 from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
-from shove.boards import WOKE_INPUT, open_board
+from shove.boards import WOKE_INPUT, WOKE_TIME, open_board
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip),
@@ -97,6 +97,8 @@ class App(Commands):
         self.hold_since = -1
         self.passes = 0
         self.slice = 0  # the service slice that runs next
+        self.slices = 0  # service slices run (stats), and how many of them while a dart could score
+        self.armed_slices = 0
         self.strip_waits = False  # the strip has a frame to write only once time passes (see _leds)
         self.strip_at = -1  # ... at this tick (ms); -1: no time set
         self.lean = False  # the slice after a quiet burst is a lean one: serial, then the strip's only
@@ -223,36 +225,46 @@ class App(Commands):
         self._drain()
 
     def _drain(self):
+        # the fewest calls that will do: on the chip each is tens of us
+        # with the matrix unread, and this runs every 11 ms while a long
+        # reply goes out
         q = self._outq
-        left = len(q) - self._outpos
+        pos = self._outpos
+        left = len(q) - pos
         if not left:
             return
-        per_byte = self.board.uart_us_per_byte
+        board = self.board
+        per_byte = board.uart_us_per_byte
         if not per_byte or self._bin is None:
-            self._write(self._outpos, left)
+            self._write(pos, left)
             return
-        n = self._credit + scanner.ticks_diff(self.board.ticks_us(), self._out_t) // per_byte
+        # room in the FIFO: what it sent since the last write (ticks wrap at 2**30)
+        n = self._credit + ((board.ticks_us() - self._out_t) & 0x3FFFFFFF) // per_byte
         if n > UART_FIFO:
             n = UART_FIFO
         if n > left:
             n = left
         if n <= 0:  # no room yet (the last write was under a byte's time ago)
-            self._out_at = scanner.ticks_add(self.board.ticks_ms(), 1)
+            self._out_at = (board.ticks_ms() + 1) & 0x3FFFFFFF
             return
         self._credit = 0
-        self._write(self._outpos, n)
+        self._bin.write(q, pos, n)  # the stream's write(buf, off, n): no slice to allocate
         # the FIFO drains from the end of the write: counted from its start, the
         # time the write itself takes would be counted as room twice
-        self._out_t = self.board.ticks_us()
-        if self._outq:  # more to send once the FIFO has drained: the loop may read until then
-            self._out_at = scanner.ticks_add(self.board.ticks_ms(), OUT_WAIT_MS)
+        self._out_t = board.ticks_us()
+        pos += n
+        if pos < len(q):  # more once the FIFO has drained: the loop may read until then
+            self._outpos = pos
+            self._out_at = (board.ticks_ms() + OUT_WAIT_MS) & 0x3FFFFFFF
+        else:
+            self._outq = bytearray()
+            self._outpos = 0
 
     def _write(self, pos, n):
         if self._bin is None:
             self.out.write(bytes(self._outq[pos:pos + n]).decode())
         else:
-            self._bin.write(memoryview(self._outq)[pos:pos + n])
-        self.board.sent(n)
+            self._bin.write(self._outq, pos, n)
         self._outpos = pos + n
         if self._outpos == len(self._outq):
             self._outq = bytearray()
@@ -463,6 +475,9 @@ class App(Commands):
         board = self.board
         s = self.slice
         self.slice = _NEXT_SLICE[s]
+        self.slices += 1
+        if self.scanner.calm:
+            self.armed_slices += 1
         if s == 0:
             if self.lean:  # right after a quiet burst: only the strip may have work
                 self.lean = False
@@ -569,13 +584,17 @@ class App(Commands):
                     self.strip_at = at
                 self.strip_waits = waits
                 return
-        frame = r.render(g, now)
+        frame = r.render(g, now, self.scan_point)
         self.frame_dirty = False
         self.anim_dirty = False
         self.frame_since = 0
         if frame != self.last_frame:
             self.last_frame = bytes(frame)
+            self.scan_point()  # the write itself blocks the scan: nothing more before it
             self.board.strip_write(frame)
+        # written: a gift's flash needs nothing more until its end (a win's
+        # chase and a hint's blink need every frame)
+        self.strip_waits = waits and g is not None and g.phase != rules.OVER
 
     def boot(self):
         self.emit("boot", {"version": VERSION, "protocol": protocol.PROTOCOL, "board": self.prof.name,
@@ -619,6 +638,7 @@ class App(Commands):
             if sc.calm:  # nothing to vote on: read in a burst, step on a closure
                 n = BURST
                 until = -1
+                uart = False  # the burst ends when the UART's FIFO has room
                 if not self.slice and not self.serial_run and self.buttons.idle:
                     self.lean = False
                     due = self.due
@@ -632,9 +652,18 @@ class App(Commands):
                             t = self._out_at
                             if until < 0 or scanner.ticks_diff(t, until) < 0:
                                 until = t
+                                uart = True
                         self.feeds = FEED_EVERY  # the next serial slice checks in with the watchdog
                 k = board.scan_idle(snap, n, until)
                 sc.scans += k
+                if uart and board.woke == WOKE_TIME:
+                    # only the UART is due: fill its FIFO and read on. A long
+                    # reply drains a FIFO every 11 ms for a quarter second; a
+                    # round of slices each time would leave the matrix
+                    # unread for milliseconds (a slice is that much bytecode)
+                    board.woke = 0
+                    self._drain()
+                    continue
                 if k == n or board.woke:  # all open: no step, so no event; a service slice
                     # a quiet burst that ran its course or reached its time:
                     # a lean round; input or a button: all five slices
@@ -649,8 +678,20 @@ class App(Commands):
                 self.passes = SERVICE_EVERY
             else:
                 board.read_matrix(snap)
+                was = sc.state
                 sc.step(board.ticks_us())
-                self.passes += 1
+                if sc.state >= scanner.LOCKOUT:
+                    # no dart can score until the scanner re-arms: the time
+                    # for the service, a slice every pass, so that what the
+                    # dart set going is done before it can cost one
+                    self.passes = SERVICE_EVERY
+                else:
+                    self.passes += 1
+                    if was == scanner.RELEASE and not self.due and not self.serial_run and self.buttons.idle:
+                        # re-armed, every slice served many times over in
+                        # the lockout: the rest of the round would only
+                        # leave the matrix unread while a dart may come
+                        self.slice = 0
             if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
                 self._serve()
                 if self.leaving:

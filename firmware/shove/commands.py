@@ -188,6 +188,6 @@ class Commands:
                 "scanner": ("idle", "window", "lockout", "release")[self.scanner.state], "ignored": self.ignored,
                 "dropped": self.scanner.dropped, "queued": self.scanner.pending(), "errors": self.errors, "ctrl_c": self.watch.lone, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
-                "idles": getattr(self.board, "idles", 0),
+                "idles": getattr(self.board, "idles", 0), "slices": self.slices, "armed_slices": self.armed_slices,
                 "mem_peak": _mem_peak()}
 

@@ -26,6 +26,9 @@ COLOURS = (
     (255, 180, 0), (0, 200, 200), (255, 255, 255), (120, 60, 20),
 )
 _DIM = 6  # open-square pixels: a faint glow so the bed is visible
+_LIT = 110  # lit pixels of a square not yet closed (a closed one: full)
+_WHITE = 9 * len(COLOURS)  # shade entries after the side colours': a flash, a hint
+_HOLD = _WHITE + 3  # dim white: pull the darts
 
 
 class Renderer:
@@ -35,6 +38,9 @@ class Renderer:
         self.status = status
         self.count = beds * 2 * per_side + status
         self.frame = bytearray(3 * self.count)
+        self._dark = bytes(3 * self.count)
+        self._tab = bytearray(3 * (3 * len(COLOURS) + 2))  # see _shades
+        self._tab_b = -1  # the brightness it was made for
         self.brightness = brightness
         self.flash_at = -1  # tick the last gift's flash began; -1: none (ticks wrap, so no deadline)
         self.flash = []  # (side, bed index) receiving a gift
@@ -72,25 +78,39 @@ class Renderer:
         f[3 * i + 1] = rgb[1] * b // 255
         f[3 * i + 2] = rgb[2] * b // 255
 
-    def _square(self, game, bed_i, slot, side, now_ms):
-        base = (bed_i * 2 + slot) * self.per_side
-        if side < 0:
-            for k in range(self.per_side):
-                self._px(base + k, (0, 0, 0))
+    def _shades(self):
+        """Each colour's bytes at each level for this brightness, made once:
+        a frame is filled by copying them (a pixel's arithmetic for every
+        frame was milliseconds of bytecode on the chip). Entry 9*c + 3*level
+        (levels: closed, lit, open) for side colour c; _WHITE and _HOLD."""
+        b = self.brightness
+        if b == self._tab_b:
             return
-        m = game.marks[side * game.nb + bed_i]
-        full = game.rules.marks
-        lit = (m * self.per_side + full - 1) // full
-        flashing = self._flashing(now_ms) and (side, bed_i) in self.flash
-        if bed_i == self.hint_bed and side == game.turn and self._hinting(now_ms):
-            flashing = (now_ms // 250) % 2 == 0
-        for k in range(self.per_side):
-            if flashing:
-                self._px(base + k, (255, 255, 255))
-            elif k < lit:
-                self._px(base + k, COLOURS[side], 255 if m == full else 110)
-            else:
-                self._px(base + k, COLOURS[side], _DIM)
+        t = self._tab
+        for c in range(len(COLOURS)):
+            for lvl in range(3):
+                self._shade(t, 9 * c + 3 * lvl, COLOURS[c], (255, _LIT, _DIM)[lvl])
+        self._shade(t, _WHITE, (255, 255, 255), 255)
+        self._shade(t, _HOLD, (255, 255, 255), 40)
+        self._tab_b = b
+
+    def _shade(self, t, o, rgb, scale):
+        b = self.brightness * scale // 255  # as _px
+        t[o] = rgb[0] * b // 255
+        t[o + 1] = rgb[1] * b // 255
+        t[o + 2] = rgb[2] * b // 255
+
+    def _fill(self, px, n, o):
+        """n pixels from pixel px with shade entry o."""
+        t = self._tab
+        r = t[o]
+        g = t[o + 1]
+        b = t[o + 2]
+        f = self.frame
+        for p in range(3 * px, 3 * (px + n), 3):
+            f[p] = r
+            f[p + 1] = g
+            f[p + 2] = b
 
     def _leader(self, game, bed_i):
         best = -1
@@ -103,36 +123,63 @@ class Renderer:
                 best = s
         return best
 
-    def render(self, game, now_ms):
-        """Fill self.frame for `game` (None: all dark) at time now_ms."""
+    def render(self, game, now_ms, tick=None):
+        """Fill self.frame for `game` (None: all dark) at time now_ms; with
+        `tick`, tick() after each bed (a frame written while a dart may come
+        must not leave the matrix unread for long)."""
         f = self.frame
-        for i in range(len(f)):
-            f[i] = 0
+        f[:] = self._dark
         if game is None:
             return f
         if game.phase == rules.OVER:
             return self._win(game.winner, now_ms)
-        shown = min(self.beds, game.nb)
-        for b in range(shown):
-            if game.n == 1:
-                self._square(game, b, 0, 0, now_ms)
-                self._square(game, b, 1, -1, now_ms)
-            elif game.n == 2:
-                self._square(game, b, 0, 0, now_ms)
-                self._square(game, b, 1, 1, now_ms)
-            else:
-                self._square(game, b, 0, game.turn, now_ms)
-                self._square(game, b, 1, self._leader(game, b), now_ms)
+        self._shades()
+        flash = self._flashing(now_ms)
+        hint = (2 if (now_ms // 250) % 2 == 0 else 1) if self._hinting(now_ms) else 0
+        # the chalk squares, inline: a call a square or a pixel was most of
+        # a frame's time on the chip
+        n = game.n
+        ps = self.per_side
+        t = self._tab
+        marks = game.marks
+        nb = game.nb
+        full = game.rules.marks
+        turn = game.turn
+        hb = self.hint_bed if hint else -1
+        p = 0
+        for b in range(min(self.beds, nb)):
+            for slot in (0, 1):
+                side = (0 if n < 3 else turn) if slot == 0 else -1 if n == 1 else 1 if n == 2 else self._leader(game, b)
+                if side < 0:  # dark: cleared above
+                    p += 3 * ps
+                    continue
+                if b == hb and side == turn:  # the hint's square blinks, gift or not
+                    white = hint == 2
+                else:
+                    white = flash and (side, b) in self.flash
+                if white:
+                    lit = ps
+                    o1 = _WHITE
+                else:
+                    m = marks[side * nb + b]
+                    lit = (m * ps + full - 1) // full
+                    o1 = 9 * side + (0 if m == full else 3)
+                o2 = 9 * side + 6
+                for k in range(ps):
+                    o = o1 if k < lit else o2
+                    f[p] = t[o]
+                    f[p + 1] = t[o + 1]
+                    f[p + 2] = t[o + 2]
+                    p += 3
+            if tick is not None:
+                tick()
         base = self.beds * 2 * self.per_side
-        colour = COLOURS[game.turn]
-        blink = self.hint_bed < 0 and self._hinting(now_ms) and (now_ms // 250) % 2 == 0
-        for k in range(self.status):
-            if blink:
-                self._px(base + k, (255, 255, 255))
-            elif game.phase == rules.HOLD:
-                self._px(base + k, (255, 255, 255), 40)
-            elif k < game.darts_left:
-                self._px(base + k, colour)
+        if hint == 2 and self.hint_bed < 0:
+            self._fill(base, self.status, _WHITE)
+        elif game.phase == rules.HOLD:
+            self._fill(base, self.status, _HOLD)
+        else:
+            self._fill(base, min(game.darts_left, self.status), 9 * game.turn)
         return f
 
     def _win(self, winner, now_ms):

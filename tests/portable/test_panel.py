@@ -97,6 +97,30 @@ def test_brightness_scales_every_pixel():
     assert max(r.frame) <= 64
 
 
+def test_a_new_brightness_reaches_the_next_frame():
+    # the shades are made once per brightness: a change must remake them
+    g = rules.new_game(["A", "B"])
+    g.throw(segments.encode("T1"))
+    r = leds.Renderer(brightness=64)
+    r.render(g, 0)
+    r.brightness = 200
+    r.render(g, 0)
+    assert px(r, 0) == tuple(c * 200 // 255 for c in leds.COLOURS[0])
+
+
+def test_a_frame_reads_the_matrix_after_each_bed_and_is_the_same_frame():
+    g = rules.new_game(["A", "B", "C"], None, "classic", {"beds": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]})
+    g.throw(segments.encode("T1"))
+    g.throw(segments.encode("D12"))
+    r = leds.Renderer(beds=9)
+    plain = bytes(r.render(g, 0))
+    ticks = []
+    assert bytes(r.render(g, 0, lambda: ticks.append(1))) == plain
+    assert len(ticks) == 9  # the strip's nine beds, a read after each
+    r.render(None, 0, lambda: ticks.append(1))
+    assert len(ticks) == 9 and not any(r.frame)
+
+
 def run_buttons(timeline, debounce=30, long_ms=1000):
     """timeline: (t_ms, pressed) samples of button 0 -> [(t, kind)]."""
     b = buttons.Buttons(("new",), debounce, long_ms)

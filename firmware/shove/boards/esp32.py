@@ -352,9 +352,6 @@ class Board:
 
     uart_us_per_byte = 87  # 10 bits at 115200 baud: the app paces its output to it
 
-    def sent(self, n):
-        pass  # the UART's own cost is real here
-
     def serial_raw(self, on):
         # 0x03 arriving on the UART raises KeyboardInterrupt wherever the
         # code is (ports/esp32/uart.c checks mp_interrupt_char on receive);

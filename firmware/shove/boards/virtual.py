@@ -95,11 +95,16 @@ class _Console:
         self.board = board
         self.raw = sys.stdout.buffer
 
-    def write(self, data):
+    def write(self, data, off=0, n=-1):
+        """As the stream's write(buf[, off, n]): the chip's console takes the
+        slice without a copy, into the UART's FIFO (Board._uart)."""
         b = self.board
         b._charge()  # the firmware's work up to here
-        n = self.raw.write(data)
-        b._emulated(CONSOLE_US + len(data) // 8)
+        if n < 0:
+            n = len(data) - off
+        n = self.raw.write(memoryview(data)[off:off + n])
+        b._uart(n)
+        b._emulated(CONSOLE_US + n // 8)
         return n
 
 
@@ -246,10 +251,10 @@ class Board:
         self._last = t
         self._total += charge_us
 
-    def sent(self, n):
-        """`n` bytes went to the serial port (the app's console output)."""
-        if not self.esp32:
-            return
+    def _uart(self, n):
+        """`n` bytes went into the UART's FIFO (the console's write): a
+        writer that finds no room waits whole RTOS ticks, as
+        uart_stdout_tx_strn does (ports/esp32/uart.c)."""
         now = self._total
         backlog = (self._fifo_empty - now) // UART_US_PER_BYTE if self._fifo_empty > now else 0
         free = UART_FIFO - backlog
@@ -660,14 +665,16 @@ class Board:
                 self._control_poll(app)
             finally:
                 self._in_sim = False
-            self._emulated(0)
         else:
             self._control_poll(app)
         # nothing due: no closure scheduled, the scanner idle, no button
         # held, no output waiting for the UART, no byte on its way in (the
         # timers are fed by the loop and due no sooner than IDLE_MS)
-        if (self.model.idle and app.scanner.state == scanner.IDLE and not app._outq and not self._rxq
-                and not (self._held[0] or self._held[1] or self._held[2])):
+        idle = (self.model.idle and app.scanner.state == scanner.IDLE and not app._outq and not self._rxq
+                and not (self._held[0] or self._held[1] or self._held[2]))
+        if self.esp32:
+            self._emulated(0)  # the control channel and this check are the test bench's, not the board's
+        if idle:
             self._idle()
 
     def _control_poll(self, app):
