@@ -226,7 +226,9 @@ def measure(quick=False):
                     scored = doubled = 0
                     lats = []
                     count = n if quick or traffic or length != 500 else IDLE_HALF_MS
-                    for _ in range(count):
+                    for i in range(count):
+                        if i and i % 300 == 0:
+                            run.fresh_game()  # 20 beds of 9 marks: a game of singles ends after some 360 darts
                         ok, dbl, lat = run.dart(length, traffic, rnd)
                         scored += ok
                         doubled += dbl
