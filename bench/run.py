@@ -278,12 +278,12 @@ def table_rows(r):
         c = m[key]
         us = key.split("_")[1]
         rows.append(("  pulse %s%s" % (us, ", a state request in flight" if key.endswith("traffic") else ""),
-                     "%.1f%% scored (%d/%d), doubled %d%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
+                     "%.2f%% scored (%d/%d), doubled %d%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
                                                               c["pulses"], c["doubled"], _bound(c))))
     for key in sorted(k for k in m if k.startswith("stress_")):
         c = m[key]
         rows.append(("  pulse %s, darts 80 ms apart, every segment" % key.split("_")[1],
-                     "%.1f%% scored (%d/%d), doubled %d, wrong segment %d%s" % (
+                     "%.2f%% scored (%d/%d), doubled %d, wrong segment %d%s" % (
                          100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"], c["doubled"], c["wrong"],
                          _bound(c))))
     for key in ("latency_ms", "latency_traffic_ms"):

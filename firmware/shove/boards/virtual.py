@@ -89,7 +89,7 @@ def _readable(poll):
 class _Console:
     """The console's byte stream under the ESP32 model: the write into the
     pseudo-terminal is this process's system call, while the chip copies the
-    bytes into the UART's FIFO from C (the FIFO itself: Board.sent)."""
+    bytes into the UART's FIFO from C (the FIFO itself: Board._uart)."""
 
     def __init__(self, board):
         self.board = board
