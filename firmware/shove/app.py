@@ -636,6 +636,14 @@ class App(Commands):
         snap = sc.snap
         while True:
             if sc.calm:  # nothing to vote on: read in a burst, step on a closure
+                if sc.qhead != sc.qtail:
+                    # a scan point inside long work found a dart, and the
+                    # scanner re-armed before the work ended: serve it now,
+                    # not after a burst that may last a second
+                    self._serve()
+                    if self.leaving:
+                        return
+                    continue
                 n = BURST
                 until = -1
                 uart = False  # the burst ends when the UART's FIFO has room

@@ -151,3 +151,59 @@ def test_a_scan_point_inside_long_work_reads_the_matrix_and_queues_the_dart():
     while sc.pending():
         got.append(sc.pop())
     assert [(w >> 16, (w >> 8) & 0xFF, w & 0xFF) for w in got] == [(scanner.EV_HIT, 3, 5)], got
+
+
+def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
+    # Long work (a request's handling) can hold a whole dart: its scan
+    # points read the contact, vote, lock out and re-arm, and the dart
+    # waits in the scanner's ring. The loop must serve it before it reads
+    # in a burst that may last a second.
+    import os
+    import time
+
+    from shove import app as appmod
+
+    class Sink:
+        def write(self, s):
+            return len(s)
+
+    home = os.getcwd()
+    d = "/tmp/hapenny-mponly-%d" % time.ticks_us()
+    os.mkdir(d)
+    os.chdir(d)
+    try:
+        a = appmod.App(out=Sink())
+        a.do_new(["Ann", "Bob"])
+        sc = a.scanner
+        code = None
+        for i in range(len(a.map)):  # a crossing mapped to a bed of the game
+            if a.game.value(a.map[i])[0] >= 0:
+                code = i
+                break
+        row, col = divmod(code, a.prof.cols)
+        assert a.board.press(row, col, 2)  # a 2 ms contact, now
+        # the long work: scan points until the window, the lockout and the
+        # re-arm are over (on the board's clock, which a busy host slows)
+        end = time.ticks_add(time.ticks_ms(), 3000)
+        while not (sc.calm and sc.pending()) and time.ticks_diff(end, time.ticks_ms()) > 0:
+            a.scan_point()
+            time.sleep_us(100)
+        assert sc.calm and sc.pending(), (sc.state, sc.pending())
+        bursts = []
+        sent = []
+        real = a.board.scan_idle
+
+        def spy(snap, n, until=-1):
+            bursts.append(n)
+            a.leaving = 1  # the loop returns at its next check
+            return real(snap, 1, until)
+
+        a.board.scan_idle = spy
+        a.emit = lambda name, fields=None: sent.append((name, len(bursts)))
+        a._loop()
+        assert ("dart", 0) in sent, (sent, bursts)
+    finally:
+        os.chdir(home)
+        for f in os.listdir(d):
+            os.remove(d + "/" + f)
+        os.rmdir(d)
