@@ -745,7 +745,8 @@ class Board:
             st["gap_max_us"] = self.gap_max_us
             st["doze_reads"] = self.doze_reads
             st["rx_dropped"] = self.rx_dropped
-            st["rx_peak"] = self.rx_peak
+            st["rx_peak"] = self.rx_peak  # since the last stats, like gap_max_us
+            self.rx_peak = self._rx_ring
             st["rx_last_us"] = self.rx_last_us
             # a closure is scheduled or still closed: the scanner may not
             # have seen it yet, so "idle" alone does not mean "decided"
