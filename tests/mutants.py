@@ -104,8 +104,8 @@ MUTANTS = [
     ("firmware/shove/app.py", "if uart and board.woke == WOKE_TIME:", "if False and uart:",
      ["tests/test_esp32_timing.py"]),
     # a gift's flash waits for its end once its first frame is written (in the lockout)
-    ("firmware/shove/app.py", "        self.strip_waits = waits and g is not None and g.phase != rules.OVER\n", "",
-     ["tests/test_esp32_timing.py"]),
+    ("firmware/shove/app.py", "self.strip_waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
+     "self.strip_waits = False", ["tests/test_esp32_timing.py"]),
     # a frame reads the matrix after each bed
     ("firmware/shove/leds.py", "            if tick is not None:\n                tick()\n", "",
      ["tests/portable/test_panel.py"]),

@@ -33,7 +33,8 @@ def value(p, g, me):
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
     rem = [p.remaining(g, s) for s in range(g.n)]
-    return p.value(me, rem, dl, g.pending, g.n, g.rules.darts)
+    p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
+    return p._after(rem[me], dl, 0, 0, None, g.pending & ~(1 << me))
 
 
 def snap(g):

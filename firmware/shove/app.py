@@ -245,26 +245,21 @@ class App(Commands):
         if n > left:
             n = left
         if n <= 0:  # no room yet (the last write was under a byte's time ago)
-            self._out_at = (board.ticks_ms() + 1) & 0x3FFFFFFF
+            self._out_at = scanner.ticks_add(board.ticks_ms(), 1)
             return
         self._credit = 0
-        self._bin.write(q, pos, n)  # the stream's write(buf, off, n): no slice to allocate
+        self._write(pos, n)
         # the FIFO drains from the end of the write: counted from its start, the
         # time the write itself takes would be counted as room twice
         self._out_t = board.ticks_us()
-        pos += n
-        if pos < len(q):  # more once the FIFO has drained: the loop may read until then
-            self._outpos = pos
-            self._out_at = (board.ticks_ms() + OUT_WAIT_MS) & 0x3FFFFFFF
-        else:
-            self._outq = bytearray()
-            self._outpos = 0
+        if self._outq:  # more once the FIFO has drained: the loop may read until then
+            self._out_at = scanner.ticks_add(board.ticks_ms(), OUT_WAIT_MS)
 
     def _write(self, pos, n):
         if self._bin is None:
             self.out.write(bytes(self._outq[pos:pos + n]).decode())
         else:
-            self._bin.write(self._outq, pos, n)
+            self._bin.write(self._outq, pos, n)  # the stream's write(buf, off, n): no slice to allocate
         self._outpos = pos + n
         if self._outpos == len(self._outq):
             self._outq = bytearray()
@@ -542,11 +537,15 @@ class App(Commands):
             self.due &= ~DUE_TIMERS
 
     def _leds(self, now):
-        self.strip_waits = False
         if self.diag_frame is not None:
+            self.strip_waits = False
             return
         g = self.game
         r = self.renderer
+        # from here only time makes a frame due (the loop may read in a quiet
+        # burst until strip_at), unless a hint blinks or a win's chase runs:
+        # they need every frame
+        self.strip_waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)
         anim = r.animating(g, now)
         if anim:
             if r.hint_at < 0 and g.phase != rules.OVER:
@@ -556,12 +555,8 @@ class App(Commands):
         elif self.animated:
             self.frame_dirty = True  # an animation has ended: its last frame must go
         self.animated = anim
-        # only time can make a frame due from here (no hint blinking): the
-        # loop may read in a quiet burst until then (strip_at: the flash's end)
-        waits = r.hint_at < 0
-        self.strip_at = scanner.ticks_add(r.flash_at, leds.FLASH_MS) if r.flash_at >= 0 else -1
+        self.strip_at = scanner.ticks_add(r.flash_at, leds.FLASH_MS) if r.flash_at >= 0 else -1  # the flash's end
         if not (self.frame_dirty or self.anim_dirty):
-            self.strip_waits = waits
             return
         # A strip write blocks for ~30 us a pixel (and the frame takes ms to
         # render): do it while the scanner is locked out after a dart (it
@@ -574,7 +569,6 @@ class App(Commands):
         # no dart can score, or the flash's end, which does force one.
         if self.scanner.state not in (scanner.LOCKOUT, scanner.RELEASE) and g is not None and g.phase == rules.PLAY:
             if not self.frame_dirty:
-                self.strip_waits = waits
                 return
             if self.frame_since == 0:
                 self.frame_since = now or 1
@@ -582,7 +576,6 @@ class App(Commands):
                 at = scanner.ticks_add(self.frame_since, LED_QUIET_MS)  # or the flash's end, if sooner
                 if self.strip_at < 0 or scanner.ticks_diff(at, self.strip_at) < 0:
                     self.strip_at = at
-                self.strip_waits = waits
                 return
         frame = r.render(g, now, self.scan_point)
         self.frame_dirty = False
@@ -592,9 +585,6 @@ class App(Commands):
             self.last_frame = bytes(frame)
             self.scan_point()  # the write itself blocks the scan: nothing more before it
             self.board.strip_write(frame)
-        # written: a gift's flash needs nothing more until its end (a win's
-        # chase and a hint's blink need every frame)
-        self.strip_waits = waits and g is not None and g.phase != rules.OVER
 
     def boot(self):
         self.emit("boot", {"version": VERSION, "protocol": protocol.PROTOCOL, "board": self.prof.name,

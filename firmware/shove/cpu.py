@@ -206,12 +206,6 @@ class Player:
             return WIN * 1600 // (1600 + mine)
         return v
 
-    def value(self, me, rem, dl, pend, n, D):
-        """The chance (x1000) that `me` wins when each side needs rem[] darts
-        (x16), `me` has `dl` darts left and `pend` sides' wins are pending."""
-        self._order(me, rem, n, D)
-        return self._after(rem[me], dl, 0, 0, None, pend & ~(1 << me))
-
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
         """self._v[3*bed + k-1]: value after a dart of k marks on a bed;

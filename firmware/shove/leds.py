@@ -72,11 +72,7 @@ class Renderer:
         return False
 
     def _px(self, i, rgb, scale=255):
-        b = self.brightness * scale // 255
-        f = self.frame
-        f[3 * i] = rgb[0] * b // 255
-        f[3 * i + 1] = rgb[1] * b // 255
-        f[3 * i + 2] = rgb[2] * b // 255
+        self._shade(self.frame, 3 * i, rgb, scale)
 
     def _shades(self):
         """Each colour's bytes at each level for this brightness, made once:
@@ -95,7 +91,8 @@ class Renderer:
         self._tab_b = b
 
     def _shade(self, t, o, rgb, scale):
-        b = self.brightness * scale // 255  # as _px
+        """rgb at scale/255 of the brightness, into t at byte o."""
+        b = self.brightness * scale // 255
         t[o] = rgb[0] * b // 255
         t[o + 1] = rgb[1] * b // 255
         t[o + 2] = rgb[2] * b // 255
