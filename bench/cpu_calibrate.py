@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "firmware"))
 
-from shove import board_geom, segments, throwing  # noqa: E402
+from shove import segments, throwing  # noqa: E402
 
 VISITS = 10000
 TARGETS = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5)  # MPR the levels are fitted to
@@ -25,7 +25,7 @@ CRICKET = (20, 19, 18, 17, 16, 15, 25)
 
 
 def mpr(face, sig, visits=VISITS, seed=12345):
-    f = board_geom.face(face)
+    f = throwing.face(face)
     rng = throwing.Rng(seed)
     aims = [segments.DB if n == 25 else segments.encode("T%d" % n) for n in CRICKET]
     k = 0
@@ -61,16 +61,17 @@ def model_gap(level, aim_name, throws=20000, face="soft15", seed=9):
     """Total variation distance between the strategy's table of where a dart
     aimed at `aim_name` lands (radius and angle taken apart) and the throw
     model itself (Monte Carlo)."""
+    import cpu_tables
     from shove import cpu
 
-    p = cpu.Player(level, face)
-    f = board_geom.face(face)
+    p = cpu.Player(level, cpu_tables.make(level, face))
+    f = throwing.face(face)
     slot = {"SI": 0, "T": 1, "S": 2, "D": 3}[aim_name.rstrip("0123456789")]
     num = int(aim_name.lstrip("SITD"))
     lo, ang, rad = p.scatter[slot]
     pred = {"SB": rad[5] / cpu.ONE, "DB": rad[4] / cpu.ONE}
     for j, a in enumerate(ang):
-        n = board_geom.ORDER[(board_geom.POS[num] + lo + j) % 20]
+        n = throwing.ORDER[(throwing.POS[num] + lo + j) % 20]
         for r, ring in ((0, "S"), (1, "T"), (2, "S"), (3, "D")):
             key = ring + str(n)
             pred[key] = pred.get(key, 0) + a * rad[r] / cpu.ONE / cpu.ONE

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "firmware"))
 sys.path.insert(0, str(ROOT / "tests" / "portable"))
 
 from oracle import gives_game  # noqa: E402
-from shove import board_geom, cpu, rules, segments, throwing  # noqa: E402
+from shove import cpu, rules, segments, throwing  # noqa: E402
 
-FACE = board_geom.DEFAULT_FACE
+FACE = throwing.DEFAULT_FACE
 EQUAL_LEVEL = 3
 
 
@@ -53,9 +53,9 @@ def exact_targets(g):
 
 def play(kinds, levels, variant, seed, check=False):
     """One game; kinds[i] 'cpu' or 'naive'. Returns (winner, darts, decisions, violations)."""
-    f = board_geom.face(FACE)
+    f = throwing.face(FACE)
     g = rules.new_game(["P%d" % i for i in range(len(kinds))], variant=variant)
-    players = [cpu.Player(lv, FACE) for lv in levels]
+    players = [cpu.Player(lv) for lv in levels]  # the board's face: its tables from cpu.dat
     rng = throwing.Rng(seed)
     darts = decisions = violations = 0
     while g.phase != rules.OVER:

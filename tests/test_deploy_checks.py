@@ -182,3 +182,16 @@ def test_wiring_names_a_profile_the_firmware_refuses():
     d["buttons"]["next"] = 9
     notes = wiring.warnings(d)
     assert notes[0].startswith("the firmware refuses this profile: GPIO 9") and "flash" in notes[0]
+
+
+def test_a_build_leaves_out_line_numbers_unless_asked_and_carries_the_data_files(tmp_path):
+    # the board keeps bytecode in RAM: a deploy leaves line numbers out, and
+    # --debug keeps them; the same folder switched either way recompiles
+    rel = "shove/rules.mpy"
+    lean = firmware.build("esp32", tmp_path)[rel].read_bytes()
+    full = firmware.build("esp32", tmp_path, debug=True)[rel].read_bytes()
+    assert len(full) > len(lean) + 200
+    again = firmware.build("esp32", tmp_path)
+    assert again[rel].read_bytes() == lean
+    assert again["shove/cpu.dat"].read_bytes() == (firmware.FIRMWARE / "shove" / "cpu.dat").read_bytes()
+    assert not [r for r in again if r.endswith(".py") and r not in firmware.SOURCE_ONLY]

@@ -10,136 +10,39 @@
 # needs (a table per level and rule set) and whose turn it is. A target
 # whose exact hit would hand an opponent the game is never chosen while
 # another target would not. Arithmetic in the hot loops is on small ints.
+import json
 import math
 
-from shove import board_geom, protocol, rules, segments, throwing
+from shove import protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
 
-ORDER = board_geom.ORDER
-POS = board_geom.POS
 ONE = 4096  # probabilities in 1/4096
-SLOTS = (board_geom.R_SI, board_geom.R_T, board_geom.R_SO, board_geom.R_D)
-SLOT_CODE = (1, 4, 0, 3)  # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
-# rad[] index: the four slots, then the bull, the outer bull, off the board
-B_DB = 4
-B_SB = 5
-B_OFF = 6
 WIN = 1000
 # logistic 1000/(1+exp(-x/4)) for x = -32..32
 _SIG = tuple(int(1000 / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
 
-def _phi(x):
-    """Standard normal CDF (Abramowitz and Stegun 7.1.26: error below 1.5e-7)."""
-    z = abs(x) / 1.4142135623730951
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * math.exp(-z * z)
-    return 0.5 * (1.0 + y) if x >= 0 else 0.5 * (1.0 - y)
-
-
-def _scatter(f, sig):
-    """Per aim slot: (angular spread over sector offsets -K..K, ring chances),
-    both in 1/ONE, and for the bull aim its ring chances. The scatter is taken
-    as independent along the radius and across it (exact at the bull)."""
-    keep = 1000 - f[6]  # the rest bounces out
-    edges = (0.0, f[0], f[1], f[2], f[3], f[4], f[5])
-    # ring index per band between edges: DB, SB, SI, T, SO, D
-    band = (B_DB, B_SB, board_geom.R_SI, board_geom.R_T, board_geom.R_SO, board_geom.R_D)
-    out = []
-    for slot in SLOTS:
-        r = board_geom.aim_radius(f, slot)
-        rad = [0.0] * 7
-        for i in range(6):
-            a, b = edges[i], edges[i + 1]
-            # |radial position| in [a, b): the far side of the bull folds back
-            p = _phi((b - r) / sig) - _phi((a - r) / sig) + _phi((-a - r) / sig) - _phi((-b - r) / sig)
-            rad[band[i]] += p
-        s = sig / r * (10 / math.pi)  # sectors
-        ang = []
-        for o in range(-10, 10):
-            p = 0.0
-            for w in (-20, 0, 20):
-                p += _phi((o + w + 0.5) / s) - _phi((o + w - 0.5) / s)
-            ang.append(p)
-        lo = 0
-        hi = 19
-        while ang[lo] * ONE < 0.5:  # offsets nobody lands on are left out
-            lo += 1
-        while ang[hi] * ONE < 0.5:
-            hi -= 1
-        ai = [int(ang[i] * ONE + 0.5) for i in range(lo, hi + 1)]
-        ri = [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]
-        out.append((lo - 10, ai, ri))
-    # the bull aim: the radius alone decides the ring; sectors are equally likely
-    rad = [0.0] * 7
-    prev = 0.0
-    for i in range(6):
-        c = 1.0 - math.exp(-edges[i + 1] * edges[i + 1] / (2 * sig * sig))
-        rad[band[i]] += c - prev
-        prev = c
-    out.append((-10, [ONE // 20] * 20, [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]))
-    return out
-
-
 class Player:
-    """A computer thrower of `level` (1..6) on a board `face`."""
+    """A computer thrower of `level` (1..6). Its tables (`tables`: as a line
+    of cpu.dat) are the board face's, made on the host by bench/cpu_tables.py."""
 
-    def __init__(self, level=3, face=board_geom.DEFAULT_FACE):
+    def __init__(self, level=3, tables=None):
+        self.sigma = throwing.sigma(level)  # refuses a level outside 1..6
+        face, lv, self.scatter, self._e = tables or _load(level)
+        if lv != level:
+            raise ValueError("cpu.dat: level %d found" % lv)
         self.level = level
-        self.sigma = throwing.sigma(level)
-        self.face = board_geom.face(face)
-        self.scatter = _scatter(self.face, self.sigma)
-        self._key = None  # the rules the darts-needed tables were made for
+        self.face = throwing.face(face)
+        self._key = -1  # the way marks count the darts-needed tables are for
         self._v = []
         self._bad = bytearray(0)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
-        key = (r.marks, r.flat, r.progressive)
-        if key == self._key:
-            return
-        self._key = key
-        self.e_num = self._darts_needed(r, False)
-        self.e_bull = self._darts_needed(r, True)
-
-    def _mark_odds(self, r, bull):
-        """For each aim at a bed's own number: chances (in 1) of 0, 1, 2, 3 marks."""
-        res = []
-        if bull:
-            rad = self.scatter[4][2]
-            one, two = rad[B_SB] / ONE, rad[B_DB] / ONE
-            res.append((1 - one - two, one + two, 0.0, 0.0) if r.flat else (1 - one - two, one, two, 0.0))
-            return res
-        for i in range(4):
-            lo, ang, rad = self.scatter[i]
-            a = ang[-lo] / ONE if 0 <= -lo < len(ang) else 0.0
-            s = a * (rad[board_geom.R_SI] + rad[board_geom.R_SO]) / ONE
-            t = a * rad[board_geom.R_T] / ONE
-            d = a * rad[board_geom.R_D] / ONE
-            if r.flat:
-                res.append((1 - s - t - d, s + t + d, 0.0, 0.0))
-            else:
-                res.append((1 - s - t - d, s, d, t))
-        return res
-
-    def _darts_needed(self, r, bull):
-        """Expected darts (x16) to put k marks on one bed, k = 0..marks; under
-        `progressive` only the darts that score nothing for the thrower count."""
-        odds = self._mark_odds(r, bull)
-        e = [0.0]
-        for k in range(1, r.marks + 1):
-            best = 1e9
-            for p in odds:
-                if p[0] > 0.999:
-                    continue
-                acc = p[0] if r.progressive else 1.0
-                for j in (1, 2, 3):
-                    acc += p[j] * e[max(0, k - j)]
-                v = acc / (1 - p[0])
-                if v < best:
-                    best = v
-            e.append(best)
-        return [int(x * 16 + 0.5) for x in e]
+        key = r.flat * 2 + r.progressive
+        if key != self._key:
+            self._key = key
+            self.e_num, self.e_bull = self._e[key]
 
     def remaining(self, g, side):
         """Expected darts (x16) `side` needs to close every bed."""
@@ -157,8 +60,12 @@ class Player:
     def _order(self, me, rem, n, D):
         """The opponents in throwing order and, for the value below, the darts
         (x16) each needs plus how far it is behind in turn."""
-        self._opp = opp = [(me + d) % n for d in range(1, n)]
-        self._rb = [rem[opp[d - 1]] + 16 * d * D // n for d in range(1, n)]
+        self._opp = opp = []
+        self._rb = rb = []
+        for d in range(1, n):
+            s = (me + d) % n
+            opp.append(s)
+            rb.append(rem[s] + 16 * d * D // n)
         self._dd = 16 * D
 
     def _after(self, mine, left, sur, i, e, pend):
@@ -201,7 +108,8 @@ class Player:
             v = v * sig[0 if x <= -32 else 64 if x >= 32 else x + 32] // WIN
         self.new = new
         if pend or new:  # an opponent has won unless the thrower closes out with the darts left
-            return _sig((left * 16 - mine) * 2 // 3)
+            x = (left * 16 - mine) * 2 // 3
+            return sig[0 if x <= -32 else 64 if x >= 32 else x + 32]
         if not rb:
             return WIN * 1600 // (1600 + mine)
         return v
@@ -224,8 +132,11 @@ class Player:
         v = self._v
         bad = self._bad
         marks = g.marks
-        rem = [self.remaining(g, s) for s in range(n)]
-        miss = [g.missing(s) for s in range(n)]
+        rem = []
+        miss = []
+        for s in range(n):
+            rem.append(self.remaining(g, s))
+            miss.append(g.missing(s))
         pend = g.pending
         other = pend & ~(1 << me)
         m = r.marks
@@ -290,6 +201,8 @@ class Player:
         dead = self._outcomes(g, g.turn)
         v = self._v
         bad = self._bad
+        order = throwing.ORDER
+        pos = throwing.POS
         bedidx = bytearray(26)  # number -> bed index + 1
         for i in range(g.nb):
             bedidx[r.beds[i]] = i + 1
@@ -300,7 +213,7 @@ class Player:
         # An aim's value is then one multiply-add per sector it can reach.
         global _W
         if _W is None:
-            _W = ([[0] * 60 for _ in range(5)], [0] * 5)
+            _W = ([[0] * 60, [0] * 60, [0] * 60, [0] * 60, [0] * 60], [0] * 5)
         w, bw = _W
         for slot in range(5):
             lo, ang, rad = self.scatter[slot]
@@ -309,7 +222,7 @@ class Player:
             rd = rad[3]
             ws = w[slot]
             for q in range(20):
-                b = bedidx[ORDER[q]]
+                b = bedidx[order[q]]
                 if b:
                     b = 3 * b - 3
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead)
@@ -320,7 +233,7 @@ class Player:
                 ws[q + 40] = x
             if bull:
                 b = 3 * bull - 3
-                bw[slot] = rad[B_SB] * (v[b] - dead) + rad[B_DB] * (v[b + 1] - dead)
+                bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead)  # outer bull, bull
             else:
                 bw[slot] = 0
         cands = [] if every else None
@@ -333,13 +246,14 @@ class Player:
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
                 ws = w[slot]
-                q = POS[num] + lo + 20
+                q = pos[num] + lo + 20
                 acc = 0
                 for a in ang:
                     acc += a * ws[q]
                     q += 1
                 ev = ((acc >> 12) + bw[slot] + ONE * dead) // ONE
-                code = 3 + (num - 1) * 5 + SLOT_CODE[slot] if num else segments.DB
+                # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
+                code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
                 gives = bad[bi] & (1 << (0, 2, 0, 1, 1)[slot]) != 0 if bi >= 0 else self._dead_bad
                 if every:
@@ -355,16 +269,17 @@ class Player:
         return best_code, best, cands
 
 
-def _sig(x):
-    if x <= -32:
-        return _SIG[0]
-    if x >= 32:
-        return _SIG[64]
-    return _SIG[x + 32]
-
-
-_players = {}  # type: dict  # level -> Player: its tables are made once
+_players = {}  # type: dict  # level -> Player: its tables are read once
 _W = None  # rank's work space, shared by every player (one decision at a time)
+
+
+def _load(level):
+    """Level `level`'s line of the data file beside this module (a module
+    loaded from a .mpy has __file__ too: py/builtinimport.c)."""
+    with open(__file__.rsplit("/", 1)[0] + "/cpu.dat") as f:
+        for _ in range(level):
+            line = f.readline()
+    return json.loads(line)
 
 
 def player(level):
@@ -433,4 +348,4 @@ class Autoplay:
         if self.rng is None:
             self.rng = throwing.Rng()
         self.rng.seed(g.seed + 7919 * g.moves())
-        return throwing.throw(board_geom.face(board_geom.DEFAULT_FACE), p.sigma, aim, self.rng)
+        return throwing.throw(p.face, p.sigma, aim, self.rng)  # on the face its tables are for

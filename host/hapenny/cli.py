@@ -78,7 +78,7 @@ def cmd_flash(args):
 def cmd_deploy(args):
     from hapenny.deploy import deploy
 
-    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force)
+    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force, debug=args.debug)
     if args.json:
         print(json.dumps(summary))
     return 0
@@ -280,6 +280,8 @@ def build_parser():
     s.add_argument("--profile", help="board profile (name in hardware/profiles or a .json path)")
     s.add_argument("--no-reset", action="store_true", help="do not reset the board afterwards")
     s.add_argument("--force", action="store_true", help="copy every file, changed or not")
+    s.add_argument("--debug", action="store_true", help="keep line numbers in the board's tracebacks "
+                   "(about 4 KB more code, which the board keeps in RAM)")
     s.set_defaults(fn=cmd_deploy)
 
     s = sub.add_parser("new", help="start a new game")

@@ -205,11 +205,11 @@ STALLED = ("the board stopped answering in the middle of the deploy (reset, powe
            "run the deploy again")
 
 
-def _prepare(t, profile):
+def _prepare(t, profile, debug=False):
     """What to copy, once the board is known to be able to run it: (target, {path: bytes}, board hashes)."""
     board = probe(t)
     target = "sim" if board["platform"] == "linux" else "esp32"
-    files = firmware.build(target)
+    files = firmware.build(target, debug=debug)
     check_board(board, target, files)
     local = {rel: path.read_bytes() for rel, path in files.items()}
     have = remote_hashes(t)
@@ -232,7 +232,7 @@ def _resume(t):
         pass
 
 
-def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False):
+def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False, debug=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
     Returns a summary dict."""
     from mpremote.transport import TransportError
@@ -252,7 +252,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         t.enter_raw_repl(soft_reset=False)  # mpremote gives up on its own here
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
-            target, local, have = _prepare(t, profile)
+            target, local, have = _prepare(t, profile, debug)
         except DeployError:
             _resume(t)  # refused before copying: the board goes back to its game
             raise

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from hapenny import gamestate
-from shove import board_geom, cpu, leds, rules, segments, throwing
+from shove import cpu, leds, rules, segments, throwing
 
 SEED = 4242
 
@@ -40,7 +40,7 @@ def predicted_dart(g):
     """The dart the board throws for the computer side to throw in `g`."""
     p = cpu.player(g.cpu[g.turn])
     rng = throwing.Rng(g.seed + 7919 * g.moves())
-    return throwing.throw(board_geom.face(board_geom.DEFAULT_FACE), p.sigma, p.choose(g), rng)
+    return throwing.throw(throwing.face(throwing.DEFAULT_FACE), p.sigma, p.choose(g), rng)
 
 
 def replay(st_setup, events):

@@ -2,7 +2,7 @@
 # Plain asserts only: runs under CPython (pytest) and inside MicroPython.
 import math
 
-from shove import board_geom, coach, cpu, rules, segments, throwing
+from shove import coach, cpu, rules, segments, throwing
 from shove.rules import new_game
 
 from oracle import gives_game
@@ -28,46 +28,46 @@ def endgame(variant="classic", names=("Ann", "Bob"), rules_=None):
 # ---- geometry -----------------------------------------------------------------------
 
 def test_numbers_run_clockwise_from_20_at_the_top():
-    assert board_geom.ORDER[:5] == (20, 1, 18, 4, 13)
-    assert sorted(board_geom.ORDER) == list(range(1, 21))
-    f = board_geom.face("steel")
+    assert throwing.ORDER[:5] == (20, 1, 18, 4, 13)
+    assert sorted(throwing.ORDER) == list(range(1, 21))
+    f = throwing.face("steel")
     r = 103.0
     for i in range(20):
         a = i * math.pi / 10
-        assert board_geom.segment_at(f, r * math.sin(a), r * math.cos(a)) == seg("T%d" % board_geom.ORDER[i])
+        assert throwing.segment_at(f, r * math.sin(a), r * math.cos(a)) == seg("T%d" % throwing.ORDER[i])
     # 6 is at three o'clock, 3 at six o'clock, 11 at nine o'clock
-    assert board_geom.segment_at(f, 140.0, 0.0) == seg("SO6")
-    assert board_geom.segment_at(f, 0.0, -140.0) == seg("SO3")
-    assert board_geom.segment_at(f, -166.0, 0.0) == seg("D11")
+    assert throwing.segment_at(f, 140.0, 0.0) == seg("SO6")
+    assert throwing.segment_at(f, 0.0, -140.0) == seg("SO3")
+    assert throwing.segment_at(f, -166.0, 0.0) == seg("D11")
 
 
 def test_rings_of_the_steel_board():
-    f = board_geom.face("steel")
+    f = throwing.face("steel")
     for y, name in ((0.0, "DB"), (6.0, "DB"), (7.0, "SB"), (15.5, "SB"), (16.5, "SI20"), (98.5, "SI20"),
                     (99.5, "T20"), (106.5, "T20"), (107.5, "SO20"), (161.5, "SO20"), (162.5, "D20"),
                     (169.5, "D20"), (170.5, "MISS"), (300.0, "MISS")):
-        assert segments.name(board_geom.segment_at(f, 0.0, y)) == name, (y, name)
+        assert segments.name(throwing.segment_at(f, 0.0, y)) == name, (y, name)
 
 
 def test_every_aim_point_lies_in_its_segment_on_every_face():
-    for name in board_geom.FACES:
-        f = board_geom.face(name)
+    for name in throwing.FACES:
+        f = throwing.face(name)
         for n in range(1, 21):
             for ring in ("SI", "T", "D"):
                 code = seg(ring + str(n))
-                assert board_geom.segment_at(f, *board_geom.aim_point(f, code)) == code
-            x, y = board_geom.aim_point(f, seg("S%d" % n))  # S aims at the big outer single
-            assert board_geom.segment_at(f, x, y) == seg("SO%d" % n)
-        assert board_geom.segment_at(f, *board_geom.aim_point(f, segments.DB)) == segments.DB
+                assert throwing.segment_at(f, *throwing.aim_point(f, code)) == code
+            x, y = throwing.aim_point(f, seg("S%d" % n))  # S aims at the big outer single
+            assert throwing.segment_at(f, x, y) == seg("SO%d" % n)
+        assert throwing.segment_at(f, *throwing.aim_point(f, segments.DB)) == segments.DB
 
 
 def test_faces_are_ordered_rings_and_an_unknown_face_is_refused():
-    for name in board_geom.FACES:
-        f = board_geom.FACES[name]
+    for name in throwing.FACES:
+        f = throwing.FACES[name]
         assert 0 < f[0] < f[1] < f[2] < f[3] < f[4] < f[5]
-    assert board_geom.FACES["soft15"][5] > board_geom.FACES["steel"][5] > board_geom.FACES["soft13"][5]
+    assert throwing.FACES["soft15"][5] > throwing.FACES["steel"][5] > throwing.FACES["soft13"][5]
     try:
-        board_geom.face("dartboard")
+        throwing.face("dartboard")
     except ValueError:
         return
     raise AssertionError("accepted an unknown face")
@@ -92,7 +92,7 @@ def test_normal_deviates_have_mean_zero_and_spread_one():
 
 
 def test_a_perfect_thrower_hits_what_it_aims_at_but_for_bounce_outs():
-    f = board_geom.face("soft15")
+    f = throwing.face("soft15")
     r = throwing.Rng(11)
     misses = 0
     for i in range(2000):
@@ -106,7 +106,7 @@ def test_a_perfect_thrower_hits_what_it_aims_at_but_for_bounce_outs():
 
 
 def test_scatter_grows_with_sigma_and_singles_are_reported_as_s():
-    f = board_geom.face("soft15")
+    f = throwing.face("soft15")
     hits = []
     for level in (1, 6):
         r = throwing.Rng(3)
@@ -141,7 +141,7 @@ def test_scatter_tables_account_for_every_dart():
         # a steadier thrower puts more of its aim at the treble into it
     t1 = cpu.Player(1).scatter[1]
     t6 = cpu.Player(6).scatter[1]
-    assert t6[2][board_geom.R_T] > 3 * t1[2][board_geom.R_T]
+    assert t6[2][throwing.R_T] > 3 * t1[2][throwing.R_T]
 
 
 # ---- the strategy ------------------------------------------------------------------
@@ -222,7 +222,7 @@ def test_one_mark_games_prefer_the_single_where_a_treble_would_gift():
 
 
 def test_progressive_and_flat_and_practice_games_play_out():
-    f = board_geom.face(board_geom.DEFAULT_FACE)
+    f = throwing.face(throwing.DEFAULT_FACE)
     for variant, over, names in (("progressive", None, ["A", "B"]), ("classic", {"flat": True}, ["A", "B"]),
                                  ("classic", None, ["Solo"]), ("no-gift", {"beds": [3, 19, 25]}, ["A", "B", "C"])):
         g = new_game(names, variant=variant, rules=over)
@@ -243,7 +243,7 @@ def test_progressive_and_flat_and_practice_games_play_out():
 
 def test_the_same_seed_plays_the_same_game():
     def play(seed):
-        f = board_geom.face("soft15")
+        f = throwing.face("soft15")
         g = new_game(["A", "B"])
         p = cpu.Player(4)
         r = throwing.Rng(seed)
@@ -259,7 +259,7 @@ def test_the_same_seed_plays_the_same_game():
 
 
 def test_a_steady_level_beats_a_beginner():
-    f = board_geom.face("soft15")
+    f = throwing.face("soft15")
     wins = 0
     for seed in range(6):
         g = new_game(["Strong", "Weak"])

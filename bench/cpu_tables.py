@@ -1,0 +1,142 @@
+"""The computer player's tables, made on the host and shipped to the board
+as data (firmware/shove/cpu.dat): working them out needs floating point
+and about 1.4 KB of bytecode the board would only run once per level.
+
+For each level, on a board face: where a dart aimed at each ring slot (and
+the bull) lands, and the darts a side needs to put k marks on one bed
+(k = 0..9, the most a rule set allows) for each way marks can count.
+
+    python bench/cpu_tables.py           # rewrite firmware/shove/cpu.dat
+    python bench/cpu_tables.py --check   # exit 1 if the file is not what the model makes
+"""
+import json
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "firmware"))
+
+from shove import throwing  # noqa: E402
+from shove.cpu import ONE  # noqa: E402
+
+DATA = ROOT / "firmware" / "shove" / "cpu.dat"
+MAX_MARKS = 9  # rules.Rules refuses more
+SLOTS = (throwing.R_SI, throwing.R_T, throwing.R_SO, throwing.R_D)  # the aims at a sector's rings
+B_DB = 4  # ring chances: the four slots, then the bull and the outer bull
+B_SB = 5
+# the ways marks count, in the order the board indexes them: flat * 2 + progressive
+KINDS = ((False, False), (False, True), (True, False), (True, True))
+
+
+def _phi(x):
+    """Standard normal CDF (Abramowitz and Stegun 7.1.26: error below 1.5e-7;
+    the levels were fitted with it)."""
+    z = abs(x) / 1.4142135623730951
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * math.exp(-z * z)
+    return 0.5 * (1.0 + y) if x >= 0 else 0.5 * (1.0 - y)
+
+
+def scatter(f, sig):
+    """Per aim slot (SI, T, SO, D, then the bull): (first sector offset,
+    chances of landing in each sector from it, chances of each ring), in
+    1/ONE. The scatter is taken as independent along the radius and across
+    it (exact at the bull)."""
+    keep = 1000 - f[6]  # the rest bounces out
+    edges = (0.0, f[0], f[1], f[2], f[3], f[4], f[5])
+    # ring index per band between edges: DB, SB, SI, T, SO, D
+    band = (B_DB, B_SB, throwing.R_SI, throwing.R_T, throwing.R_SO, throwing.R_D)
+    out = []
+    for slot in SLOTS:
+        r = throwing.aim_radius(f, slot)
+        rad = [0.0] * 7
+        for i in range(6):
+            a, b = edges[i], edges[i + 1]
+            # |radial position| in [a, b): the far side of the bull folds back
+            p = _phi((b - r) / sig) - _phi((a - r) / sig) + _phi((-a - r) / sig) - _phi((-b - r) / sig)
+            rad[band[i]] += p
+        s = sig / r * (10 / math.pi)  # sectors
+        ang = []
+        for o in range(-10, 10):
+            ang.append(sum(_phi((o + w + 0.5) / s) - _phi((o + w - 0.5) / s) for w in (-20, 0, 20)))
+        lo, hi = 0, 19
+        while ang[lo] * ONE < 0.5:  # offsets nobody lands on are left out
+            lo += 1
+        while ang[hi] * ONE < 0.5:
+            hi -= 1
+        out.append([lo - 10, [int(ang[i] * ONE + 0.5) for i in range(lo, hi + 1)],
+                    [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]])
+    # the bull aim: the radius alone decides the ring; sectors are equally likely
+    rad = [0.0] * 7
+    prev = 0.0
+    for i in range(6):
+        c = 1.0 - math.exp(-edges[i + 1] * edges[i + 1] / (2 * sig * sig))
+        rad[band[i]] += c - prev
+        prev = c
+    out.append([-10, [ONE // 20] * 20, [int(p * keep * ONE / 1000 + 0.5) for p in rad[:6]]])
+    return out
+
+
+def mark_odds(sc, flat, bull):
+    """For each aim at a bed's own number: chances (in 1) of 0, 1, 2, 3 marks."""
+    if bull:
+        rad = sc[4][2]
+        one, two = rad[B_SB] / ONE, rad[B_DB] / ONE
+        return [(1 - one - two, one + two, 0.0, 0.0) if flat else (1 - one - two, one, two, 0.0)]
+    res = []
+    for i in range(4):
+        lo, ang, rad = sc[i]
+        a = ang[-lo] / ONE if 0 <= -lo < len(ang) else 0.0
+        s = a * (rad[throwing.R_SI] + rad[throwing.R_SO]) / ONE
+        t = a * rad[throwing.R_T] / ONE
+        d = a * rad[throwing.R_D] / ONE
+        res.append((1 - s - t - d, s + t + d, 0.0, 0.0) if flat else (1 - s - t - d, s, d, t))
+    return res
+
+
+def darts_needed(sc, flat, progressive, bull):
+    """Expected darts (x16) to put k marks on one bed, k = 0..MAX_MARKS; under
+    `progressive` only the darts that score nothing for the thrower count.
+    Each entry depends only on those before it, so a game of fewer marks
+    reads the start of the list."""
+    odds = mark_odds(sc, flat, bull)
+    e = [0.0]
+    for k in range(1, MAX_MARKS + 1):
+        best = 1e9
+        for p in odds:
+            if p[0] > 0.999:
+                continue
+            acc = p[0] if progressive else 1.0
+            for j in (1, 2, 3):
+                acc += p[j] * e[max(0, k - j)]
+            best = min(best, acc / (1 - p[0]))
+        e.append(best)
+    return [int(x * 16 + 0.5) for x in e]
+
+
+def make(level, face=throwing.DEFAULT_FACE):
+    """The tables of `level` on `face`, as cpu.Player takes them."""
+    sc = scatter(throwing.face(face), throwing.sigma(level))
+    return [face, level, sc, [[darts_needed(sc, fl, pr, False), darts_needed(sc, fl, pr, True)]
+                              for fl, pr in KINDS]]
+
+
+def text(face=throwing.DEFAULT_FACE):
+    """The data file: one JSON line per level, level 1 first."""
+    return "".join(json.dumps(make(lv, face), separators=(",", ":")) + "\n"
+                   for lv in range(1, len(throwing.LEVELS) + 1))
+
+
+def main():
+    want = text()
+    if "--check" in sys.argv:
+        ok = DATA.exists() and DATA.read_text() == want
+        print("%s is %s" % (DATA.relative_to(ROOT), "current" if ok else "stale: run python bench/cpu_tables.py"))
+        sys.exit(0 if ok else 1)
+    DATA.write_text(want)
+    print("wrote %s (%d B)" % (DATA.relative_to(ROOT), len(want)))
+
+
+if __name__ == "__main__":
+    main()
