@@ -264,6 +264,7 @@ def time_module(clock):
         return d - 0x40000000 if d >= 0x20000000 else d
 
     t.ticks_diff = ticks_diff
+    t.ticks_add = lambda a, d: (a + d) & 0x3FFFFFFF
 
     def sleep_us(us):
         clock.ns += us * 1000  # the model's time passes; nothing else happens meanwhile

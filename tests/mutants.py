@@ -101,8 +101,17 @@ MUTANTS = [
      "            board.read_matrix(sc.snap)\n", ["tests/test_portable_on_micropython.py"]),
     ("firmware/shove/protocol.py", "SLICE_DEPTH = 3 ", "SLICE_DEPTH = 2 ", ["tests/portable/test_codec.py"]),
     # a FIFO load of a long reply written straight from the read loop, no round of slices
-    ("firmware/shove/app.py", "if uart and board.woke == WOKE_TIME:", "if False and uart:",
+    ("firmware/shove/app.py", "                            q = self._outq\n", "",
      ["tests/test_esp32_timing.py"]),
+    # ... and the board's burst writes the next load once the FIFO is empty, then reads on
+    ("firmware/shove/boards/esp32.py", "                if pos >= len(q):\n                    q = None\n", "                break\n",
+     ["tests/test_esp32_board.py"]),
+    # the lockout counts from the dart's first contact, not from a late step
+    ("firmware/shove/scanner.py", "        self.t0 = ticks_add(self.t0, self.window_us)\n", "        self.t0 = now\n",
+     ["tests/portable/test_scanner.py"]),
+    # no service slice while a dart's window is being read
+    ("firmware/shove/app.py", "                elif st == scanner.IDLE:  # re-armed", "                else:  # re-armed",
+     ["tests/test_portable_on_micropython.py"]),
     # a gift's flash waits for its end once its first frame is written (in the lockout)
     ("firmware/shove/app.py", "self.strip_waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
      "self.strip_waits = False", ["tests/test_esp32_timing.py"]),

@@ -164,6 +164,51 @@ def test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_
             assert list(snap) == [0] * 8
 
 
+def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
+    # A long reply needs a FIFO load every 11 ms: at a look where the FIFO
+    # has sent everything, the burst writes the next load (the whole FIFO,
+    # straight from the queue) and reads on, until the queue is all written
+    per_read = 8 * (6 + 2 + 2 + 2)
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        look = [0]
+
+        def serial():
+            look[0] += 1
+            return False
+        b.serial_ready = serial
+        b.buttons_down = lambda: False
+        writes = []
+
+        class Out:
+            def write(self, buf, off, n):
+                writes.append((look[0], bytes(buf[off:off + n])))
+                return n
+        b.tx_out = Out()
+        ticks_us = mod.time.ticks_us
+        # each look is 10 ms after the one before: the FIFO (128 bytes, 11.1 ms)
+        # has room again two looks after a load
+        mod.time.ticks_us = lambda: 1000000 + 10000 * look[0]
+        q = bytearray(b"x" * 100 + bytes(range(200)))
+        snap = array.array("H", bytes(16))
+        t0 = ptrs.gpio.accesses
+        try:
+            k = b.scan_idle(snap, 128, -1, q, 100, 1010000)
+        finally:
+            mod.time.ticks_us = ticks_us
+        assert (k, b.woke) == (128, 0)  # eight calls of 16, seven looks: the loads did not end it
+        # from position 100: a load at the first look whose clock has reached
+        # the FIFO's end, the next once that load is sent, the rest after it
+        assert writes == [(1, bytes(range(128))), (3, bytes(range(128, 200)))]
+        assert b.tx_pos == len(q)
+        assert b.tx_end == 1000000 + 30000 + 72 * 87
+        assert ptrs.gpio.accesses - t0 == k * per_read
+        # nothing waiting: no write at all
+        writes.clear()
+        b.scan_idle(snap, 64)
+        assert writes == [] and (b.tx_pos, b.tx_end) == (0, 0)
+
+
 def test_strip_bytes_go_out_in_grb_order():
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)

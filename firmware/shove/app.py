@@ -19,7 +19,7 @@ import sys
 from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
-from shove.boards import WOKE_INPUT, WOKE_TIME, open_board
+from shove.boards import WOKE_INPUT, open_board
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip),
@@ -48,7 +48,6 @@ SERIAL_MORE = 64
 SERIAL_RUN = 7
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
 UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
-OUT_WAIT_MS = 10  # ... and sends in 11 ms at 115200 baud: write more after this long
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
@@ -60,13 +59,15 @@ class App(Commands):
         self._bin = getattr(self.out, "buffer", None)  # bytes straight to the port
         self._outq = bytearray()  # lines waiting for the UART
         self._outpos = 0
-        self._out_t = 0
-        self._credit = UART_FIFO
+        self._tx_end = 0  # tick (us) the UART's FIFO will have sent all it was given
         self.notices = []  # storage problems found at boot, sent after `boot`
         self.prof = self._load_profile()
         self.board = board or open_board(self.prof)
         if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
             self._bin = getattr(self.board, "console", None) or self._bin
+        # output paced to the UART's FIFO, which the board also feeds inside its quiet bursts
+        self._paced = bool(self.board.uart_us_per_byte) and self._bin is not None
+        self.board.tx_out = self._bin
         t = self.prof.timing
         self.scanner = scanner.Scanner(
             self.prof.rows, self.prof.cols, t["window_us"], t["lockout_ms"] * 1000,
@@ -102,7 +103,6 @@ class App(Commands):
         self.strip_waits = False  # the strip has a frame to write only once time passes (see _leds)
         self.strip_at = -1  # ... at this tick (ms); -1: no time set
         self.lean = False  # the slice after a quiet burst is a lean one: serial, then the strip's only
-        self._out_at = 0  # tick (ms) the UART's FIFO has room again while output waits
         self.serial_run = 0  # serial slices run back to back
         self.feeds = 0  # serial slices since the last check-in with the watchdog
         self.errors = 0  # unexpected exceptions caught by the loop
@@ -225,9 +225,9 @@ class App(Commands):
         self._drain()
 
     def _drain(self):
+        """Write what the UART's FIFO has room for."""
         # the fewest calls that will do: on the chip each is tens of us
-        # with the matrix unread, and this runs every 11 ms while a long
-        # reply goes out
+        # with the matrix unread
         q = self._outq
         pos = self._outpos
         left = len(q) - pos
@@ -238,30 +238,32 @@ class App(Commands):
         if not per_byte or self._bin is None:
             self._write(pos, left)
             return
-        # room in the FIFO: what it sent since the last write (ticks wrap at 2**30)
-        n = self._credit + ((board.ticks_us() - self._out_t) & 0x3FFFFFFF) // per_byte
-        if n > UART_FIFO:
-            n = UART_FIFO
+        # room in the FIFO: what is still in it (ticks wrap at 2**30), rounded up
+        backlog = scanner.ticks_diff(self._tx_end, board.ticks_us())
+        if backlog < 0:
+            backlog = 0
+        n = UART_FIFO - (backlog + per_byte - 1) // per_byte
+        if n <= 0:
+            return
         if n > left:
             n = left
-        if n <= 0:  # no room yet (the last write was under a byte's time ago)
-            self._out_at = scanner.ticks_add(board.ticks_ms(), 1)
-            return
-        self._credit = 0
         self._write(pos, n)
-        # the FIFO drains from the end of the write: counted from its start, the
-        # time the write itself takes would be counted as room twice
-        self._out_t = board.ticks_us()
-        if self._outq:  # more once the FIFO has drained: the loop may read until then
-            self._out_at = scanner.ticks_add(board.ticks_ms(), OUT_WAIT_MS)
+        # the FIFO empties once it has sent what it held and these bytes,
+        # counted from the end of the write (bytes go in while it runs: from
+        # its start, the FIFO could be overfilled by the next write, which
+        # would then block for an RTOS tick)
+        self._tx_end = scanner.ticks_add(board.ticks_us(), backlog + n * per_byte)
 
     def _write(self, pos, n):
         if self._bin is None:
             self.out.write(bytes(self._outq[pos:pos + n]).decode())
         else:
             self._bin.write(self._outq, pos, n)  # the stream's write(buf, off, n): no slice to allocate
-        self._outpos = pos + n
-        if self._outpos == len(self._outq):
+        self._sent(pos + n)
+
+    def _sent(self, pos):
+        self._outpos = pos
+        if pos == len(self._outq):
             self._outq = bytearray()
             self._outpos = 0
 
@@ -636,7 +638,7 @@ class App(Commands):
                     continue
                 n = BURST
                 until = -1
-                uart = False  # the burst ends when the UART's FIFO has room
+                q = None  # output the board feeds to the UART inside a quiet burst
                 if not self.slice and not self.serial_run and self.buttons.idle:
                     self.lean = False
                     due = self.due
@@ -646,22 +648,21 @@ class App(Commands):
                         n = QUIET
                         until = self.strip_at
                     if n == QUIET:
-                        if self._outq:  # the UART takes more once its FIFO has drained
-                            t = self._out_at
-                            if until < 0 or scanner.ticks_diff(t, until) < 0:
-                                until = t
-                                uart = True
+                        if self._outq and self._paced:
+                            # the UART takes more once its FIFO has drained. A
+                            # long reply needs a FIFO load every 11 ms for a
+                            # quarter second: the board writes each between
+                            # two of its reads and reads on. Ending the burst
+                            # for it would cost the loop's bookkeeping and the
+                            # app's own pacing each time, about a millisecond
+                            # of bytecode
+                            q = self._outq
                         self.feeds = FEED_EVERY  # the next serial slice checks in with the watchdog
-                k = board.scan_idle(snap, n, until)
+                k = board.scan_idle(snap, n, until, q, self._outpos, self._tx_end)
                 sc.scans += k
-                if uart and board.woke == WOKE_TIME:
-                    # only the UART is due: fill its FIFO and read on. A long
-                    # reply drains a FIFO every 11 ms for a quarter second; a
-                    # round of slices each time would leave the matrix
-                    # unread for milliseconds (a slice is that much bytecode)
-                    board.woke = 0
-                    self._drain()
-                    continue
+                if q is not None:  # what the board wrote meanwhile
+                    self._tx_end = board.tx_end
+                    self._sent(board.tx_pos)
                 if k == n or board.woke:  # all open: no step, so no event; a service slice
                     # a quiet burst that ran its course or reached its time:
                     # a lean round; input or a button: all five slices
@@ -672,24 +673,27 @@ class App(Commands):
                     if self.leaving:
                         return
                     continue
-                sc.step(board.ticks_us())
-                self.passes = SERVICE_EVERY
+                sc.step(board.ticks_us())  # a dart's first contact: its window, read without slices
+                self.passes = 0
             else:
                 board.read_matrix(snap)
                 was = sc.state
                 sc.step(board.ticks_us())
-                if sc.state >= scanner.LOCKOUT:
+                st = sc.state
+                if st >= scanner.LOCKOUT:
                     # no dart can score until the scanner re-arms: the time
                     # for the service, a slice every pass, so that what the
                     # dart set going is done before it can cost one
                     self.passes = SERVICE_EVERY
-                else:
+                elif st == scanner.IDLE:  # re-armed, or idle with a stuck crossing masked
                     self.passes += 1
                     if was == scanner.RELEASE and not self.due and not self.serial_run and self.buttons.idle:
                         # re-armed, every slice served many times over in
                         # the lockout: the rest of the round would only
                         # leave the matrix unread while a dart may come
                         self.slice = 0
+                # in the window (3 ms) a dart is being read: no slice until
+                # its hit, so the reads decide it and its lockout starts on time
             if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
                 self._serve()
                 if self.leaving:

@@ -8,9 +8,11 @@
 # Eager detection: one scan seeing a closure starts a dart (a deferred
 # debounce would drop a 1 ms contact). Then, for `window_us`, every scan
 # votes for each closed crossing and the crossing closed most often is the
-# dart (ties: the one that closed first). After the hit the scanner ignores
-# the matrix for `lockout_us`, then re-arms only once every crossing has been
-# open for `rearm_us`, so one dart is one hit however the contact bounces.
+# dart (ties: the one that closed first). After the window the scanner
+# ignores the matrix for `lockout_us` (counted from the first contact, even
+# if the step that ends the window comes late), then re-arms only once every
+# crossing has been open for `rearm_us`, so one dart is one hit however the
+# contact bounces.
 # A crossing closed in every scan for `stuck_us` is a stuck switch: it is
 # reported, masked, and unmasked once all masked crossings have read open
 # for `rearm_us`.
@@ -197,7 +199,10 @@ class Scanner:
                 best = ((i // cols) << 8) | (i % cols)
         self._push((EV_HIT << 16) | best)
         self.state = LOCKOUT
-        self.t0 = now
+        # the lockout counts from the dart's first contact, not from this
+        # step: a step the loop made late must not push the re-arm later,
+        # into the next dart
+        self.t0 = ticks_add(self.t0, self.window_us)
         self._reset_persist(now)
 
     # ---- stuck switches --------------------------------------------------------

@@ -7,11 +7,12 @@ MASK = 0x3FFFFFFF
 KIND = {scanner.EV_HIT: "hit", scanner.EV_STUCK: "stuck", scanner.EV_CLEARED: "cleared"}
 
 
-def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, burst=False, **timing):
+def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, burst=False, pause=None, **timing):
     """pulses: (row, col, on_ms, length_ms) -> [(kind, row, col, t_ms)].
     burst: step only where the main loop does when it reads in bursts
     (board.scan_idle): while the scanner is calm, a read that finds every
-    crossing open is counted, not stepped."""
+    crossing open is counted, not stepped. pause: (from_ms, to_ms) with no
+    read at all (the loop busy with long work)."""
     m = MatrixModel(rows, cols, slots=max(32, len(pulses)))
     for r, c, on, length in pulses:
         # every closure must really be scheduled, or the case tests less than it says
@@ -21,6 +22,9 @@ def simulate(pulses, until_ms, period_us=100, start=0, rows=8, cols=8, burst=Fal
     out = []
     t = 0
     while t < until_ms * 1000:
+        if pause and pause[0] * 1000 <= t < pause[1] * 1000:
+            t += period_us
+            continue
         now = (start + t) & MASK
         closed = 0
         for r in range(rows):
@@ -78,6 +82,20 @@ def test_rearm_needs_the_quiet_time_after_the_lockout():
         assert kinds(ev) == [("hit", 2, 2)] * hits, (gap, ev)
         times = [t for _, _, _, t in ev]
         assert all(b - a >= 60 for a, b in zip(times, times[1:])), (gap, times)
+
+
+def test_a_late_step_at_the_end_of_the_window_does_not_push_the_rearm_later():
+    # The loop reads nothing for 15 ms in the middle of a dart's window (long
+    # work): the hit comes late, but the lockout still counts from the first
+    # contact, so a dart 70 ms after the first (window 3 + lockout 60 +
+    # re-arm 5, and 2 ms to spare) scores
+    ev = simulate([(1, 2, 10, 2), (5, 5, 80, 2)], 300, pause=(11, 26))
+    assert kinds(ev) == [("hit", 1, 2), ("hit", 5, 5)], ev
+    assert ev[0][3] == 26  # the hit itself at the first step after the pause
+    # without the pause the second dart is just as welcome, and one any
+    # earlier falls in the lockout
+    assert kinds(simulate([(1, 2, 10, 2), (5, 5, 80, 2)], 300)) == [("hit", 1, 2), ("hit", 5, 5)]
+    assert kinds(simulate([(1, 2, 10, 2), (5, 5, 70, 2)], 300, pause=(11, 26))) == [("hit", 1, 2)]
 
 
 def test_two_crossings_at_once_the_one_closed_longest_wins():

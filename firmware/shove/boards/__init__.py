@@ -6,8 +6,9 @@
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
-#   scan_idle(snap, n, until)         up to n reads while all read open; stops at a
-#                                     closure, or (woke set) for input or at tick until
+#   scan_idle(snap, n, until, tx, tx_at)  up to n reads while all read open; stops at a
+#                                     closure, or (woke set) for input or at tick until;
+#                                     calls tx() (the UART's refill) at tick tx_at, reads on
 #   serial_ready()                    a byte waits on the console
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel

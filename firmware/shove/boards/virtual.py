@@ -142,6 +142,9 @@ class Board:
         self.rx_last_us = 0  # board time the last byte came into the ring
         self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
+        self.tx_out = None  # the console's byte stream (the app's), fed inside quiet bursts
+        self.tx_pos = 0  # where scan_idle's feeding of the UART got to ...
+        self.tx_end = 0  # ... and when the FIFO will have sent it (us)
         self._app = None  # the loop, once it has served (scan_idle serves the control channel for it)
         self._ctl_in = None
         self._ctl_out = None
@@ -337,14 +340,17 @@ class Board:
             # the electrical model is this simulator's work, not the chip's:
             # charge what esp32.py's viper read costs there instead
             self._emulated(READ_US)
-    def scan_idle(self, snap, n, until=-1):
+    def scan_idle(self, snap, n, until=-1, q=None, pos=0, tx_end=0):
         """Read the matrix up to `n` times while every crossing reads open;
         return how many reads found it open. Fewer than `n`: the last read
         found a closure and `snap` holds it, or (self.woke set) a serial byte,
         a button or the tick `until` (ms; -1: none) wants the loop (see
         esp32.py: a viper call of up to WAKE_EVERY reads, then a look at the
-        console, the buttons and the clock)."""
+        console, the buttons and the clock, and the next load of `q` into the
+        UART's FIFO once it has sent everything, at the tick `tx_end`)."""
         self.woke = 0
+        self.tx_pos = pos
+        self.tx_end = tx_end
         if self.esp32 and not self.crash:
             # the firmware's work up to this call, with the clock read inline:
             # a call to ticks_us would be charged too, and on the chip there is none
@@ -360,7 +366,7 @@ class Board:
             got = self._burst(snap, m)
             k += got
             if got < m or k >= n:
-                return k
+                break
             # between two viper calls on the chip: a look at the console, the buttons, the clock
             if self.buttons_down() or (self._rx_ready() if self.esp32 else _readable(self._spoll)):
                 self.woke = WOKE_INPUT
@@ -369,11 +375,27 @@ class Board:
             if self.esp32:
                 self._emulated(WAKE_US)
             if self.woke:
-                return k
+                break
+            if q is not None and scanner.ticks_diff((self._base + self._total) & _MASK, tx_end) >= 0:
+                # esp32.py's next FIFO load, step for step: its bytecode is
+                # charged as the firmware's (the console's write charges
+                # what came before it)
+                self._emulated(0)  # the look above is in WAKE_US
+                m = len(q) - pos
+                if m > UART_FIFO:
+                    m = UART_FIFO
+                self.tx_out.write(q, pos, m)
+                pos += m
+                tx_end = scanner.ticks_add((self._base + self._total) & _MASK, m * UART_US_PER_BYTE)
+                if pos >= len(q):
+                    q = None
+                self._charge()
+                self.tx_pos = pos
+                self.tx_end = tx_end
             if self._ctl_in is not None:
                 if self._app is None:  # no loop to serve the test bench's lines with yet
                     self.woke = WOKE_INPUT
-                    return k
+                    break
                 # the test bench's lines, served here: the simulator's work,
                 # not the chip's, and no reason for the loop to wake
                 self._in_sim = True
@@ -385,7 +407,13 @@ class Board:
                     self._emulated(0)
                 mm = self.model
                 if mm.idle and not (mm.grounded or mm.shorts or self.crash or self.buttons_down() or self._rxq):
-                    k += self._doze(n - k, self._ms_left(until) if until >= 0 else IDLE_MS)
+                    most = self._ms_left(until) if until >= 0 else IDLE_MS
+                    if q is not None:  # until the FIFO has room for the next load
+                        t = (scanner.ticks_diff(tx_end, (self._base + self._total) & _MASK) + 999) // 1000
+                        if t < most:
+                            most = t
+                    k += self._doze(n - k, most)
+        return k
 
     def _ms_left(self, until):
         """ms from the board's clock to the tick `until`, read without charging
