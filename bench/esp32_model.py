@@ -89,13 +89,38 @@ class Run:
         self.cells = cells
         self.live = [seg for seg in cells if seg.startswith("S") and seg[1:].isdigit() and int(seg[1:]) <= 20]
         self.thrown = 0
+        link.line_of = {}
+        self.line_offset = None  # the board's count of console lines less the link's
+
+    def _sync_lines(self):
+        """Match the link's line count to the board's, once both are quiet
+        (lines the board wrote before the link listened, or outside the
+        ESP32 model, make a fixed offset)."""
+        last = None
+        while True:
+            self.link._pump(0.05)
+            off = self.vb.stats()["lines_out"] - self.link.lines_in
+            if off == last and not self.link.buf:
+                self.line_offset = off
+                return
+            last = off
+
+    def _sent_at(self, ev):
+        """The board time the event's line finished going into the UART."""
+        if self.line_offset is None:
+            self._sync_lines()
+        k = self.link.line_of.pop(id(ev)) - 1 + self.line_offset
+        return self.vb.control("line_times", **{"from": k})["times"][0]
 
     def fresh_game(self):
         self.link.request("new", players=["Ann", "Bob"],
                           rules={"beds": list(range(1, 21)), "marks": 9, "darts": 9})
         self.link.drain()
         self.link.events.clear()
+        self.link.line_of.clear()
         self.thrown = 0
+        if self.line_offset is None:
+            self._sync_lines()
 
     def dart(self, length_us, traffic, rnd):
         """One closure on a random crossing; returns (scored, doubled, latency_us)."""
@@ -131,7 +156,6 @@ class Run:
         event's board time of sending is kept in self.sent_at."""
         out = []
         self.sent_at = {}
-        last_sent = self.vb.stats()["sent_us"]
         answered = reply is None
         while True:
             for rep in self.link._pump(0.002):
@@ -141,8 +165,9 @@ class Run:
                 ev = self.link.events.popleft()
                 out.append(ev)
                 if ev.get("ev") == "dart":
-                    self.sent_at[id(ev)] = st["sent_us"] if st["sent_us"] != last_sent else last_sent
-            last_sent = st["sent_us"]
+                    self.sent_at[id(ev)] = self._sent_at(ev)
+                else:
+                    self.link.line_of.pop(id(ev), None)
             if st["scanner"] == "idle" and not st["closing"]:
                 if st["board_us"] > board_us:
                     return out

@@ -244,3 +244,18 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
         if min(armed) <= 1:
             break
     assert min(armed) <= 1, armed  # ... before the re-arm (at most a quiet burst's end after); four before
+
+
+def test_the_board_tells_when_each_line_went_into_the_uart(quiet_board):
+    # a host that reads a line cannot tell when the board sent it (the
+    # model's clock runs at its own pace): `make bench` asks the board
+    vb, link = quiet_board
+    link.drain()
+    s0 = vb.stats()
+    link.request("info")  # a reply of three FIFO loads
+    s1 = vb.stats()
+    assert s1["lines_out"] == s0["lines_out"] + 1
+    times = vb.control("line_times", **{"from": s0["lines_out"]})["times"]
+    assert times == [s1["sent_us"]] and times[0] > s0["board_us"]
+    # only the last 64 lines are kept
+    assert vb.control("line_times", **{"from": s1["lines_out"] - 70})["times"][:6] == [None] * 6

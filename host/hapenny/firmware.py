@@ -16,7 +16,7 @@ SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
 # heap, since the board keeps the bytecode in RAM); a traceback still names
-# the file and function. `debug` keeps them.
+# the file and function (every line reads 1). `debug` keeps them.
 OPT = "-O3"
 
 
@@ -51,9 +51,9 @@ def build(target="esp32", out=None, debug=False):
         raise FirmwareError("unknown target %r" % target)
     out = Path(out or BUILD / ("fw-" + target + ("-debug" if debug else "")))
     opt = [] if debug else [OPT]
-    # what the files in `out` were compiled with: anything else recompiles them all
+    # what the files in `out` were compiled with, and from: anything else recompiles them all
     stamp = out / ".made-by"
-    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt)
+    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt + [str(FIRMWARE)])
     if not stamp.exists() or stamp.read_text() != made_by:
         for p in out.rglob("*.mpy"):
             p.unlink()

@@ -75,6 +75,8 @@ class Link:
         self.events = deque()
         self.noise = deque(maxlen=200)
         self._id = 0
+        self.lines_in = 0  # lines read so far
+        self.line_of = None  # a dict to fill: id(event) -> its line's number (from 1), for a test bench
 
     def _lines(self, timeout):
         data = self.t.read(timeout)
@@ -82,6 +84,7 @@ class Link:
             self.buf += data
         while b"\n" in self.buf:
             line, self.buf = self.buf.split(b"\n", 1)
+            self.lines_in += 1
             yield line.rstrip(b"\r")
 
     def _pump(self, timeout):
@@ -96,6 +99,8 @@ class Link:
                 self.noise.append(raw)
             elif "ev" in obj:
                 self.events.append(obj)
+                if self.line_of is not None:
+                    self.line_of[id(obj)] = self.lines_in
             elif "ok" in obj:
                 replies.append(obj)
             else:

@@ -49,6 +49,7 @@ IDLE_MS = 20
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
 UART_FIFO = 128
+LINE_LOG = 64  # console lines whose time of sending the control channel can tell
 RTOS_TICK_US = 10000
 ERASE_US = 45000
 PROGRAM_US_PER_KB = 2000
@@ -104,6 +105,13 @@ class _Console:
             n = len(data) - off
         n = self.raw.write(memoryview(data)[off:off + n])
         b._uart(n)
+        # when each line finished going into the UART, for the test bench
+        # (a host that reads a line cannot tell when the board sent it)
+        i = data.find(b"\n", off, off + n)
+        while i >= 0:
+            b._line_t[b.lines_out % LINE_LOG] = b.sent_us
+            b.lines_out += 1
+            i = data.find(b"\n", i + 1, off + n)
         b._emulated(CONSOLE_US + n // 8)
         return n
 
@@ -169,6 +177,8 @@ class Board:
         self._last_loop = 0
         self._own = 0  # short gaps counted since the last look at the CPU time
         self.sent_us = 0  # board time the last line finished going into the UART (esp32 timing)
+        self.lines_out = 0  # lines written to the console under the ESP32 model ...
+        self._line_t = [0] * LINE_LOG  # ... and the board time each of the last few finished going out
         self.uart_blocked_us = 0  # time the firmware waited on a full UART FIFO (esp32 timing)
         self.esp32 = False
         self.uart_us_per_byte = 0  # the app paces its output at the UART's rate only where there is one
@@ -728,6 +738,12 @@ class Board:
         if op == "close":
             ok = self.close_us(msg["row"], msg["col"], msg["us"], msg.get("delay_us", 0))
             self._send({"seq": seq, "ok": ok})
+        elif op == "line_times":
+            # the board time each console line from number `from` on finished
+            # going into the UART (null for one too old to be kept)
+            lo = msg["from"]
+            self._send({"seq": seq, "times": [self._line_t[k % LINE_LOG] if self.lines_out - k <= LINE_LOG else None
+                                              for k in range(lo, self.lines_out)]})
         elif op == "pulses":
             # a whole pattern against one board timestamp: [row, col, delay_us, us]
             now = self.ticks_us()
@@ -768,6 +784,7 @@ class Board:
             self.ticks_us()
             st["board_us"] = self._total  # the board's clock since start, unwrapped
             st["sent_us"] = self.sent_us
+            st["lines_out"] = self.lines_out
             st["uart_blocked_us"] = self.uart_blocked_us
             st["idle_us"] = self.idle_us
             st["gap_max_us"] = self.gap_max_us
