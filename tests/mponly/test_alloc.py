@@ -153,11 +153,9 @@ def test_a_scan_point_inside_long_work_reads_the_matrix_and_queues_the_dart():
     assert [(w >> 16, (w >> 8) & 0xFF, w & 0xFF) for w in got] == [(scanner.EV_HIT, 3, 5)], got
 
 
-def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
-    # Long work (a request's handling) can hold a whole dart: its scan
-    # points read the contact, vote, lock out and re-arm, and the dart
-    # waits in the scanner's ring. The loop must serve it before it reads
-    # in a burst that may last a second.
+def _with_app(body):
+    """body(app, row, col) with a fresh two-player game in a scratch folder
+    (the board's files), and a crossing mapped to one of its beds."""
     import os
     import time
 
@@ -174,13 +172,29 @@ def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
     try:
         a = appmod.App(out=Sink())
         a.do_new(["Ann", "Bob"])
-        sc = a.scanner
         code = None
-        for i in range(len(a.map)):  # a crossing mapped to a bed of the game
+        for i in range(len(a.map)):
             if a.game.value(a.map[i])[0] >= 0:
                 code = i
                 break
         row, col = divmod(code, a.prof.cols)
+        body(a, row, col)
+    finally:
+        os.chdir(home)
+        for f in os.listdir(d):
+            os.remove(d + "/" + f)
+        os.rmdir(d)
+
+
+def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
+    # Long work (a request's handling) can hold a whole dart: its scan
+    # points read the contact, vote, lock out and re-arm, and the dart
+    # waits in the scanner's ring. The loop must serve it before it reads
+    # in a burst that may last a second.
+    import time
+
+    def body(a, row, col):
+        sc = a.scanner
         assert a.board.press(row, col, 2)  # a 2 ms contact, now
         # the long work: scan points until the window, the lockout and the
         # re-arm are over (on the board's clock, which a busy host slows)
@@ -203,40 +217,16 @@ def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
         a.emit = lambda name, fields=None: sent.append((name, len(bursts)))
         a._loop()
         assert ("dart", 0) in sent, (sent, bursts)
-    finally:
-        os.chdir(home)
-        for f in os.listdir(d):
-            os.remove(d + "/" + f)
-        os.rmdir(d)
+
+    _with_app(body)
 
 
 def test_a_darts_window_is_read_without_service_slices():
     # The window (3 ms) decides the dart from the reads in it, and the
     # lockout counts from its start: the loop reads every pass until the
     # hit, and the service waits for the lockout, where it runs every pass.
-    import os
-    import time
-
-    from shove import app as appmod
-
-    class Sink:
-        def write(self, s):
-            return len(s)
-
-    home = os.getcwd()
-    d = "/tmp/hapenny-mponly-%d" % time.ticks_us()
-    os.mkdir(d)
-    os.chdir(d)
-    try:
-        a = appmod.App(out=Sink())
-        a.do_new(["Ann", "Bob"])
+    def body(a, row, col):
         sc = a.scanner
-        code = None
-        for i in range(len(a.map)):  # a crossing mapped to a bed of the game
-            if a.game.value(a.map[i])[0] >= 0:
-                code = i
-                break
-        row, col = divmod(code, a.prof.cols)
         states = []
         real = a._service
 
@@ -255,8 +245,5 @@ def test_a_darts_window_is_read_without_service_slices():
         assert a.darts == 1
         assert scanner.WINDOW not in states, states
         assert states[-1] == scanner.LOCKOUT
-    finally:
-        os.chdir(home)
-        for f in os.listdir(d):
-            os.remove(d + "/" + f)
-        os.rmdir(d)
+
+    _with_app(body)
