@@ -613,12 +613,13 @@ class App(Commands):
             finally:
                 board.reset()
         self.flush()
-        board.serial_raw(False)
-        board.stopped()
+        # the REPL's bytes go back while 0x03 is still data (handover.give_back)
         if self.leaving == handover.TO_RAW:
             handover.give_back(b"\x01" + self.left_over)
         elif self.left_over:
             handover.give_back(self.left_over)
+        board.serial_raw(False)
+        board.stopped()
 
     def _loop(self):
         """Scan; between scans, serve the scanner's events and a slice of the

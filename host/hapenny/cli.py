@@ -4,6 +4,7 @@ Port choice everywhere: --port, else $HAPENNY_PORT, else the one board that
 looks like an ESP32 (or the one running `hapenny sim`)."""
 import argparse
 import json
+import os
 import sys
 
 from hapenny import __version__
@@ -236,6 +237,8 @@ def cmd_web(args):
 def cmd_sim(args):
     from hapenny.sim.server import play_on_sim, serve, web_on_sim
 
+    if args.repl_ignores_dupterm:  # read by every VirtualBoard this process starts
+        os.environ["HAPENNY_REPL_DUPTERM"] = "0"
     if args.web:
         return web_on_sim(args.board_dir, args.profile, args.web)
     if args.play:
@@ -370,6 +373,9 @@ def build_parser():
     s.add_argument("--control", help="control socket path")
     s.add_argument("--fast", action="store_true", help="skip the slow strip and flash models")
     s.add_argument("--play", action="store_true", help="and open the live scoreboard on it (make sim)")
+    s.add_argument("--repl-ignores-dupterm", action="store_true",
+                   help="a REPL that never reads os.dupterm streams, as MicroPython v1.27 on the ESP32 "
+                        "(default: v1.28 and later, which do; or set HAPENNY_REPL_DUPTERM=0)")
     s.add_argument("--web", nargs="?", const="127.0.0.1:8080", metavar="HOST:PORT",
                    help="and serve the web scoreboard for it (make web)")
     s.set_defaults(fn=cmd_sim)

@@ -36,3 +36,43 @@ def test_one_shot_stream_gives_its_bytes_once_then_no_data():
     assert s.readinto(buf) is None  # "no data now", never end-of-file (which detaches noisily)
     assert s.ioctl(3, 1) == 0
     assert s.write(b"console output") == 14
+
+
+# ---- giving the bytes back: models of the port's `os` ------------------------
+class _Os:
+    """os.dupterm, with (v1.20 on) or without dupterm_notify: the notify
+    reads the attached stream into the stdin ring as extmod/modos.c does."""
+
+    def __init__(self, notify=True):
+        self.term = None
+        self.ring = bytearray()
+        if notify:
+            self.dupterm_notify = self._notify
+
+    def dupterm(self, s, index=0):
+        prev = self.term
+        self.term = s
+        return prev
+
+    def _notify(self, _obj):
+        buf = bytearray(1)
+        while self.term is not None and self.term.readinto(buf) == 1:
+            self.ring.append(buf[0])
+
+
+def test_give_back_puts_the_bytes_into_the_stdin_ring_a_v1_27_repl_reads():
+    o = _Os()
+    assert h.give_back(b"\x01print(1)", o) == 9
+    assert bytes(o.ring) == b"\x01print(1)"  # where every release's REPL reads first
+    assert o.term is None  # nothing left attached
+
+
+def test_give_back_without_notify_leaves_a_stream_a_v1_28_repl_reads():
+    o = _Os(notify=False)
+    assert h.give_back(b"\x01x", o) == 0
+    buf = bytearray(1)
+    got = []
+    while o.term.readinto(buf) == 1:
+        got.append(buf[0])
+    assert bytes(got) == b"\x01x" and o.term.readinto(buf) is None
+    assert o.term.ioctl(3, 1) == 0  # polled: nothing more to read

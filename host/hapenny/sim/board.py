@@ -71,7 +71,7 @@ class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
     def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False,
-                 timing=None):
+                 timing=None, repl_dupterm=None):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -83,6 +83,12 @@ class VirtualBoard:
         self.log = log
         self.refresh = refresh  # install the current firmware even on a used flash
         self.timing = timing  # "esp32": the board's clock charges what the chip would spend (virtual.py)
+        # Whether the REPL reads an attached os.dupterm stream: ports/esp32/mphalport.c's
+        # mp_hal_stdin_rx_chr does from v1.28.0 on, not in v1.27.0 (False: a v1.27 board).
+        # Default: $HAPENNY_REPL_DUPTERM ("0": as v1.27), else as v1.28 and later.
+        if repl_dupterm is None:
+            repl_dupterm = os.environ.get("HAPENNY_REPL_DUPTERM", "1") != "0"
+        self.repl_dupterm = repl_dupterm
         self.port = None
         self.proc = None
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
@@ -158,6 +164,7 @@ class VirtualBoard:
         else:
             env.pop("HAPENNY_BOOT_HELD", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
+        env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         if self.fast:
             env["HAPENNY_FAST"] = "1"
         else:

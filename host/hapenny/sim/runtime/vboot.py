@@ -31,9 +31,11 @@ def write(s):
 
 def getch():
     """One byte from the serial port; Ctrl-C (a SIGINT from the simulator) reads as 0x03.
-    An attached dupterm stream is read first (the ESP32 reads it when its UART
-    ring is empty; here nothing else is waiting in the ring at that moment)."""
-    c = os.dupterm_read()
+    Bytes os.dupterm_notify() put into the stdin ring come first, then an
+    attached dupterm stream's on a release whose REPL reads it (the ESP32
+    reads it when its UART ring is empty; here nothing else is waiting in
+    the ring at that moment)."""
+    c = os.repl_read()
     if c is not None:
         return c
     try:
