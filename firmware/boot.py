@@ -1,10 +1,28 @@
 # Runs at every start, before main.py, and alone after a raw-REPL soft reset
 # (ports/esp32/main.c runs boot.py in both REPL modes, main.py only in the
-# friendly one). A soft reset (mpremote does one first) leaves the ESP32's
-# watchdog armed but stops the timer that fed it: feed it from here.
+# friendly one). It must neither fail nor let the watchdog bite, or a soft
+# reset (mpremote does one first) would end in a reset every 8 s with no
+# REPL to mend it:
+# - a soft reset leaves the ESP32's watchdog armed (ports/esp32/machine_wdt.c
+#   has no deinit) but stops the timer that fed it (main.c's soft-reset path:
+#   machine_timer_deinit_all), so it is fed from here first, inline, importing
+#   nothing of the firmware (a half-copied deploy must not stop it). Timer(0)
+#   is the one the game's own, checked feeder takes over (Timer(id) returns
+#   the existing timer: machine_timer.c); its callback is scheduled and runs
+#   while boot.py runs and while the REPL waits (mphalport.c's stdin loop
+#   runs MICROPY_EVENT_POLL_HOOK). The numbers are safeboot.WDT_MS and FEED_MS.
+# - any error is caught: main.py then starts safe (no game; the REPL is
+#   free), reading BOOT_ERROR from the globals boot.py shares with main.py
+#   and the REPL (pyexec runs every file in __main__'s dict).
 import machine
 
-if machine.reset_cause() == machine.SOFT_RESET:
-    from shove import safeboot
-
-    safeboot.keep_fed(machine)
+BOOT_ERROR = None
+try:
+    if machine.reset_cause() == machine.SOFT_RESET:
+        _wdt = machine.WDT(timeout=8000)
+        machine.Timer(0).init(period=1000, mode=machine.Timer.PERIODIC, callback=lambda _t: _wdt.feed())
+        _wdt.feed()
+    pass  # start-up code of your own (Wi-Fi, ...) goes here: an error in it starts the board safe
+except Exception as _e:
+    BOOT_ERROR = "%s: %s" % (type(_e).__name__, _e)
+    print("boot.py:", BOOT_ERROR)

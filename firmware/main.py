@@ -1,6 +1,16 @@
 # hapenny: safe boot decides whether this start plays (shove/startup.py);
 # then the board runs the game until Ctrl-C hands the serial port to the
 # REPL (mpremote does this for deploys).
-from shove import startup
+import micropython
 
-startup.main()
+# First of all: 0x03 is data, not KeyboardInterrupt (ports/esp32/uart.c
+# raises it wherever the code is), so line noise or a host's Ctrl-C while
+# the firmware loads cannot leave the board half started; the main loop
+# reads 0x03 itself and decides (shove/handover.py).
+micropython.kbd_intr(-1)
+try:
+    from shove import startup
+
+    startup.main(globals().get("BOOT_ERROR"))  # boot.py's error, if it had one
+finally:
+    micropython.kbd_intr(3)  # safe mode, or after the game: the REPL's Ctrl-C again

@@ -15,15 +15,16 @@ SOFT_RESET = 5
 LIMIT = 3  # this many bad starts in a row: the next start is safe
 HEALTHY_MS = 20000  # a start is good once the game loop has run this long
 COUNT_FILE = "boots"
-WDT_MS = 8000  # the watchdog's timeout, everywhere it is armed
+WDT_MS = 8000  # the watchdog's timeout, everywhere it is armed (boot.py too)
 FEED_MS = 1000  # how often a timer feeds it
 
 BUTTON = "button"  # BOOT held while starting
 CRASHES = "crashes"  # LIMIT bad starts in a row
 CHIP = "chip"  # not a chip this firmware knows
+BOOT_PY = "boot"  # boot.py failed
 
 
-def decide(cause, held, count, chip_problem=None):
+def decide(cause, held, count, chip_problem=None, boot_error=None):
     """-> (safe reason or None, bad-start count to store).
 
     A bad start is one that ends in a watchdog or other reset (HARD_RESET:
@@ -38,6 +39,8 @@ def decide(cause, held, count, chip_problem=None):
         n = 0
     if chip_problem:
         return CHIP, n
+    if boot_error:
+        return BOOT_PY, n
     if held:
         return BUTTON, 0  # someone is at the board: start counting afresh
     if n >= LIMIT:
@@ -57,6 +60,8 @@ def parse_count(data):
 def message(reason, count):
     if reason == BUTTON:
         return "BOOT held at start: the game is not started; the REPL is free"
+    if reason == BOOT_PY:
+        return "boot.py failed: the game is not started; the REPL is free: mend boot.py"
     if reason == CRASHES:
         return ("%d bad starts in a row (crash or watchdog): the game is not started; "
                 "deploy a fix, or power-cycle to try again" % count)
@@ -83,20 +88,3 @@ class Health:
         if not self.done:
             self.done = True
             self._clear()
-
-
-def keep_fed(machine, timer_id=0):
-    """After a soft reset: the ESP32's watchdog cannot be stopped and is still
-    armed (ports/esp32/machine_wdt.c has no deinit), while main.c's
-    soft-reset path ran machine_timer_deinit_all() on the timer that fed it.
-    Feed it from a timer until the game's own, checked feeder takes the same
-    timer over (Timer(id) returns the existing timer: machine_timer.c).
-    Arming it again when it was not running costs nothing: it is fed. The
-    timer's callback is scheduled (machine_timer.c has no hard timers) and
-    runs while the REPL waits for input too (mphalport.c: the stdin loop's
-    MICROPY_EVENT_POLL_HOOK calls mp_handle_pending)."""
-    wdt = machine.WDT(timeout=WDT_MS)
-    t = machine.Timer(timer_id)
-    t.init(period=FEED_MS, mode=machine.Timer.PERIODIC, callback=lambda _t: wdt.feed())
-    wdt.feed()
-    return wdt, t

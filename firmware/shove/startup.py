@@ -40,9 +40,10 @@ def watch(board, health):
     board.stopped = stop
 
 
-def start(machine, run_game, platform, machine_name, out=None):
+def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
     """Safe mode: prints a `boot` event with `safe` and returns its reason.
-    Otherwise runs the game (run_game()) and returns None."""
+    Otherwise runs the game (run_game()) and returns None. `boot_error`:
+    what boot.py caught, if anything."""
     problem = None
     esp32 = platform == "esp32"
     if esp32:
@@ -53,14 +54,17 @@ def start(machine, run_game, platform, machine_name, out=None):
     # purpose many times a minute by tests, and its crashes fail them anyway.
     cause = machine.reset_cause() if esp32 else safeboot.PWRON_RESET
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE)) if esp32 else 0
-    reason, n = safeboot.decide(cause, button_held(machine), count, problem)
+    reason, n = safeboot.decide(cause, button_held(machine), count, problem, boot_error)
     if n != count:
         if n:
             store.write_atomic(safeboot.COUNT_FILE, str(n).encode())
         else:
             _clear()
     if reason is not None:
-        line = json.dumps({"ev": "boot", "safe": reason, "boots": n, "msg": problem or safeboot.message(reason, n)})
+        msg = problem or safeboot.message(reason, n)
+        if reason == safeboot.BOOT_PY:
+            msg = "%s (%s)" % (msg, boot_error)
+        line = json.dumps({"ev": "boot", "safe": reason, "boots": n, "msg": msg})
         if out is None:
             print(line)
         else:
@@ -73,7 +77,7 @@ def start(machine, run_game, platform, machine_name, out=None):
     return None
 
 
-def main():
+def main(boot_error=None):
     import os
     import sys
 
@@ -88,4 +92,4 @@ def main():
         name = os.uname().machine
     except AttributeError:
         name = ""
-    start(machine, run_game, sys.platform, name)
+    start(machine, run_game, sys.platform, name, boot_error=boot_error)

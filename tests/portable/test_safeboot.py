@@ -115,51 +115,127 @@ class Machine:
         return False
 
 
-def _run_boot_py(machine):
-    # firmware/boot.py as the port runs it, with `machine` the model
+def _read_firmware_file(name):
+    for base in ("../../firmware", "firmware"):
+        try:
+            with open(base + "/" + name) as f:
+                return f.read()
+        except OSError:
+            pass
+    raise OSError("no firmware/" + name)
+
+
+_SOURCES = {name: _read_firmware_file(name) for name in ("boot.py", "main.py")}  # before any chdir
+
+
+def _firmware_file(name):
+    return _SOURCES[name]
+
+
+def _with_modules(mods, fn):
+    """Run fn() with sys.modules entries standing in for `mods`."""
     import sys
 
-    saved = sys.modules.get("machine")
-    sys.modules["machine"] = machine
+    saved = {k: sys.modules.get(k) for k in mods}
+    sys.modules.update(mods)
     try:
-        for base in ("../../firmware", "firmware"):
-            try:
-                with open(base + "/boot.py") as f:
-                    src = f.read()
-                break
-            except OSError:
-                pass
-        exec(src, {"__name__": "boot"})
+        return fn()
     finally:
-        if saved is None:
-            del sys.modules["machine"]
-        else:
-            sys.modules["machine"] = saved
+        for k, v in saved.items():
+            if v is None:
+                del sys.modules[k]
+            else:
+                sys.modules[k] = v
+
+
+BUILDER_LINE = "    pass  # start-up code of your own (Wi-Fi, ...) goes here: an error in it starts the board safe"
+
+
+def _run_boot_py(machine, own_code=None):
+    """firmware/boot.py as the port runs it, with `machine` the model and,
+    where it says so, `own_code` (a builder's start-up code); -> its globals."""
+    src = _firmware_file("boot.py")
+    if own_code is not None:
+        assert BUILDER_LINE in src
+        src = src.replace(BUILDER_LINE, "    " + own_code)
+    g = {"__name__": "__main__"}
+    _with_modules({"machine": machine}, lambda: exec(src, g))
+    return g
 
 
 def test_a_soft_reset_leaves_the_watchdog_fed():
     m = Machine()
     m.WDT(timeout=safeboot.WDT_MS)  # armed by the game before the soft reset
     m.soft_reset()
-    _run_boot_py(m)
+    g = _run_boot_py(m)
     assert m.run(60000) is False
+    assert m.wdt[0] == safeboot.WDT_MS and [t[0] for t in m.timers.values()] == [safeboot.FEED_MS]
+    assert g["BOOT_ERROR"] is None
 
 
 def test_boot_py_arms_nothing_on_a_real_start():
     for cause in (1, 2, 3):
         m = Machine()
         m.cause = cause
-        _run_boot_py(m)
-        assert m.wdt is None and m.timers == {}
+        g = _run_boot_py(m)
+        assert m.wdt is None and m.timers == {} and g["BOOT_ERROR"] is None
 
 
-def test_keep_fed_gives_its_timer_to_the_games_feeder():
+def test_a_failing_boot_py_keeps_the_watchdog_fed_and_starts_safe():
+    def body():
+        m = Machine()
+        m.WDT(timeout=safeboot.WDT_MS)
+        m.soft_reset()
+        g = _run_boot_py(m, "import no_such_wifi_module")  # a builder's code that fails
+        assert "no_such_wifi_module" in g["BOOT_ERROR"]
+        assert m.run(60000) is False  # fed all the same: no reset every 8 s
+        m.cause = m.PWRON_RESET
+        out = Out()
+        ran = []
+        reason = startup.start(m, lambda: ran.append(1), "esp32", "Generic ESP32 module with ESP32", out,
+                               boot_error=g["BOOT_ERROR"])
+        import json
+
+        ev = json.loads(out.lines[0])
+        assert (reason, ran, ev["safe"]) == (safeboot.BOOT_PY, [], "boot")
+        assert "no_such_wifi_module" in ev["msg"] and "boot.py" in ev["msg"]
+
+    _in_tmp(body)
+
+
+def test_boot_py_feeds_from_the_timer_the_games_feeder_takes_over():
     m = Machine()
-    wdt, t = safeboot.keep_fed(m)
+    m.WDT(timeout=safeboot.WDT_MS)
+    m.soft_reset()
+    _run_boot_py(m)
     seen = []
-    t.init(period=1000, mode=1, callback=lambda _t: seen.append(m.now))
+    m.Timer(0).init(period=1000, mode=1, callback=lambda _t: seen.append(m.now))
     assert m.run(20000) is True  # boot's feeder is gone: only the game's (which feeds nothing here) runs
     assert len(seen) >= 8
+
+
+class _Micropython:
+    def __init__(self, log):
+        self.log = log
+
+    def kbd_intr(self, c):
+        self.log.append(("kbd_intr", c))
+
+
+def test_main_py_makes_ctrl_c_data_before_it_loads_anything():
+    log = []
+    real = startup.main
+
+    def model_main(boot_error=None):
+        log.append(("startup", boot_error))
+
+    startup.main = model_main
+    try:
+        g = {"__name__": "__main__", "BOOT_ERROR": "OSError: 5"}  # shared with boot.py
+        _with_modules({"micropython": _Micropython(log)}, lambda: exec(_firmware_file("main.py"), g))
+    finally:
+        startup.main = real
+    assert log == [("kbd_intr", -1), ("startup", "OSError: 5"), ("kbd_intr", 3)]
 
 
 # ---- start-up: reads BOOT and the count, runs the game or stays safe -------

@@ -18,6 +18,11 @@ WINDOW = 256  # raw-paste flow-control window
 
 import machine  # noqa: E402  the runtime's, on the path just set
 import select  # noqa: E402
+import vmicropython  # noqa: E402
+
+# `import micropython` finds this one first (a loaded module wins over a built-in):
+# its kbd_intr tells the simulator, which turns 0x03 into SIGINT only while it is 3
+sys.modules["micropython"] = vmicropython
 
 out = sys.stdout
 stdin = sys.stdin.buffer
@@ -52,12 +57,11 @@ def getch():
     return b[0]
 
 
-def run_file(path):
+def run_file(path, g):
     try:
         os.stat(path)
     except OSError:
         return
-    g = {"__name__": "__main__"}
     try:
         with open(path) as f:
             src = f.read()
@@ -216,12 +220,13 @@ def friendly_repl(g, greet=True):
 
 def main():
     mode = os.getenv("HAPENNY_BOOT") or "normal"
-    run_file("boot.py")
+    # one namespace for boot.py, main.py and the REPL, as pyexec runs them all in __main__'s
     g = {"__name__": "__main__"}
+    run_file("boot.py", g)
     if mode == "raw":
         state["raw"] = True
     else:
-        run_file("main.py")
+        run_file("main.py", g)
     greet = True
     while True:
         # a Ctrl-C that lands outside a read (mid-output) must not end the board
