@@ -51,7 +51,7 @@ class Commands:
         for name, fields in after:
             if name == "reset":
                 self.flush()
-                self.board.reset()
+                self.board.reset(deliberate=True)  # marked: not a bad start (safeboot)
             self.emit(name, fields)
 
     def cmd_diag(self, cmd, after):

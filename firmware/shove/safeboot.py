@@ -5,7 +5,9 @@
 #
 # machine.reset_cause() values of the ESP32 port (ports/esp32/modmachine.c:
 # MP_PWRON_RESET = 1 ... MP_SOFT_RESET = 5). A task-watchdog panic reports
-# WDT_RESET; machine.reset() and any other panic report HARD_RESET.
+# WDT_RESET; machine.reset() and any other panic report HARD_RESET; a
+# brownout reports PWRON_RESET (ESP_RST_BROWNOUT is mapped there), so a
+# supply too weak for the strip looks like a fresh start (docs/reliability.md).
 PWRON_RESET = 1
 HARD_RESET = 2
 WDT_RESET = 3
@@ -23,15 +25,23 @@ CRASHES = "crashes"  # LIMIT bad starts in a row
 CHIP = "chip"  # not a chip this firmware knows
 BOOT_PY = "boot"  # boot.py failed
 
+# Written into RTC memory just before a reset made on purpose (the `reset`
+# command, `hapenny deploy`), so that the start after it is not counted as
+# a bad one. machine.RTC().memory() is RTC slow memory with RTC_NOINIT_ATTR
+# in ports/esp32/machine_rtc.c: it survives machine.reset() and watchdog
+# resets, not a power cut (its magic word is then wrong and it reads empty).
+RESET_MARK = b"hapenny:reset"
 
-def decide(cause, held, count, chip_problem=None, boot_error=None):
+
+def decide(cause, held, count, chip_problem=None, boot_error=None, deliberate=False):
     """-> (safe reason or None, bad-start count to store).
 
     A bad start is one that ends in a watchdog or other reset (HARD_RESET:
     machine.reset() after a crash, a panic) before the game loop has run
     HEALTHY_MS; the count of them survives resets in COUNT_FILE. A power-on
-    starts afresh. A soft reset is the REPL's, not a start: nothing changes."""
-    if cause == SOFT_RESET:
+    starts afresh. A soft reset is the REPL's, not a start, and a reset
+    marked `deliberate` (RESET_MARK) was asked for: nothing changes."""
+    if cause == SOFT_RESET or (deliberate and cause == HARD_RESET):
         n = count
     elif cause in (WDT_RESET, HARD_RESET):
         n = count + 1
@@ -88,3 +98,20 @@ class Health:
         if not self.done:
             self.done = True
             self._clear()
+
+
+def mark_reset(machine):
+    """Before machine.reset() made on purpose: the next start reads the mark."""
+    machine.RTC().memory(RESET_MARK)
+
+
+def take_mark(machine):
+    """Whether the reset before this start was marked; the mark is cleared."""
+    try:
+        rtc = machine.RTC()
+        got = rtc.memory()
+    except (AttributeError, OSError, ValueError):  # a port without RTC memory
+        return False
+    if got:
+        rtc.memory(b"")
+    return got == RESET_MARK

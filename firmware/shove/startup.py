@@ -40,6 +40,9 @@ def watch(board, health):
     board.stopped = stop
 
 
+LAST = {}  # this start's reset cause and whether it was marked deliberate (diag reports them)
+
+
 def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
     """Safe mode: prints a `boot` event with `safe` and returns its reason.
     Otherwise runs the game (run_game()) and returns None. `boot_error`:
@@ -52,9 +55,13 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
         problem = chip.problem(machine_name)
     # Bad starts are counted on the chip only: the virtual board is reset on
     # purpose many times a minute by tests, and its crashes fail them anyway.
-    cause = machine.reset_cause() if esp32 else safeboot.PWRON_RESET
+    deliberate = safeboot.take_mark(machine)
+    real = machine.reset_cause()
+    LAST["cause"] = real
+    LAST["deliberate"] = deliberate
+    cause = real if esp32 else safeboot.PWRON_RESET
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE)) if esp32 else 0
-    reason, n = safeboot.decide(cause, button_held(machine), count, problem, boot_error)
+    reason, n = safeboot.decide(cause, button_held(machine), count, problem, boot_error, deliberate)
     if n != count:
         if n:
             store.write_atomic(safeboot.COUNT_FILE, str(n).encode())

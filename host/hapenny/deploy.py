@@ -198,6 +198,7 @@ class _Stall:
         self.done.set()
 
 
+RESET_MARK = b"hapenny:reset"  # firmware/shove/safeboot.py's: a reset made on purpose
 STEP_S = 15  # the longest any one step may go without an answer
 
 STALLED = ("the board stopped answering in the middle of the deploy (reset, power lost or unplugged?). "
@@ -280,7 +281,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
                   % (len(changed), len(local), len(stale), port, target))
         boot = None
         if reset:
-            t.exec_raw_no_follow("import machine\nmachine.reset()")
+            # marked, so that the board's safe mode does not count it as a bad start
+            t.exec_raw_no_follow("import machine\nmachine.RTC().memory(%r)\nmachine.reset()" % RESET_MARK)
             boot = _boot_on_same_port(t.serial, boot_timeout)
     except DeployError:
         raise

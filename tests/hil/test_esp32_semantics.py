@@ -106,3 +106,22 @@ def test_an_idle_board_waits_instead_of_spinning_and_still_catches_short_darts(v
     r, c = b.cells["S7"]
     b.sim.pulses([(r, c, 20000, 500)])
     assert b.wait("dart")["seg"] == "S7"
+
+
+def test_resets_asked_for_are_marked_and_a_crash_or_power_cut_is_not(board):
+    """The `reset` command marks its reset in RTC memory, so safe mode does
+    not count it as a bad start; the start after it reports why it happened."""
+    b = board
+    b.reset()
+    assert b.req("diag", op="about")["reset"] == {"cause": 2, "deliberate": True}
+    b.connect()  # (a second look finds the mark read and gone)
+    if b.sim is None:
+        return
+    b.sim.crash_loop()
+    assert b.wait("boot", timeout=20)
+    b.connect()
+    assert b.req("diag", op="about")["reset"] == {"cause": 2, "deliberate": False}
+    b.close()
+    b.sim.power_cut()
+    b.connect()
+    assert b.req("diag", op="about")["reset"] == {"cause": 1, "deliberate": False}

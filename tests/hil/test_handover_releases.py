@@ -61,3 +61,5 @@ def test_mpremote_and_deploy_connect_first_time_during_a_game(game_board):
     assert "board is up" in r.stdout + r.stderr
     b.connect()
     assert b.state() == st
+    # the deploy's reset was marked as one asked for: safe mode does not count it
+    assert b.req("diag", op="about")["reset"] == {"cause": 2, "deliberate": True}

@@ -31,6 +31,15 @@ def test_decide_table():
     )
     for args, want in table:
         assert safeboot.decide(*args) == want, args
+    # a reset asked for (marked in RTC memory) is no bad start; a mark cannot excuse a watchdog
+    table = (
+        ((H, False, L - 1), (None, L - 1)),
+        ((H, False, L), (safeboot.CRASHES, L)),  # nor does it end safe mode
+        ((W, False, L - 1), (safeboot.CRASHES, L)),
+        ((P, False, 2), (None, 0)),
+    )
+    for args, want in table:
+        assert safeboot.decide(*args, deliberate=True) == want, args
 
 
 def test_parse_count_takes_anything():
@@ -90,9 +99,17 @@ class Machine:
             def init(self, period=0, mode=1, callback=None):
                 m.timers[self.id] = [period, m.now + period, callback, self]
 
+        class RTC:  # RTC_NOINIT memory: kept by reset(), lost by power_off()
+            def memory(self, data=None):
+                if data is None:
+                    return m.rtc
+                m.rtc = bytes(data)
+
+        self.rtc = b""
         self.Pin = Pin
         self.WDT = WDT
         self.Timer = Timer
+        self.RTC = RTC
 
     def reset_cause(self):
         return self.cause
@@ -332,6 +349,26 @@ def test_a_healthy_run_or_a_clean_stop_forgets_the_bad_starts():
         b.feed()
         b.stopped()  # the REPL hand-over
         assert store.read(safeboot.COUNT_FILE) is None and b.stops == 1
+
+    _in_tmp(body)
+
+
+def test_resets_asked_for_do_not_count_towards_safe_mode():
+    def body():
+        m = Machine()
+        for _ in range(safeboot.LIMIT + 2):  # `reset` commands and deploys, seconds apart
+            safeboot.mark_reset(m)
+            m.cause = m.HARD_RESET
+            assert _start(m)[:2] == (None, True)
+            assert m.rtc == b""  # the mark is read once
+            assert startup.LAST == {"cause": m.HARD_RESET, "deliberate": True}
+            del boards.ON_OPEN[:]
+        assert store.read(safeboot.COUNT_FILE) is None
+        for i in range(safeboot.LIMIT):  # the same resets unmarked: crashes
+            m.cause = m.HARD_RESET
+            reason = _start(m)[0]
+            del boards.ON_OPEN[:]
+        assert reason == safeboot.CRASHES and startup.LAST["deliberate"] is False
 
     _in_tmp(body)
 

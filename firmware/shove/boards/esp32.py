@@ -382,5 +382,7 @@ class Board:
         # the main loop reads it as data instead and decides (handover.py)
         micropython.kbd_intr(-1 if on else 3)
 
-    def reset(self):
+    def reset(self, deliberate=False):
+        if deliberate:
+            safeboot.mark_reset(machine)
         machine.reset()

@@ -843,5 +843,11 @@ class Board:
         if self._ctl_out:
             self._send({"kbd": -1 if on else 3})
 
-    def reset(self):
+    def reset(self, deliberate=False):
+        if deliberate:  # as esp32.py: the runtime's RTC memory outlives the reset
+            import machine
+
+            from shove import safeboot
+
+            safeboot.mark_reset(machine)
         sys.exit(RESET_EXIT)

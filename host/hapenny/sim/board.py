@@ -99,6 +99,7 @@ class VirtualBoard:
         # firmware's process: armed by machine.WDT, pushed back by feed().
         self._wdt_ms = None
         self._wdt_due = 0.0
+        self._rtc = ""  # machine.RTC().memory(), hex: kept across resets, lost in a power cut
         self.wdt_resets = 0
         self.boots = 0
         self.frame = b""
@@ -159,6 +160,7 @@ class VirtualBoard:
         env["MICROPYPATH"] = ""  # vboot.py sets the board's own sys.path
         env["HAPENNY_BOOT"] = self._mode
         env["HAPENNY_RESET_CAUSE"] = str(self._cause)
+        env["HAPENNY_RTC_MEM"] = self._rtc
         if self.boot_held:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
@@ -320,6 +322,8 @@ class VirtualBoard:
     def _restart(self, mode, cause, banner):
         self._mode = mode
         self._cause = cause
+        if cause == PWRON_RESET:
+            self._rtc = ""
         if cause != SOFT_RESET:
             with self._lock:
                 self._wdt_ms = None
@@ -350,6 +354,9 @@ class VirtualBoard:
                     with self._lock:
                         self._wdt_ms = msg["wdt"]
                         self._wdt_due = time.monotonic() + msg["wdt"] / 1000
+                    continue
+                if "rtc" in msg:  # machine.RTC().memory(data)
+                    self._rtc = msg["rtc"]
                     continue
                 if "wdt_feed" in msg:
                     with self._lock:

@@ -12,6 +12,8 @@
 #   timer is stopped by a soft reboot (main.c: machine_timer_deinit_all):
 #   they run when the board layer services its loop or the REPL waits for
 #   input (mphalport.c: MICROPY_EVENT_POLL_HOOK runs pending callbacks);
+# - RTC().memory() survives every reset but a power cut (machine_rtc.c keeps
+#   it in RTC_NOINIT memory): the simulator holds it across processes;
 # - Pin refuses numbers the chip has not (machine_pin.h for the ESP32) and
 #   output on input-only GPIO 34..39 (machine_pin.c); those pins have no
 #   pull resistors, so a pull-up asked of them is silently not there.
@@ -116,6 +118,20 @@ class Pin:
 
     def __call__(self, v=None):
         return self.value(v)
+
+
+_rtc = [bytes.fromhex(os.getenv("HAPENNY_RTC_MEM") or "")]
+
+
+class RTC:
+    def memory(self, data=None):
+        if data is None:
+            return _rtc[0]
+        data = bytes(data)
+        if len(data) > 2048:  # MICROPY_HW_RTC_USER_MEM_MAX
+            raise ValueError("buffer too long")
+        _rtc[0] = data
+        _tell({"rtc": data.hex()})
 
 
 class WDT:
