@@ -6,6 +6,12 @@
 # "ESP32S2", "ESP32S3", "ESP32C3", "ESP32C6"... for the others, whose GPIO
 # registers sit elsewhere (the scan routine writes the classic ESP32's).
 CLASSIC = "ESP32"
+# On a WROVER module GPIO 16 and 17 are wired to the PSRAM, and MicroPython's
+# SPIRAM images leave them out of machine.Pin (ports/esp32/machine_pin.h:
+# MICROPY_HW_ENABLE_GPIO16/17 only #if !CONFIG_ESP32_SPIRAM_SUPPORT). Such an
+# image names itself so: "Generic ESP32 module with SPIRAM with ESP32"
+# (boards/ESP32_GENERIC/mpconfigvariant_SPIRAM.cmake).
+PSRAM_PINS = (16, 17)
 
 
 class ChipError(Exception):
@@ -23,4 +29,21 @@ def problem(machine):
     if name == CLASSIC:
         return None
     return ("this firmware drives the classic ESP32's GPIO registers; this board is %r (%s): "
-            "flash a classic ESP32 (ESP32-WROOM/WROVER)" % (name, machine))
+            "flash a classic ESP32 (an ESP32-WROOM-32 module)" % (name, machine))
+
+
+def spiram(machine):
+    """Whether the image is built for PSRAM (a WROVER module)."""
+    return "SPIRAM" in machine.upper()
+
+
+def pins_problem(machine, pins):
+    """None, or why `pins` (GPIO numbers) cannot work with this image."""
+    if not spiram(machine):
+        return None
+    bad = sorted(set(p for p in pins if p in PSRAM_PINS))
+    if not bad:
+        return None
+    return ("GPIO %s: on this SPIRAM image (%s) MicroPython leaves them out, as WROVER modules wire them to "
+            "the PSRAM: use an ESP32-WROOM-32 module with the plain ESP32_GENERIC image, or a profile "
+            "without GPIO 16 and 17" % (" and ".join(str(p) for p in bad), machine))

@@ -19,6 +19,19 @@ def _clear():
     store.remove(safeboot.COUNT_FILE)
 
 
+def profile_pins():
+    """The GPIOs of the profile the game will load (profile.json, or the
+    built-in one when that is missing or refused, as the app does)."""
+    from shove import profile
+    from shove.settings import PROFILE_FILE
+
+    try:
+        p = profile.load(store.read(PROFILE_FILE) or "")
+    except profile.ProfileError:
+        p = profile.Profile(profile.default_dict())
+    return list(p.row_pins) + list(p.col_pins) + [p.leds["pin"]] + [p.buttons[k] for k in p.buttons]
+
+
 def watch(board, health):
     """Tell `health` about the game loop: its check-ins (board.feed, called
     every service pass) and its stopping on purpose (board.stopped). Once
@@ -53,6 +66,8 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
         from shove import chip
 
         problem = chip.problem(machine_name)
+        if problem is None and chip.spiram(machine_name):
+            problem = chip.pins_problem(machine_name, profile_pins())
     # Bad starts are counted on the chip only: the virtual board is reset on
     # purpose many times a minute by tests, and its crashes fail them anyway.
     deliberate = safeboot.take_mark(machine)

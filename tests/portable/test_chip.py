@@ -12,3 +12,21 @@ def test_only_the_classic_esp32_passes():
         assert (why is None) is ok, machine
         if not ok:
             assert "classic ESP32" in why and chip.mcu(machine) in why
+
+
+def test_gpio_16_and_17_are_refused_on_a_spiram_image_only():
+    spi = "Generic ESP32 module with SPIRAM with ESP32"
+    plain = "Generic ESP32 module with ESP32"
+    assert chip.spiram(spi) and chip.spiram("ESP32 module (spiram) with ESP32") and not chip.spiram(plain)
+    table = (
+        (plain, [16, 17, 18], None),
+        (spi, [4, 13, 18, 19], None),
+        (spi, [16, 18], "GPIO 16:"),
+        (spi, [18, 17, 16, 17], "GPIO 16 and 17:"),
+    )
+    for machine, pins, want in table:
+        why = chip.pins_problem(machine, pins)
+        if want is None:
+            assert why is None, (machine, pins)
+        else:
+            assert why.startswith(want) and "WROOM" in why and "SPIRAM" in why, why

@@ -399,3 +399,27 @@ def test_the_virtual_board_counts_no_bad_starts():
         assert startup.start(m, lambda: ran.append(1), "linux", "", Out()) == safeboot.BUTTON
 
     _in_tmp(body)
+
+
+def test_a_spiram_image_with_rows_on_gpio_16_and_17_starts_safe_and_says_why():
+    spi = "Generic ESP32 module with SPIRAM with ESP32"
+
+    def body():
+        m = Machine()
+        reason, ran, ev = _start(m, spi)  # no profile.json: the built-in one, rows on GPIO 16 and 17
+        assert (reason, ran, ev["safe"]) == (safeboot.CHIP, False, "chip")
+        assert "GPIO 16 and 17" in ev["msg"] and "WROOM" in ev["msg"]
+        import json
+
+        from shove import profile
+
+        d = profile.default_dict()
+        d["matrix"]["rows"] = [4, 18, 19, 21, 22, 23, 25, 26]  # a profile that avoids them
+        d["matrix"]["cols"] = [13, 14, 27, 32, 33, 15, 2, 12]
+        store.write_atomic("profile.json", json.dumps(d).encode())
+        try:
+            assert _start(m, spi)[:2] == (None, True)
+        finally:
+            store.remove("profile.json")
+
+    _in_tmp(body)
