@@ -5,7 +5,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent / "profiles"
 NUMBERS = [20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5]  # clockwise from the top
-TIMING = {"window_us": 3000, "lockout_ms": 60, "rearm_ms": 5, "stuck_ms": 2000, "debounce_ms": 30, "long_press_ms": 1000}
+# settle_us: from driving a row to reading the columns (why 1: firmware/shove/profile.py)
+TIMING = {"window_us": 3000, "lockout_ms": 60, "rearm_ms": 5, "stuck_ms": 2000, "debounce_ms": 30, "long_press_ms": 1000,
+          "settle_us": 1}
 
 
 def cells(segs, cols):
@@ -18,7 +20,8 @@ def main():
     profiles = {
         "generic-8x8": {
             "name": "generic-8x8",
-            "description": "8 x 8 matrix, inner and outer single on one crossing: 62 segments",
+            "description": "8 x 8 matrix, inner and outer single on one crossing: 62 segments "
+                           "(rows on GPIO 16/17: an ESP32-WROOM-32, not a WROVER)",
             "matrix": {"rows": [16, 17, 18, 19, 21, 22, 23, 25], "cols": [4, 13, 14, 26, 27, 32, 33, 15]},
             "map": cells(shared, 8),
             "leds": {"pin": 5, "beds": 9, "per_side": 3, "status": 3},
@@ -29,7 +32,8 @@ def main():
         },
         "split-12x7": {
             "name": "split-12x7",
-            "description": "12 x 7 matrix, inner and outer single apart: 82 segments",
+            "description": "12 x 7 matrix, inner and outer single apart: 82 segments "
+                           "(rows on GPIO 16/17: an ESP32-WROOM-32, not a WROVER)",
             # 23 signals take every usable pin but GPIO 12 (it sets the flash
             # voltage at reset). Rows need drivers; the DevKit's LED on GPIO 2
             # would load a floating row or a pulled-up input, so it carries the

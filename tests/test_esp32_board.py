@@ -96,7 +96,7 @@ def test_a_column_held_low_by_a_fault_is_bounded_and_counted():
         t0 = g.accesses
         _scan(b)
         assert b.late_rows == 8
-        assert g.accesses - t0 <= 8 * (mod.RECOVER + mod.SETTLE + 8)
+        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8)
 
 
 def test_idle_scan_costs_a_few_register_accesses_a_row():
@@ -105,7 +105,7 @@ def test_idle_scan_costs_a_few_register_accesses_a_row():
         _scan(b)
         t0 = ptrs.gpio.accesses
         _scan(b)
-        assert ptrs.gpio.accesses - t0 == 8 * (mod.SETTLE + 2 + 2 + 2)
+        assert ptrs.gpio.accesses - t0 == 8 * (b._settle + 2 + 2 + 2)
 
 
 def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
@@ -114,13 +114,13 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
         snap = array.array("H", bytes(16))
         t0 = ptrs.gpio.accesses
         assert b.scan_idle(snap, 16) == 16  # all open: every read done
-        assert ptrs.gpio.accesses - t0 == 16 * 8 * (mod.SETTLE + 2 + 2 + 2)
+        assert ptrs.gpio.accesses - t0 == 16 * 8 * (b._settle + 2 + 2 + 2)
         assert list(snap) == [0] * 8
         ptrs.gpio.closed = {(5, 2)}
         t0 = ptrs.gpio.accesses
         assert b.scan_idle(snap, 16) == 0  # the first read finds it: stop there, snap holds it
         assert _closed(snap, 8) == {(5, 2)}
-        assert ptrs.gpio.accesses - t0 < 2 * 8 * (mod.SETTLE + 2 + 2 + 2 + mod.RECOVER)
+        assert ptrs.gpio.accesses - t0 < 2 * 8 * (b._settle + 2 + 2 + 2 + mod.RECOVER)
         ptrs.gpio.closed = set()
         assert b.press(1, 6, 5)  # a closure injected through the model is read too
         assert b.scan_idle(snap, 16) == 0 and _closed(snap, 8) == {(1, 6)}
@@ -128,7 +128,7 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
 
 
 def test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls():
-    per_read = 8 * (6 + 2 + 2 + 2)  # register accesses of one all-open read
+    per_read = 8 * (GENERIC.timing["settle_us"] * 8 + 2 + 2 + 2)  # register accesses of one all-open read
     # (reads asked, what wants the loop, from which look on) -> (reads done, woke)
     table = [
         (64, None, 0, (64, 0)),  # nothing: four calls of 16, three looks between
@@ -168,7 +168,7 @@ def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
     # A long reply needs a FIFO load every 11 ms: at a look where the FIFO
     # has sent everything, the burst writes the next load (the whole FIFO,
     # straight from the queue) and reads on, until the queue is all written
-    per_read = 8 * (6 + 2 + 2 + 2)
+    per_read = 8 * (GENERIC.timing["settle_us"] * 8 + 2 + 2 + 2)
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
         look = [0]
@@ -321,3 +321,45 @@ def test_the_doctors_line_test_finds_ground_and_a_short_and_gives_the_pins_back(
             assert mach.pins[p].mode == mach.Pin.IN
         mach.wiring = None
         assert _scan(b) == [0] * 8
+
+
+def _with_settle(us):
+    d = profile.default_dict()
+    d["timing"] = dict(d["timing"], settle_us=us)
+    return profile.Profile(d)
+
+
+# (contact, line capacitance, settle_us, the closure reads closed): the
+# default (1 us) covers a 2 kOhm contact on 250 pF; a worn 5 kOhm contact
+# on the same line needs 3; nothing settles in no time
+SETTLE_CASES = [
+    (2_000, 150, 1, True),
+    (2_000, 250, 1, True),
+    (5_000, 250, 1, False),
+    (5_000, 250, 3, True),
+    (2_000, 250, 0, False),
+]
+
+
+@pytest.mark.parametrize("contact_ohm,cap_pf,settle_us,reads", SETTLE_CASES)
+def test_the_settle_time_is_the_profiles_in_microseconds(contact_ohm, cap_pf, settle_us, reads):
+    with esp32() as (mod, mach, ptrs):
+        prof = _with_settle(settle_us)
+        b = _board(mod, ptrs, prof, contact_ohm=contact_ohm, cap_f=cap_pf * 1e-12)
+        assert b._settle == settle_us * mod.READS_PER_US
+        hits = 0
+        for r in range(8):
+            ptrs.gpio.closed = {(r, 4)}
+            hits += _closed(_scan(b), 8) == {(r, 4)}
+            ptrs.gpio.closed = set()
+            _scan(b)
+        assert (hits == 8) is reads and (hits == 0) is not reads, hits
+
+
+def test_the_profile_refuses_a_settle_time_that_would_blind_the_scan():
+    for us, ok in ((0, True), (1, True), (profile.SETTLE_MAX_US, True), (profile.SETTLE_MAX_US + 1, False), (-1, False)):
+        try:
+            _with_settle(us)
+            assert ok, us
+        except profile.ProfileError as e:
+            assert not ok and "settle_us" in str(e), us

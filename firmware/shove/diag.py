@@ -50,7 +50,8 @@ def about(app):
     if st is not None and st.LAST:  # why this start happened, and whether it was asked for
         out["reset"] = {"cause": st.LAST["cause"], "deliberate": st.LAST["deliberate"]}
     t = app.prof.timing
-    out["timing"] = {"window_us": t["window_us"], "lockout_ms": t["lockout_ms"], "rearm_ms": t["rearm_ms"]}
+    out["timing"] = {"window_us": t["window_us"], "lockout_ms": t["lockout_ms"], "rearm_ms": t["rearm_ms"],
+                     "settle_us": t["settle_us"]}
     out["buttons"] = [app.prof.buttons.get(n) for n in ("next", "undo", "new")]
     out["leds"] = {"beds": app.renderer.beds, "per_side": app.renderer.per_side,
                    "status": app.renderer.status, "count": app.renderer.count}

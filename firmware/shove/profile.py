@@ -4,8 +4,19 @@ import json
 
 from shove import segments
 
+# settle_us: from driving a row low to reading the columns. A closed
+# crossing pulls its column down through the membrane's contact against the
+# column's ~45 kOhm pull-up, into the line's capacitance (ribbon, trace and
+# pin: about 50 to 250 pF): V(t) = Vt + (Vdd - Vt) exp(-t / RC), where Vt is
+# the divider's level and RC = (Rcontact || Rpull) C. It reads low below
+# V_IL = 0.25 Vdd (ESP32 datasheet). A 2 kOhm contact on 250 pF gets there
+# in 0.73 us (RC 0.48 us, Vt 0.04 Vdd); 1 us covers it with a third to spare,
+# at 8 GPIO reads a row (2 us a scan of 8 rows). A worn or dirty membrane
+# (5 kOhm on 250 pF: 2.0 us) wants 2 or 3; `hapenny doctor` shows rows
+# it misses.
 TIMING = {"window_us": 3000, "lockout_ms": 60, "rearm_ms": 5, "stuck_ms": 2000,
-          "debounce_ms": 30, "long_press_ms": 1000}
+          "debounce_ms": 30, "long_press_ms": 1000, "settle_us": 1}
+SETTLE_MAX_US = 20  # the scan is blind to other rows meanwhile
 LEDS = {"pin": -1, "beds": 9, "per_side": 3, "status": 3}
 BUTTONS = ("next", "undo", "new")
 UNMAPPED = 255
@@ -143,6 +154,8 @@ class Profile:
             v = timing[k]
             if k not in TIMING or not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 60000:
                 raise ProfileError("timing.%s: a whole number of %s" % (k, "microseconds" if k.endswith("_us") else "ms"))
+        if timing["settle_us"] > SETTLE_MAX_US:
+            raise ProfileError("timing.settle_us: 0 to %d microseconds" % SETTLE_MAX_US)
         self.timing = timing
         # the parsed JSON (its map alone is ~3 KB of small lists) is not kept
 

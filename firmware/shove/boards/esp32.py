@@ -31,13 +31,14 @@ _IN1 = 0x3FF44040
 _MASK = 0x3FFFFFFF
 
 # Electricity of a row change. Driving a row low pulls a closed crossing's
-# column down through the membrane's contact: SETTLE reads (~0.125 us each)
-# let a 2 kOhm contact pull up to ~250 pF below V_IL. Releasing the row, the column recovers only
+# column down through the membrane's contact; the profile's settle_us (its
+# default is justified in profile.py) is spent in GPIO_IN reads of about
+# 0.125 us each (READS_PER_US) before the columns are read. Releasing the row, the column recovers only
 # through its ~45 kOhm internal pull-up into the ribbon's capacitance (about
 # 10 us to read high with 150 pF), so before the next row is driven the scan
 # waits until every column reads high again, at most RECOVER reads (~50 us:
 # a column still low then is held by something else, not by this row).
-SETTLE = 6
+READS_PER_US = 8  # GPIO_IN reads from the CPU: ~0.125 us each (the APB bus runs at 80 MHz)
 RECOVER = 400
 CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
 WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
@@ -136,6 +137,7 @@ class Board:
         self._row_pins = bytearray(profile.row_pins)
         self._col_pins = bytearray(profile.col_pins)
         self._colmask = array.array("I", col_masks(profile.col_pins))
+        self._settle = profile.timing["settle_us"] * READS_PER_US  # reads between driving a row and reading
         self._keep = []
         self._matrix_pins()
         self.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
@@ -176,7 +178,7 @@ class Board:
 
     def read_matrix(self, snap):
         self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap,
-                                SETTLE, RECOVER, 1) & 0xFFFF
+                                self._settle, RECOVER, 1) & 0xFFFF
         inj = self._inject
         if not inj.idle:
             now = time.ticks_us() & _MASK
@@ -206,7 +208,7 @@ class Board:
             m = n - k
             if m > WAKE_EVERY:
                 m = WAKE_EVERY
-            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, SETTLE, RECOVER, m)
+            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, self._settle, RECOVER, m)
             self.late_rows += v & 0xFFFF
             got = v >> 16
             k += got
