@@ -189,5 +189,21 @@ class Commands:
                 "dropped": self.scanner.dropped, "queued": self.scanner.pending(), "errors": self.errors, "ctrl_c": self.watch.lone, "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
                 "strip_count": self.renderer.count, "stalls": getattr(self.board, "stalls", 0),
                 "idles": getattr(self.board, "idles", 0), "slices": self.slices, "armed_slices": self.armed_slices,
-                "mem_peak": _mem_peak()}
+                "mem_peak": _mem_peak(), "idf_heap": idf_heap()}
 
+
+def idf_heap():
+    """The ESP-IDF heap MicroPython grows into (ports/esp32/modesp32.c:
+    idf_heap_info(HEAP_DATA) gives (total, free, largest free block, least
+    free ever) per region): [free, largest free block], or None off the chip."""
+    try:
+        import esp32
+    except ImportError:
+        return None
+    free = 0
+    largest = 0
+    for region in esp32.idf_heap_info(esp32.HEAP_DATA):
+        free += region[1]
+        if region[2] > largest:
+            largest = region[2]
+    return [free, largest]

@@ -6,8 +6,10 @@ import array
 import gc
 import os
 import sys
+import time
 
 from shove import protocol
+from shove.commands import idf_heap
 
 MAX_EDGES = 240  # matrix and button changes a recording keeps (3 ints each)
 MAX_WATCH_MS = 20000
@@ -25,12 +27,16 @@ def run(app, cmd):
                 "levels": app.board.line_test()}
     if op == "led":
         return led(app, cmd.get("bed"))
+    if op == "heap":
+        return heap()
+    if op == "flash":
+        return flash(app)
     if op == "watch":
         ms = cmd.get("ms")
         if not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= MAX_WATCH_MS:
             raise protocol.ProtoError("bad_diag", "watch needs ms, 1 to %d" % MAX_WATCH_MS)
         return watch(app, ms)
-    raise protocol.ProtoError("bad_diag", "diag op is one of about, lines, led, watch")
+    raise protocol.ProtoError("bad_diag", "diag op is one of about, heap, flash, lines, led, watch")
 
 
 def about(app):
@@ -56,6 +62,71 @@ def about(app):
     out["leds"] = {"beds": app.renderer.beds, "per_side": app.renderer.per_side,
                    "status": app.renderer.status, "count": app.renderer.count}
     return out
+
+
+def largest_alloc(limit):
+    """The largest bytearray that can be allocated now, to 16 bytes (a heap
+    block), found by bisection. MicroPython has no call that says it
+    (micropython.mem_info() prints its "max free sz" but returns nothing);
+    a failing allocation collects garbage and retries before MemoryError
+    (py/gc.c), so each probe sees the heap as it is. On the ESP32 a request
+    beyond the heap's free blocks may grow the heap from the IDF's
+    (MICROPY_GC_SPLIT_HEAP_AUTO), as any large allocation of the game would."""
+    lo = 0
+    hi = limit + 1
+    while hi - lo > 16:
+        mid = (lo + hi) // 2
+        try:
+            b = bytearray(mid)
+            del b
+            lo = mid
+        except MemoryError:
+            hi = mid
+    gc.collect()
+    return lo
+
+
+def heap():
+    """The heap now: free, used, the largest single allocation, and the IDF's heap."""
+    gc.collect()
+    free = gc.mem_free()
+    alloc = gc.mem_alloc()
+    idf = idf_heap()
+    t = time.ticks_us()
+    largest = largest_alloc(free + (idf[1] if idf else 0))
+    return {"mem_free": free, "mem_alloc": alloc, "largest_alloc": largest, "idf": idf,
+            "probe_us": time.ticks_diff(time.ticks_us(), t)}
+
+
+SCRATCH = "diag.jnl"  # a copy of the game's journal for the flash timing, removed after
+
+
+def flash(app):
+    """Time, on the board's own flash and clock, what a game costs it: one
+    replace of the journal (a new game; the current journal's bytes, or a
+    200-byte header without a game) and three appends of a record to it, as
+    a dart makes (the first opens the file, the rest append to it open). A
+    scratch copy is used and removed; the game's journal is reopened at its
+    next append."""
+    from shove import journal, store
+    from shove.settings import GAME_FILE
+
+    b = app.board
+    data = b.read_file(GAME_FILE) or bytes(200)
+    rec = bytes(getattr(journal, "REC", 3))
+    try:
+        t = b.ticks_us()
+        b.write_file(SCRATCH, data)
+        replace = protocol_diff(b.ticks_us(), t)
+        appends = []
+        for _ in range(3):
+            t = b.ticks_us()
+            b.append_file(SCRATCH, rec)
+            appends.append(protocol_diff(b.ticks_us(), t))
+        b.write_file(SCRATCH, b"")  # closes the scratch file the board keeps open for appends
+    finally:
+        store.remove(SCRATCH)
+    return {"bytes": len(data), "record": len(rec), "replace_us": replace, "append_us": appends}
 
 
 def led(app, bed):

@@ -53,7 +53,7 @@ def watch(board, health):
     board.stopped = stop
 
 
-LAST = {}  # this start's reset cause and whether it was marked deliberate (diag reports them)
+LAST = {}  # type: dict  # this start's reset cause and whether it was marked deliberate (diag reports them)
 
 
 def start(machine, run_game, platform, machine_name, out=None, boot_error=None):

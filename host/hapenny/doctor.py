@@ -180,6 +180,38 @@ def diag(link, op, timeout=10.0, **fields):
         raise
 
 
+LARGEST_MIN = 4096  # twice the largest the firmware asks for while playing (a journal rewrite: about 1.8 KB)
+
+
+def heap_and_flash(link, about, rep, say):
+    """The chip's heap as the game meets it (the largest single allocation,
+    the IDF heap MicroPython grows into) and what the flash costs a dart
+    (one journal append, timed on the board). Firmware older than these
+    diagnostics answers bad_diag: skipped."""
+    try:
+        h = diag(link, "heap", timeout=20.0)
+        fl = diag(link, "flash", timeout=20.0)
+    except BoardError as e:
+        if getattr(e, "code", None) == "bad_diag":
+            return
+        raise
+    idf = h.get("idf")
+    say("heap: largest single allocation %d B%s" % (
+        h["largest_alloc"], "; ESP-IDF heap %d B free, largest block %d B" % tuple(idf) if idf else ""))
+    rep.add("about", h["largest_alloc"] >= LARGEST_MIN, "largest allocation %d B" % h["largest_alloc"],
+            "the heap is fragmented or nearly full: under %d B in one piece; reset the board, and check "
+            "`stats` mem_peak" % LARGEST_MIN)
+    apps = fl["append_us"]
+    say("flash: a new game's journal (%d B) written in %.1f ms; a dart's record appended in %s ms" % (
+        fl["bytes"], fl["replace_us"] / 1000, ", ".join("%.1f" % (u / 1000) for u in apps)))
+    lockout_us = about["timing"]["lockout_ms"] * 1000
+    worst = max(apps)
+    rep.add("about", worst < lockout_us, "a journal append takes up to %.1f ms here" % (worst / 1000),
+            "longer than the lockout (%d ms): the scanner is blind meanwhile, so a dart right after "
+            "another can be missed; check the flash (a worn or slow chip) with `hapenny doctor` again"
+            % about["timing"]["lockout_ms"])
+
+
 def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
                                                                              "buttons", "darts")):
     """The bring-up, step by step. `ask(question) -> bool` (the person's
@@ -203,6 +235,7 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
             rep.add("about", free > 32768, "free flash %d KB" % (free // 1024),
                     "under 32 KB of flash free: the journal and settings may not fit; remove stray files "
                     "with mpremote")
+        heap_and_flash(link, about, rep, say)
     if "lines" in steps:
         lines = diag(link, "lines")
         say("matrix lines: %d rows, %d columns" % (lines["rows"], len(lines["pins"]) - lines["rows"]))

@@ -138,3 +138,36 @@ def test_the_cli_runs_the_doctor_and_fails_on_a_fault(fresh_sim):
     assert "FAIL lines   row 0 (GPIO %d) reads low" % ROWS[0] in out.stdout
     assert "check: look for a solder bridge" in out.stdout
     assert "MicroPython" in out.stdout and "heap:" in out.stdout
+
+
+def test_the_board_reports_its_heap_and_times_a_journal_append_without_touching_the_game(fresh_sim):
+    b = fresh_sim
+    b.new()
+    b.req("throw", seg="T7")
+    st = b.state()
+    h = b.req("diag", op="heap")
+    idf = h["idf"]
+    if b.sim is not None:
+        assert idf is None  # the unix port has no ESP-IDF heap: it says so
+    assert 4096 <= h["largest_alloc"] <= h["mem_free"] + (idf[1] if idf else 0)
+    fl = b.req("diag", op="flash")
+    assert fl["record"] == 3 and len(fl["append_us"]) == 3 and fl["bytes"] > 0
+    assert all(u > 0 for u in fl["append_us"]) and fl["replace_us"] > 0
+    assert b.req("stats")["stats"]["idf_heap"] == idf
+    # the game's journal is untouched and still appended to: a power cut keeps the next dart
+    assert b.state() == st
+    b.req("throw", seg="D2")
+    st = b.state()
+    b.close()
+    b.sim.power_cut()
+    b.connect()
+    assert b.state() == st
+
+
+def test_doctor_prints_the_heap_and_the_flash_timing(fresh_sim):
+    b = fresh_sim
+    said = []
+    rep = doctor.run(b.link, b.info, lambda q: True, said.append, steps=("about",))
+    text = "\n".join(said)
+    assert "largest single allocation" in text and "journal" in text and "appended in" in text
+    assert not failed(rep, "about"), failed(rep, "about")

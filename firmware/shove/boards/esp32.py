@@ -385,6 +385,6 @@ class Board:
         micropython.kbd_intr(-1 if on else 3)
 
     def reset(self, deliberate=False):
-        if deliberate:
-            safeboot.mark_reset(machine)
+        if deliberate:  # not a bad start (safeboot.RESET_MARK)
+            machine.RTC().memory(safeboot.RESET_MARK)
         machine.reset()
