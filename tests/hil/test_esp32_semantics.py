@@ -7,6 +7,9 @@ import time
 
 import pytest
 
+from hapenny.connect import open_serial
+from hapenny.link import Link, SerialTransport
+
 from test_repl import mpremote
 
 
@@ -125,3 +128,31 @@ def test_resets_asked_for_are_marked_and_a_crash_or_power_cut_is_not(board):
     b.sim.power_cut()
     b.connect()
     assert b.req("diag", op="about")["reset"] == {"cause": 1, "deliberate": False}
+
+
+def test_a_failing_boot_py_starts_the_board_safe_and_the_repl_mends_it(vboard):
+    """Code of a builder's own in boot.py that raises: the board starts safe
+    ("safe": "boot", the error in msg) with the REPL free, instead of a game
+    on a half-started board; mended, the game runs again as it was."""
+    b = vboard
+    b.new()
+    b.req("throw", seg="T4")
+    st = b.state()
+    line = "    pass  # start-up code of your own (Wi-Fi, ...) goes here: an error in it starts the board safe"
+    broken = "    import no_such_wifi_module"
+    edit = "s=open('boot.py').read()\nassert %r in s\nopen('boot.py','w').write(s.replace(%r, %r))"
+    mpremote(b, "exec", edit % (line, line, broken))  # leaves the board at the REPL
+    try:
+        ser = open_serial(b.port, timeout=0.1)
+        try:
+            link = Link(SerialTransport(ser))
+            link.send_line(b"\r\x02\x04")  # the friendly REPL's soft reset: boot.py, then main.py
+            boot = link.wait_event("boot", timeout=20)
+        finally:
+            ser.close()
+        assert boot["safe"] == "boot" and "no_such_wifi_module" in boot["msg"], boot
+        assert mpremote(b, "resume", "exec", "import sys\nprint('shove.app' in sys.modules)").strip() == "False"
+    finally:
+        mpremote(b, "resume", "exec", edit % (broken, broken, line))
+    b.connect()
+    assert b.state() == st
