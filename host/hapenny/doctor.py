@@ -185,6 +185,16 @@ def release_problem(about):
     return mpyformat.release_problem(about["micropython"], about["mpy"], fmt, native)
 
 
+def diag(link, op, timeout=10.0, **fields):
+    try:
+        return link.request("diag", timeout=timeout, op=op, **fields)
+    except BoardError as e:
+        if getattr(e, "code", None) == "unknown_cmd":
+            raise BoardError({"error": "unknown_cmd", "msg": "the board's firmware has no diagnostics: "
+                              "deploy this version first (hapenny deploy)"})
+        raise
+
+
 def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
                                                                              "buttons", "darts")):
     """The bring-up, step by step. `ask(question) -> bool` (the person's
