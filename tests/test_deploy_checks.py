@@ -246,3 +246,22 @@ def test_the_virtual_board_reports_its_interpreters_own_release(tmp_path):
     assert board["version"] == version and board["mpy"] == mpy, (board, own)
     assert "MicroPython %s" % mpyformat.release_name(version) in banner, banner
     assert mpyformat.release_problem(version, mpy, mpyformat.FORMAT, mpyformat.ARCHS.index("x64")) is None
+
+
+def test_a_board_that_never_hands_over_its_repl_fails_clearly_instead_of_hanging(monkeypatch):
+    """mpremote waits for the raw REPL's prompt without a time limit on a
+    pseudo-terminal; a port with nothing answering must not hang the deploy."""
+    import os
+    import time
+
+    master, slave = os.openpty()  # a port whose other end never answers
+    monkeypatch.setattr(deploy, "REPL_S", 2)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(deploy.DeployError) as e:
+            deploy.deploy(os.ttyname(slave), out=io.StringIO())
+        assert time.monotonic() - t0 < 10
+        assert "did not hand over its REPL (no answer within 2 s): nothing was copied" in str(e.value)
+    finally:
+        os.close(master)
+        os.close(slave)

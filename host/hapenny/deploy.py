@@ -203,7 +203,10 @@ class _Stall:
 
 
 STEP_S = 15  # the longest any one step may go without an answer
+REPL_S = 15  # ... and the board may take to hand over its REPL
 
+NO_REPL = ("the board on %s did not hand over its REPL (%s): nothing was copied; check that nothing else has "
+           "the port open and run the deploy again")
 STALLED = ("the board stopped answering in the middle of the deploy (reset, power lost or unplugged?). "
            "Files already copied are whole, and a half-copied one never replaces the old file: "
            "run the deploy again")
@@ -252,8 +255,12 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     started = time.monotonic()
     stall = _Stall(t.serial)
     bar = None
+    entered = False
     try:
-        t.enter_raw_repl(soft_reset=False)  # mpremote gives up on its own here
+        # on a pseudo-terminal mpremote waits for the raw REPL's prompt without a time limit
+        stall.step(REPL_S)
+        t.enter_raw_repl(soft_reset=False)
+        entered = True
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile, debug)
@@ -289,6 +296,9 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     except DeployError:
         raise
     except Exception as e:
+        if not entered:
+            why = "no answer within %d s" % REPL_S if stall.fired else str(e) or type(e).__name__
+            raise DeployError(NO_REPL % (port, why)) from e
         if stall.fired:
             raise DeployError(STALLED) from e
         raise
