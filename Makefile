@@ -73,7 +73,7 @@ figures: $(STAMP)
 	$(BIN)/python tests/figures_doc.py --record "make figures"
 
 
-# performance figures: one table, and build/bench.json (about five minutes on two idle cores, under ten)
+# performance figures: one table, and build/bench.json (under ten minutes on two idle cores; the table says how long it ran)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 

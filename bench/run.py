@@ -5,9 +5,9 @@
 model, 8 the computer player, 9 a dart to a web page.
 PULSES=N changes the closures per length of row 2 (default 150).
 
-It takes about five minutes on an idle two-core machine and must stay under
-ten (the table's last row says how long this run took, and results'
-step_seconds where the time went). `make bench-long` (--long) runs the same
+It must stay under ten minutes on an idle two-core machine (the table's last
+row says how long this run took, and results' step_seconds where the time
+went). `make bench-long` (--long) runs the same
 with the longer statistics of row 2 (500 closures a length) and writes
 build/bench-long.json only; the committed table is always from `make bench`."""
 import json
