@@ -235,10 +235,16 @@ IDLE_HALF_MS = 3000  # 0.5 ms contacts with nothing else happening: none missed 
 STRESS = 540  # each length of the stress rows
 
 
+def _progress(what, t0):
+    """A line per row on stderr as the run goes: where its minutes go."""
+    print("  %-42s %6.1f s" % (what, time.monotonic() - t0), file=sys.stderr, flush=True)
+
+
 def measure(quick=False):
     n = 40 if quick else 300
     rnd = random.Random(7)
     out = {}
+    t0 = time.monotonic()
     with VirtualBoard(timing="esp32") as vb, own_core(vb):
         link, info, ser = connect(vb.port)
         try:
@@ -260,6 +266,8 @@ def measure(quick=False):
                         if lat is not None:
                             lats.append(lat)
                     key = "capture_%dus%s" % (length, "_traffic" if traffic else "")
+                    _progress(key, t0)
+                    t0 = time.monotonic()
                     out[key] = {"pulses": count, "scored": scored, "doubled": doubled,
                                 "miss_rate_bound": miss_bound(count - scored, count)}
                     if lats and length == 1000:
@@ -270,14 +278,19 @@ def measure(quick=False):
             pairs = n // 2
             lost = sum(not run.pair(rnd) for _ in range(pairs))
             out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost}
+            _progress("second dart", t0)
             st = vb.stats()
             out["stalls_skipped"] = st["stalls"]
         finally:
             ser.close()
     for length in (500, 1000):  # darts faster than anyone throws, every kind of hit: the work after each overlaps the next
+        t0 = time.monotonic()
         out["stress_%dus" % length] = capture_count(40 if quick else STRESS, length, seed=length)
+        _progress("stress_%dus" % length, t0)
+    t0 = time.monotonic()
     out["idle_cpu_percent"] = {"default": idle_cpu(None, 2.0 if quick else 5.0),
                                "esp32": idle_cpu("esp32", 2.0 if quick else 5.0)}
+    _progress("idle cpu", t0)
     return out
 
 

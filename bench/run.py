@@ -3,7 +3,13 @@
 1 scan cost (MicroPython), 2 pulse capture on the virtual board, 3 latency,
 4 referee speed and memory, 5 footprint, 6 boot and deploy, 7 the ESP32 timing
 model, 8 the computer player, 9 a dart to a web page.
-PULSES=N changes the closures per length (default 500)."""
+PULSES=N changes the closures per length of row 2 (default 150).
+
+It must stay under ten minutes on an idle two-core machine (the table's last
+row says how long this run took, and results' step_seconds where the time
+went). `make bench-long` (--long) runs the same
+with the longer statistics of row 2 (500 closures a length) and writes
+build/bench-long.json only; the committed table is always from `make bench`."""
 import json
 import os
 import random
@@ -22,7 +28,10 @@ from hapenny.deploy import deploy  # noqa: E402
 from hapenny.sim.board import VirtualBoard, micropython_path  # noqa: E402
 from hapenny.sim.pulses import match, percentile  # noqa: E402
 
-PULSES = int(os.environ.get("PULSES", "500"))
+LONG = "--long" in sys.argv
+# row 2 (default virtual board, no goal of its own) is paced by the wall
+# clock, 75 ms a closure: 150 a length keeps it near two minutes
+PULSES = int(os.environ.get("PULSES", "500" if LONG else "150"))
 LENGTHS_US = (500, 1000, 2000, 5000)
 SPACING_US = 75000  # the scanner's lockout (60 ms) and re-arm (5 ms), and a margin
 BATCH = 9
@@ -98,6 +107,7 @@ def pulse_capture(results):
         cells = link.request("map")["cells"]
         rows = []
         link.request("config", set={"learn": True})
+        t0 = time.monotonic()
         for length in LENGTHS_US:
             one, ignored, missed, doubled = capture(vb, link, cells, length, PULSES, False, rnd)
             rows.append({"ms": length / 1000, "condition": "strip idle (learn mode)", "pulses": PULSES,
@@ -111,6 +121,8 @@ def pulse_capture(results):
                          "pulses": PULSES, "exactly_one": one, "ignored": ignored, "missed": missed,
                          "doubled": doubled})
         results["strip_writes_during_game_capture"] = vb.frames - writes0
+        print("  %-42s %6.1f s" % ("pulse capture", time.monotonic() - t0), file=sys.stderr, flush=True)
+        t0 = time.monotonic()
         results["stalls_skipped"] = link.request("stats")["stats"]["stalls"]
         # 3: latency from a closure to the dart event on the host
         link.request("new", players=["A", "B"], rules={"darts": 9})
@@ -148,6 +160,7 @@ def pulse_capture(results):
         results["boot_ms"] = round(statistics.median(boots), 1)
         results["heap_after_boot"] = after_boot
         results["heap_peak_during_game"] = peak
+        print("  %-42s %6.1f s" % ("latency, boot, heap", time.monotonic() - t0), file=sys.stderr, flush=True)
         ser.close()
         # 6: deploy to the virtual board, full and with nothing changed
         t0 = time.monotonic()
@@ -180,17 +193,8 @@ def esp32_factor():
                 "source": "the model's default (not measured: %s)" % type(e).__name__}
 
 
-def main():
-    started = time.monotonic()
-    res = {}
-    res["scan"] = mp_json("mp_scan.py")
-    res["referee"] = mp_json("mp_referee.py")
-    files = firmware.build("esp32")
-    res["mpy_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".mpy"))
-    res["source_py_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".py"))
-    pulse_capture(res)
-    res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
-    res["esp32_factor"] = esp32_factor()
+def _esp32_rows(res):
+    """Rows 7 and 8 run with the factor this run measured."""
     old_scale = os.environ.get("HAPENNY_ESP32_SCALE")
     os.environ["HAPENNY_ESP32_SCALE"] = str(res["esp32_factor"]["factor"])
     try:
@@ -201,13 +205,46 @@ def main():
             del os.environ["HAPENNY_ESP32_SCALE"]
         else:
             os.environ["HAPENNY_ESP32_SCALE"] = old_scale
-    res["web_latency"] = __import__("web_latency").measure()  # a dart to a web page's event stream
+
+
+def _footprint(res):
+    files = firmware.build("esp32")
+    res["mpy_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".mpy"))
+    res["source_py_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".py"))
+
+
+# The run, step by step: (name, function filling the results). Each step's
+# wall time goes to results["step_seconds"], so the report shows where the
+# ten minutes go; a new group of rows is a new step here.
+STEPS = [
+    ("scan", lambda res: res.__setitem__("scan", mp_json("mp_scan.py"))),
+    ("referee", lambda res: res.__setitem__("referee", mp_json("mp_referee.py"))),
+    ("footprint", _footprint),
+    ("virtual board: capture, latency, boot, deploy", pulse_capture),
+    ("32-bit heap (WebAssembly port)", lambda res: res.__setitem__("wasm_heap", __import__("wasm_heap").measure())),
+    ("ESP32 factor", lambda res: res.__setitem__("esp32_factor", esp32_factor())),
+    ("ESP32 timing model and computer player", _esp32_rows),
+    ("web page latency", lambda res: res.__setitem__("web_latency", __import__("web_latency").measure())),
+]
+
+
+def main():
+    started = time.monotonic()
+    res = {"step_seconds": {}}
+    for name, step in STEPS:
+        t0 = time.monotonic()
+        step(res)
+        res["step_seconds"][name] = round(time.monotonic() - t0, 1)
+        print("%-45s %6.1f s" % (name, res["step_seconds"][name]), flush=True)
     res["seconds"] = round(time.monotonic() - started, 1)
     res["run"] = run_info()
-    out = ROOT / "build" / "bench.json"
+    out = ROOT / "build" / ("bench-long.json" if LONG else "bench.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(res, indent=1) + "\n")
     report(res)
+    if LONG:
+        print("\nwritten to %s" % out.relative_to(ROOT))
+        return
     # the committed copy that docs/performance.md's table is made from
     (ROOT / "bench" / "results.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
     __import__("report").write_docs()
@@ -235,6 +272,12 @@ def _bound(c):
     """The highest miss rate the count still allows (95 % confidence), when recorded."""
     b = c.get("miss_rate_bound")
     return "" if b is None else "; miss rate under %.2f%% (95%% confidence)" % (100.0 * b)
+
+
+def _steps(r):
+    """Where the run's time went: the steps of 20 s or more."""
+    big = ["%s %.0f s" % (k.split(":")[0].split(" (")[0], v) for k, v in r.get("step_seconds", {}).items() if v >= 20]
+    return " (%s)" % ", ".join(big) if big else ""
 
 
 def table_rows(r):
@@ -295,7 +338,7 @@ def table_rows(r):
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
             r["deploy_full_s"], r["deploy_full_files"], r["deploy_nochange_s"], r["deploy_nochange_files"])),
-        ("run time", "%.0f s" % r["seconds"]),
+        ("run time", "%.0f s%s" % (r["seconds"], _steps(r))),
     ]
     if "cpu_player" in r:
         rows.insert(-1, ("8 computer dart, slowest case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))

@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 
 PACKAGE = "@micropython/micropython-webassembly-pyscript"
+# the newest release build of the port on npm: its 1.29.0 exists only as a pre-release
+# (1.29.0-6, 2026-08-24); 1.27.0 loads the same .mpy v6.3 as the board's v1.29.0
 VERSION = "1.27.0"
 NODE_DIR = ROOT / "build" / "wasm"
 HEAP = 256 * 1024

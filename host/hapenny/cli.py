@@ -64,12 +64,18 @@ def cmd_ports(args):
     return 0
 
 
+def _default_image():
+    from hapenny.deploy import default_image
+
+    return default_image()
+
+
 def cmd_flash(args):
     from hapenny.connect import choose_port
     from hapenny.deploy import deploy, flash
 
     port = choose_port(args.port)
-    flash(args.image, port, args.chip, args.baud, dry_run=args.dry_run)
+    flash(args.image or _default_image(), port, args.chip, args.baud, dry_run=args.dry_run)
     if args.dry_run or args.no_deploy:
         return 0
     deploy(port, profile=args.profile)
@@ -268,7 +274,8 @@ def build_parser():
     s.set_defaults(fn=cmd_ports)
 
     s = sub.add_parser("flash", help="erase the chip and write a MicroPython image with esptool, then deploy")
-    s.add_argument("image", help="the MicroPython .bin for your chip (micropython.org/download)")
+    s.add_argument("image", nargs="?", help="the MicroPython .bin for your chip (micropython.org/download; "
+                   "default: %s in this folder)" % _default_image())
     _port_arg(s)
     s.add_argument("--chip", default="esp32", help="esp32 (default), esp32s2, esp32s3, esp32c3, ...")
     s.add_argument("--baud", type=int, default=460800)

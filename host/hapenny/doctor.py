@@ -7,6 +7,7 @@ multimeter can act on: each names the GPIO pins and the segments involved
 and says what to check next."""
 from dataclasses import dataclass, field
 
+from hapenny import mpyformat
 from hapenny.link import BoardError
 
 BUTTONS = ("next", "undo", "new")
@@ -170,6 +171,24 @@ def analyse_darts(matrix, timing, cells):
 
 
 # ---- the guided run ------------------------------------------------------------------
+def _release(about):
+    return list(about["micropython"][:3]) + [about.get("prerelease", "")]
+
+
+def release_problem(about):
+    """None if the board's MicroPython loads what `hapenny deploy` compiles
+    for it (any release with the same .mpy format), else one line saying
+    what to do."""
+    from hapenny import firmware
+
+    if "mpy" not in about:
+        return ("the board's firmware is older than this hapenny and does not report the .mpy format its "
+                "MicroPython loads: run hapenny deploy (it checks the format), then hapenny doctor again")
+    _, fmt = firmware.mpy_cross_version()
+    native = mpyformat.ARCHS.index(firmware.ARCH["esp32" if about["platform"] == "esp32" else "sim"])
+    return mpyformat.release_problem(_release(about), about["mpy"], fmt, native)
+
+
 def diag(link, op, timeout=10.0, **fields):
     try:
         return link.request("diag", timeout=timeout, op=op, **fields)
@@ -223,8 +242,11 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
     if "about" in steps:
         say("hapenny %s, protocol %s, on board profile %s" % (info.get("version"), info.get("protocol"),
                                                               info.get("board")))
-        say("MicroPython %s on %s (%s)" % (".".join(str(x) for x in about["micropython"]),
+        say("MicroPython %s on %s (%s)" % (mpyformat.release_name(_release(about)),
                                             about.get("machine") or about["platform"], about["platform"]))
+        why = release_problem(about)
+        rep.add("about", why is None, why or "MicroPython %s loads this firmware's .mpy files"
+                % mpyformat.release_name(_release(about)))
         free = about.get("flash_free")
         say("heap: %d B free, %d B used; flash: %s" % (
             about["mem_free"], about["mem_alloc"],

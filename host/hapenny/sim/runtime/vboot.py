@@ -158,7 +158,13 @@ def raw_paste(g):
 
 
 def banner():
-    return BANNER % (".".join(str(v) for v in sys.implementation.version[:3]), "virtual")
+    """The interpreter's own release, as an ESP32's banner gives it: v1.29.0,
+    or v1.29.0-preview with the build's commit for a pre-release (the unix
+    port's sys.version reads "3.4.0; MicroPython COMMIT on DATE")."""
+    v = sys.implementation.version
+    rel = "v" + ".".join(str(x) for x in v[:3]) + ("-" + v[3] if len(v) > 3 and v[3] else "")
+    build, _, date = sys.version.split("MicroPython ", 1)[-1].partition(" on ")
+    return BANNER % (rel if build.startswith(rel) else "%s (%s)" % (rel, build), date or "virtual")
 
 
 def friendly_repl(g, greet=True):
