@@ -20,12 +20,14 @@ clients cannot hold the server's sockets."""
 import asyncio
 import hmac
 import ipaddress
+import logging
 import secrets
 import socket
 import string
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 CODE_HEADER = "X-Hapenny-Code"
 CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # no 0/o, 1/l/i: read aloud or typed from a screen
@@ -212,3 +214,18 @@ class _Guarded(asyncio.Protocol):
         self.guard.open -= 1
         self.inner.connection_lost(exc)
         self.inner = None
+
+
+class _ClientsFault(logging.Filter):
+    """aiohttp logs a traceback for every malformed request it answers with
+    400; a flood of them would bury the terminal. Real errors still show."""
+
+    def filter(self, record):
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, HttpProcessingError)
+
+
+def quiet_bad_requests():
+    log = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _ClientsFault) for f in log.filters):
+        log.addFilter(_ClientsFault())

@@ -11,6 +11,7 @@ import socket
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 from hapenny.web import guard
 from hapenny.web.bridge import Bridge
@@ -147,9 +148,11 @@ def make_app(port, bridge_factory=Bridge, access=None):
             return error(413, "too_large", "a request is at most %d bytes" % MAX_BODY)
         except asyncio.TimeoutError:
             return error(408, "too_slow", "the request's body did not arrive in %g s" % BODY_S)
+        except (ConnectionResetError, RequestPayloadError):  # cut short: nobody is left to answer
+            return error(400, "bad_body", "the request's body was cut short or malformed")
         try:
             body = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[... nested deep
             return error(400, "bad_json", "the body is not JSON")
         cmd, fields = check_command(body)
         if cmd is None:
@@ -218,11 +221,22 @@ def page_url(host, port, code):
     return "http://%s:%d/%s" % (host, port, "#code=" + code if code else "")
 
 
-async def start_guarded(runner, host, port):
-    """Listen at host:port for `runner`'s app, every connection through
-    guard.ConnectionGuard (the caller closes the returned server before
-    runner.cleanup())."""
-    return await asyncio.get_running_loop().create_server(guard.ConnectionGuard(runner.server), host, port)
+async def start(port, host, tcp, access, bridge_factory=Bridge):
+    """The scoreboard for the board on `port`, listening at host:tcp, every
+    connection through guard.ConnectionGuard. Returns (runner, listener,
+    bound port); close the listener, then `await runner.cleanup()`."""
+    app = make_app(port, bridge_factory, access)
+    guard.quiet_bad_requests()
+    # requests still running at Ctrl-C (a command waiting on the board)
+    # get this long; the pages' streams end at once (Hub.close).
+    # No access log: nothing a request carries is written anywhere. A page
+    # that goes away has its handler cancelled at once, so its stream's place
+    # is free again; bodies are taken as sent (a small gzip inflates to much).
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=15.0,
+                           auto_decompress=False, handler_cancellation=True)
+    await runner.setup()
+    listener = await asyncio.get_running_loop().create_server(guard.ConnectionGuard(runner.server), host, tcp)
+    return runner, listener, listener.sockets[0].getsockname()[1]
 
 
 def serve(port, listen="127.0.0.1:8080", out=print, code=None):
@@ -237,15 +251,7 @@ def serve(port, listen="127.0.0.1:8080", out=print, code=None):
     access = guard.Access(guard.served_names(host), code)
 
     async def main():
-        app = make_app(port, access=access)
-        # requests still running at Ctrl-C (a command waiting on the board)
-        # get this long; the pages' streams end at once (Hub.close).
-        # No access log: nothing a request carries is written anywhere.
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=15.0,
-                               auto_decompress=False)
-        await runner.setup()
-        listener = await start_guarded(runner, host, tcp)
-        bound = listener.sockets[0].getsockname()[1]
+        runner, listener, bound = await start(port, host, tcp, access)
         out("hapenny web: the board on %s" % port)
         out("open %s" % page_url("127.0.0.1" if host in ("0.0.0.0", "", "::") else host, bound, code))
         if not local:
