@@ -367,8 +367,9 @@ def build_parser():
                    help="where to serve (default 127.0.0.1:8080, this computer only; 0.0.0.0:8080 for "
                         "the home network: anyone on it can watch, playing needs the pairing code)")
     s.add_argument("--code", metavar="CODE",
-                   help="the pairing code beyond this computer (8-64 letters, digits, - or _; "
-                        "default: a new random one each start, printed in the URL and its QR code)")
+                   help="the pairing code the controls need (8-64 letters, digits, - or _); default: "
+                        "beyond this computer a new random one each start, printed in the URL and its QR "
+                        "code; on it none")
     s.set_defaults(fn=cmd_web)
 
     s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")

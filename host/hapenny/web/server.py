@@ -241,13 +241,14 @@ async def start(port, host, tcp, access, bridge_factory=Bridge):
 
 def serve(port, listen="127.0.0.1:8080", out=print, code=None):
     """Serve the board on `port` at `listen`. Beyond this computer the
-    controls need a pairing code: `code`, or a new random one."""
+    controls need a pairing code: `code`, or a new random one; on this
+    computer only when `code` is given."""
     host, tcp = parse_listen(listen)
     local = guard.is_loopback(host)
-    if not local:
-        code = guard.check_code(code) if code else guard.new_code()
-    else:
-        code = None
+    if code:  # asked for: needed even on this computer
+        code = guard.check_code(code)
+    elif not local:
+        code = guard.new_code()
     access = guard.Access(guard.served_names(host), code)
 
     async def main():
