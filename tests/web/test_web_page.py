@@ -25,7 +25,11 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "web"
-SIZES = {"phone": (390, 844), "tablet": (1024, 768), "tv": (1920, 1080)}
+SIZES = {"phone": (390, 844), "tablet": (1024, 768), "laptop": (1280, 720), "tv": (1920, 1080)}
+# what a player needs, on one screen without scrolling at these sizes
+NEEDED = ["#status", "#turn", "#tally", "#dartboard", "#visit", "#rules", "#next", "#undo", "#show-new",
+          "#show-settings"]
+FITS = ("laptop", "tv")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          # a hostile name that resolves to this machine, as after DNS rebinding
@@ -205,6 +209,7 @@ def test_the_board_gone_and_back_shows_disconnected_then_the_restored_game(brows
 
 
 def test_screenshots_of_a_game_in_progress(browser, site):
+    site.cmd(cmd="new", players=["Ann", "Bob", "Cid"])
     for seg in ("T5", "D3", "S9"):
         assert site.cmd(cmd="throw", seg=seg)["ok"]
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -217,6 +222,29 @@ def test_screenshots_of_a_game_in_progress(browser, site):
         # nothing runs off the side: the page fits the screen's width
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
         page.close()
+
+
+@pytest.mark.parametrize("size", FITS)
+def test_everything_a_player_needs_fits_the_screen_without_scrolling(browser, site, size):
+    # a long game: four sides with long names, the extended variant's 15 beds, a full visit
+    site.cmd(cmd="new", players=["Annabel", "Bartholomew", "Cid", "Dee"], variant="extended")
+    for seg in ("T15", "D13", "S9"):
+        assert site.cmd(cmd="throw", seg=seg)["ok"]
+    w, h = SIZES[size]
+    page = open_page(browser, site, size)
+    expect(page.locator(".visit .dart")).to_have_count(3)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / ("fit-%s.png" % size)))
+    for sel in NEEDED:
+        box = page.locator(sel).bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0, sel
+        assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= w and box["y"] + box["height"] <= h, \
+            (sel, box, size)
+    assert page.evaluate("document.documentElement.scrollHeight") <= h
+    assert page.evaluate("document.documentElement.scrollWidth") <= w
+    # large enough to read from the oche, 2.4 m away: the tally's marks and the thrower
+    assert page.locator("#tally td").first.bounding_box()["height"] >= h / 20
+    page.close()
 
 
 def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
@@ -235,6 +263,29 @@ def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
     expect(page.locator("#status")).to_contain_text("board connected", timeout=15000)
     expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗")
     expect(page.locator("#turn")).to_contain_text("Bob throws")
+    page.close()
+
+
+def test_the_visits_darts_are_shown_however_late_the_host_started(browser, site):
+    from hapenny.connect import connect
+
+    site.proc.terminate()  # the host is away while Ann throws two darts at the board
+    site.proc.wait(10)
+    link, _, ser = connect(site.vb.port)
+    link.request("throw", seg="T5")
+    link.request("throw", seg="D3")
+    ser.close()
+    site.start_server()  # it starts mid-visit: the darts come from the board's state
+    page = open_page(browser, site, "laptop")
+    darts = page.locator(".visit .dart")
+    expect(darts).to_have_count(2)
+    expect(darts.nth(0)).to_contain_text("T5 3 marks on 5")
+    expect(darts.nth(1)).to_contain_text("D3 2 marks on 3")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(2)
+    r, c = crossing(site, "S9")  # the visit's last dart joins them
+    site.vb.close(r, c, ms=3)
+    expect(darts).to_have_count(3, timeout=3000)
+    expect(darts.nth(2)).to_contain_text("S9 1 mark on 9")
     page.close()
 
 

@@ -244,3 +244,17 @@ def test_a_random_code_is_new_each_start_and_hard_to_guess():
     assert len(guard.CODE_ALPHABET) ** guard.CODE_LEN > 2 ** 48
     assert server.page_url("192.168.1.5", 8080, "abc") == "http://192.168.1.5:8080/#code=abc"
     assert server.page_url("127.0.0.1", 8080, None) == "http://127.0.0.1:8080/"
+
+
+def test_the_visits_darts_come_from_the_state_when_the_board_names_them():
+    from hapenny.web.bridge import bed_of, visit_of
+
+    st = {"visit": [["T5", 0, 1, [[1, 2]], 0], ["MISS", 0, 0, [], 0], ["DB", 0, 0, [], 2]]}
+    assert visit_of(st, [{"seg": "S1"}]) == [
+        {"seg": "T5", "side": 0, "own": 1, "gifts": [[1, 2]], "lost": 0, "bed": 5},
+        {"seg": "MISS", "side": 0, "own": 0, "gifts": [], "lost": 0, "bed": None},
+        {"seg": "DB", "side": 0, "own": 0, "gifts": [], "lost": 2, "bed": 25}]
+    seen = [{"seg": "S1", "moves": 1}]
+    assert visit_of({"turn": 0}, seen) == seen  # a board whose state does not name them
+    assert visit_of(None, seen) == []  # no game
+    assert [bed_of(s) for s in ("SI20", "SO7", "S13", "D1", "T19", "SB")] == [20, 7, 13, 1, 19, 25]

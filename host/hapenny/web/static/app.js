@@ -44,6 +44,9 @@ function drawTally(st) {
   const t = $("tally");
   if (!st) { t.innerHTML = ""; return; }
   const beds = st.rules.beds.map(String);
+  // the stylesheet sizes the tally's type from these, so a big game still fits a screen
+  t.style.setProperty("--cols", beds.length + 1);
+  t.style.setProperty("--rows", st.sides.length + 1);
   const full = st.rules.marks;
   let html = "<tr><th></th>" + beds.map((b) => "<th>" + b + "</th>").join("") + "</tr>";
   st.sides.forEach((side, i) => {
