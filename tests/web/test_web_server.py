@@ -225,6 +225,8 @@ def test_the_names_a_server_answers_to():
     lan = guard.served_names("0.0.0.0")
     assert guard.LOOPBACK_NAMES <= lan and socket.gethostname().lower() + ".local" in lan
     assert "evil.example" not in lan
+    one = guard.served_names("192.168.1.5")  # one address: it, and this computer's mDNS name
+    assert one == {"192.168.1.5", socket.gethostname().lower() + ".local"}
     assert guard.host_name("[::1]:8080") == "::1" and guard.host_name("Box.Local.:80") == "box.local"
     for bad in ("a b", "x:99999", "a/b", "a@b", ":80", "x:y"):
         assert guard.host_name(bad) is None, bad
