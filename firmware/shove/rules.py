@@ -25,6 +25,7 @@ GIFTS = ("next", "all", "off")
 
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
+VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
 
 MAX_SIDES = const(8)
 MAX_MEMBERS = const(4)
@@ -480,6 +481,46 @@ class Game:
             self.throw(action)
 
     # ---- serialisation -------------------------------------------------
+    def visit(self):
+        """The darts of the visit being thrown (or just over), oldest first,
+        each [seg, side, own, gifts, lost] as in its `dart` event: read back
+        from the actions and their undo records, so nothing more is kept and
+        a client that starts late, or a board that restarted, still has them.
+        A visit ends at a `next`; the bull-off's darts are a visit of their own."""
+        u = self._undo
+        acts = self.actions
+        bull = self.phase == BULL_OFF
+        nb = self.nb
+        out = []
+        end = len(u) - 1
+        j = len(acts) - 1
+        while j >= 0 and len(out) < VISIT_MAX:
+            a = acts[j]
+            start = end - u[end] + 1
+            if a == NEXT_ACTION or (u[start + 3] == BULL_OFF) != bull:
+                break
+            side = u[start]
+            own = 0
+            gifts = []
+            top = 0
+            i = start + 7 + (self.n if bull else 0)
+            while i < end:  # (cell, delta): the thrower's own marks first, then each gift
+                s = u[i] // nb
+                d = u[i + 1]
+                if s == side:
+                    own += d
+                else:
+                    gifts.append([s, d])
+                    if d > top:
+                        top = d
+                i += 2
+            k = 0 if bull else self.value(a)[1]
+            out.append([segments.name(a), side, own, gifts, k - own - top if k else 0])
+            end = start - 1
+            j -= 1
+        out.reverse()
+        return out
+
     def to_state(self, tick=None):
         """The game as the protocol's state object; with `tick`, tick() is
         called every few beds (the firmware reads the matrix there)."""
@@ -507,6 +548,7 @@ class Game:
             "variant": self.rules.variant,
             "pending": pending,
             "moves": len(self.actions),
+            "visit": self.visit(),
         }
         if self.phase == BULL_OFF:
             st["contenders"] = [s for s in range(self.n) if self.bo_alive & (1 << s)]

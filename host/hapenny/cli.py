@@ -236,8 +236,12 @@ def cmd_web(args):
     from hapenny.connect import choose_port
     from hapenny.web.server import parse_listen, serve
 
-    parse_listen(args.listen)  # a clear error before the port is opened
-    serve(choose_port(args.port), args.listen)
+    from hapenny.web.guard import check_code
+
+    parse_listen(args.listen)  # clear errors before the port is opened
+    if args.code:
+        check_code(args.code)
+    serve(choose_port(args.port), args.listen, code=args.code)
 
 
 def cmd_sim(args):
@@ -371,7 +375,11 @@ def build_parser():
     _port_arg(s)
     s.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where to serve (default 127.0.0.1:8080, this computer only; 0.0.0.0:8080 for "
-                        "the home network: anyone on it can then control the board)")
+                        "the home network: anyone on it can watch, playing needs the pairing code)")
+    s.add_argument("--code", metavar="CODE",
+                   help="the pairing code the controls need (8-64 letters, digits, - or _); default: "
+                        "beyond this computer a new random one each start, printed in the URL and its QR "
+                        "code; on it none")
     s.set_defaults(fn=cmd_web)
 
     s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")

@@ -6,6 +6,7 @@ from it; `visit`, `undo`, `new` and `win` carry the whole state and replace
 the copy. The scoreboard and any other client share this one piece of code."""
 
 WHOLE = ("visit", "undo", "new", "win")
+VISIT_MAX = 12  # the darts the state's `visit` names at most (firmware: rules.VISIT_MAX)
 
 
 def apply(state, ev):
@@ -33,6 +34,12 @@ def apply(state, ev):
         st["contenders"] = ev["contenders"]
     else:
         st.pop("contenders", None)
+    if "visit" in state:  # boards that name the visit's darts in the state
+        if state["phase"] == "bull_off" and st["phase"] != "bull_off":
+            st["visit"] = []  # the dart that ended the bull-off: the first visit starts
+        else:
+            st["visit"] = (state["visit"] + [[ev["seg"], ev["side"], ev["own"], ev.get("gifts", []),
+                                              ev["lost"]]])[-VISIT_MAX:]
     if st["turn"] != state["turn"]:
         # only the bull-off passes the turn on a dart: each side throws it with its first member
         st["thrower"] = sides[st["turn"]]["members"][0]

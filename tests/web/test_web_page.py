@@ -25,9 +25,15 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "web"
-SIZES = {"phone": (390, 844), "tablet": (1024, 768), "tv": (1920, 1080)}
+SIZES = {"phone": (390, 844), "tablet": (1024, 768), "laptop": (1280, 720), "tv": (1920, 1080)}
+# what a player needs, on one screen without scrolling at these sizes
+NEEDED = ["#status", "#turn", "#tally", "#dartboard", "#visit", "#rules", "#next", "#undo", "#show-new",
+          "#show-settings"]
+FITS = ("laptop", "tv")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         # a hostile name that resolves to this machine, as after DNS rebinding
+         "--host-resolver-rules=MAP rebind.test 127.0.0.1"]
 
 
 def free_port():
@@ -203,6 +209,7 @@ def test_the_board_gone_and_back_shows_disconnected_then_the_restored_game(brows
 
 
 def test_screenshots_of_a_game_in_progress(browser, site):
+    site.cmd(cmd="new", players=["Ann", "Bob", "Cid"])
     for seg in ("T5", "D3", "S9"):
         assert site.cmd(cmd="throw", seg=seg)["ok"]
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -214,6 +221,29 @@ def test_screenshots_of_a_game_in_progress(browser, site):
         assert path.stat().st_size > 10000
         # nothing runs off the side: the page fits the screen's width
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size][0]
+        page.close()
+
+
+def test_everything_a_player_needs_fits_the_screen_without_scrolling(browser, site):
+    # a long game: four sides with long names, the extended variant's 15 beds, a full visit
+    site.cmd(cmd="new", players=["Annabel", "Bartholomew", "Cid", "Dee"], variant="extended")
+    for seg in ("T15", "D13", "S9"):
+        assert site.cmd(cmd="throw", seg=seg)["ok"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for size in FITS:
+        w, h = SIZES[size]
+        page = open_page(browser, site, size)
+        expect(page.locator(".visit .dart")).to_have_count(3)
+        page.screenshot(path=str(SHOTS / ("fit-%s.png" % size)))
+        for sel in NEEDED:
+            box = page.locator(sel).bounding_box()
+            assert box is not None and box["width"] > 0 and box["height"] > 0, (sel, size)
+            assert box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= w and \
+                box["y"] + box["height"] <= h, (sel, box, size)
+        assert page.evaluate("document.documentElement.scrollHeight") <= h
+        assert page.evaluate("document.documentElement.scrollWidth") <= w
+        # large enough to read from the oche, 2.4 m away: a row of the tally is over a twentieth of the screen
+        assert page.locator("#tally td").first.bounding_box()["height"] >= h / 20, size
         page.close()
 
 
@@ -233,6 +263,29 @@ def test_a_page_whose_stream_broke_reconnects_and_catches_up(browser, site):
     expect(page.locator("#status")).to_contain_text("board connected", timeout=15000)
     expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗")
     expect(page.locator("#turn")).to_contain_text("Bob throws")
+    page.close()
+
+
+def test_the_visits_darts_are_shown_however_late_the_host_started(browser, site):
+    from hapenny.connect import connect
+
+    site.proc.terminate()  # the host is away while Ann throws two darts at the board
+    site.proc.wait(10)
+    link, _, ser = connect(site.vb.port)
+    link.request("throw", seg="T5")
+    link.request("throw", seg="D3")
+    ser.close()
+    site.start_server()  # it starts mid-visit: the darts come from the board's state
+    page = open_page(browser, site, "laptop")
+    darts = page.locator(".visit .dart")
+    expect(darts).to_have_count(2)
+    expect(darts.nth(0)).to_contain_text("T5 3 marks on 5")
+    expect(darts.nth(1)).to_contain_text("D3 2 marks on 3")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(2)
+    r, c = crossing(site, "S9")  # the visit's last dart joins them
+    site.vb.close(r, c, ms=3)
+    expect(darts).to_have_count(3, timeout=3000)
+    expect(darts.nth(2)).to_contain_text("S9 1 mark on 9")
     page.close()
 
 
@@ -313,3 +366,156 @@ def test_a_stream_that_went_silent_is_opened_again(browser, site):
     expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗", timeout=10000)
     page.close()
     proxy.close()
+
+
+# ---- a hostile page in the same browser ----------------------------------------------
+EVIL = """<!doctype html><title>a page from elsewhere</title>
+<form id="form" method="POST" action="%(target)sapi/cmd" enctype="text/plain" target="sink">
+  <input name='{"cmd":"end","x":"' value='"}'></form>
+<iframe name="sink"></iframe>
+<script>
+window.tried = {};
+async function attack() {
+  const body = JSON.stringify({cmd: "end"});
+  try {  // a "simple" request: no preflight, so it does reach the server
+    const r = await fetch("%(target)sapi/cmd", {method: "POST", mode: "no-cors",
+                                               headers: {"Content-Type": "text/plain"}, body});
+    tried.plain = "sent (" + r.type + ")";
+  } catch (e) { tried.plain = "failed: " + e.message; }
+  try {  // JSON: the browser asks first (a preflight), and the answer must allow it
+    const r = await fetch("%(target)sapi/cmd", {method: "POST", headers: {"Content-Type": "application/json"}, body});
+    tried.json = "answered " + r.status;
+  } catch (e) { tried.json = "failed: " + e.message; }
+  document.getElementById("form").submit();
+  tried.form = "submitted";
+}
+</script>"""
+
+
+class EvilSite:
+    """Another origin on this machine (another port of 127.0.0.1) serving the hostile page."""
+
+    def __init__(self, target):
+        import http.server
+        import threading
+
+        page = (EVIL % {"target": target}).encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/" % self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def game(site):
+    st = site.cells()["state"]
+    assert st is not None
+    return st
+
+
+def test_a_page_from_another_origin_cannot_touch_the_game_while_the_scoreboard_plays(browser, site):
+    assert site.cmd(cmd="throw", seg="T5")["ok"]
+    before = game(site)
+    evil = EvilSite(site.url)
+    page = browser.new_page()
+    seen = []
+    page.on("response", lambda r: seen.append((r.request.method, r.url, r.status)) if "/api/cmd" in r.url else None)
+    page.goto(evil.url)
+    page.evaluate("attack()")
+    page.wait_for_function("window.tried.form === 'submitted'")
+    page.wait_for_timeout(500)  # the form's POST lands in its frame
+    tried = page.evaluate("window.tried")
+    assert tried["plain"].startswith("sent")  # the browser sent it: the server refused it
+    assert tried["json"].startswith("failed")  # its preflight was refused, so the POST never went
+    posts = [(m, st) for m, url, st in seen if m == "POST"]
+    assert posts and all(st == 403 for m, st in posts), seen  # the text/plain fetch and the form: refused
+    assert game(site) == before  # nothing changed: no `end`, the dart still there
+    page.close()
+    evil.close()
+    # the scoreboard's own page plays on
+    page = open_page(browser, site)
+    page.click("#next")
+    expect(page.locator("#turn")).to_contain_text("Bob throws")
+    assert game(site)["thrower"] == "Bob"
+    page.close()
+
+
+def test_a_rebound_name_reaches_nothing(browser, site):
+    # DNS rebinding: a hostile name that resolves to this machine. Its page's
+    # requests are same-origin for the browser, so only the server's check
+    # of Host stands in the way: the page itself is refused, and what a
+    # script on it sends too
+    before = game(site)
+    host = "http://rebind.test:%d/" % site.http
+    page = browser.new_page()
+    resp = page.goto(host)
+    assert resp.status == 421 and "wrong_host" in page.content()
+    got = page.evaluate("""async () => {
+        const r = await fetch("/api/cmd", {method: "POST", headers: {"Content-Type": "application/json"},
+                                            body: JSON.stringify({cmd: "end"})});
+        const s = await fetch("/api/snapshot");
+        return [r.status, (await r.json()).error, s.status];
+    }""")
+    assert got == [421, "wrong_host", 421]
+    assert game(site) == before
+    page.close()
+
+
+def test_beyond_this_computer_the_page_plays_only_with_the_code_from_its_url(browser, tmp_path):
+    # a code asked for with --code is needed on this computer too, as it is
+    # beyond it: watching is free, playing needs the code
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    http = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", vb.port, "--listen",
+                             "127.0.0.1:%d" % http, "--code", "TestCode-123"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not lines or "Ctrl-C" not in lines[-1]:
+            lines.append(proc.stdout.readline())
+            assert lines[-1], lines
+        url = "http://127.0.0.1:%d/" % http
+        assert "open %s#code=TestCode-123\n" % url in lines
+        watcher = browser.new_page()
+        watcher.goto(url)
+        expect(watcher.locator("#status")).to_have_text(re.compile("board connected"), timeout=15000)
+        expect(watcher.locator("#watching")).to_be_visible()
+        expect(watcher.locator("#next")).to_be_hidden()
+        refused = watcher.evaluate("""async () => (await fetch("/api/cmd", {method: "POST",
+            headers: {"Content-Type": "application/json"}, body: JSON.stringify({cmd: "new", players: ["X", "Y"]})})).status""")
+        assert refused == 403
+        player = browser.new_page()
+        player.goto(url + "#code=TestCode-123")
+        expect(player.locator("#next")).to_be_visible()
+        assert "#code" not in player.url  # taken off the address bar
+        player.click("#show-new")
+        player.fill("#players", "Ann, Bob")
+        player.click("#new-game button[type=submit]")
+        expect(watcher.locator("#turn")).to_contain_text("Ann throws")  # the watcher sees it
+        player.reload()  # the code was kept for this origin
+        expect(player.locator("#next")).to_be_visible()
+        player.click("#next")
+        expect(watcher.locator("#turn")).to_contain_text("Bob throws")
+        watcher.close()
+        player.close()
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=10)[0]
+        vb.stop()
+    # the code is printed where it belongs (the addresses to open) and nowhere else
+    for line in "".join(lines).splitlines() + out.splitlines():
+        assert "TestCode-123" not in line or line.startswith(("open http", "on the home network: http")), line

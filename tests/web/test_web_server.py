@@ -4,11 +4,12 @@ back in words. The bridge (the server's neighbour) is a stand-in here; the
 browser tests run the real one against a virtual board."""
 import asyncio
 import json
+import socket
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from hapenny.web import server
+from hapenny.web import guard, server
 
 
 class FakeBridge:
@@ -33,12 +34,15 @@ class FakeBridge:
         return {"ok": True}
 
 
-def run(coro_fn, **patch):
+def run(coro_fn, access=None):
     async def main():
-        app = server.make_app("/dev/null", bridge_factory=FakeBridge)
+        app = server.make_app("/dev/null", bridge_factory=FakeBridge, access=access)
         async with TestClient(TestServer(app)) as client:
             return await coro_fn(client, app)
     return asyncio.run(main())
+
+
+JSON = {"Content-Type": "application/json"}
 
 
 @pytest.mark.parametrize("body, status, code", [
@@ -51,10 +55,11 @@ def run(coro_fn, **patch):
     (b'{"cmd": "next", "id": 3}', 400, "bad_field"),
     (b'{"cmd": "new", "players": ["a"], "map": []}', 400, "bad_field"),
     (b'{"cmd": "new", "players": ["' + b"a" * 20000 + b'"]}', 413, "too_large"),
+    (b'{"cmd": "new", "players": ["' + b"a" * 5000 + b'"]}', 413, "too_large"),
 ])
 def test_a_bad_request_gets_a_clear_error_and_reaches_nothing(body, status, code):
     async def go(client, app):
-        r = await client.post("/api/cmd", data=body)
+        r = await client.post("/api/cmd", data=body, headers=JSON)
         reply = await r.json()
         return r.status, reply, app[server.BRIDGE].sent
 
@@ -135,3 +140,123 @@ def test_a_page_that_stopped_reading_has_its_stream_ended_not_left_pinging():
         assert live.get_nowait().startswith("event: snapshot")
 
     asyncio.run(go())
+
+
+# ---- who may send what -------------------------------------------------------------
+NEXT = b'{"cmd": "next"}'
+
+
+@pytest.mark.parametrize("headers, status, code", [
+    ({"Content-Type": "text/plain"}, 415, "not_json"),  # a "simple" cross-site fetch
+    ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "not_json"),  # a form
+    ({"Content-Type": "multipart/form-data; boundary=x"}, 415, "not_json"),
+    ({}, 415, "not_json"),
+    ({"Content-Type": "application/json", "Origin": "http://evil.example"}, 403, "wrong_origin"),
+    ({"Content-Type": "application/json", "Origin": "http://127.0.0.1:1"}, 403, "wrong_origin"),
+    ({"Content-Type": "application/json", "Origin": "null"}, 403, "wrong_origin"),
+    ({"Content-Type": "application/json", "Host": "evil.example"}, 421, "wrong_host"),  # DNS rebinding
+    ({"Content-Type": "application/json", "Host": "evil.example:80"}, 421, "wrong_host"),
+    ({"Content-Type": "application/json", "Host": "127.0.0.1.evil.example"}, 421, "wrong_host"),
+    ({"Content-Type": "application/json", "Host": "127.0.0.1@evil.example"}, 421, "wrong_host"),
+    ({"Content-Type": "application/json", "Host": ""}, 421, "wrong_host"),
+])
+def test_a_command_a_hostile_page_could_send_is_refused_in_words(headers, status, code):
+    async def go(client, app):
+        r = await client.post("/api/cmd", data=NEXT, headers=headers)
+        return r.status, await r.json(), app[server.BRIDGE].sent
+
+    st, reply, sent = run(go)
+    assert (st, reply["error"]) == (status, code) and reply["ok"] is False and len(reply["msg"]) > 20
+    assert sent == []
+
+
+def test_the_pages_own_origin_and_json_pass():
+    async def go(client, app):
+        origin = "http://127.0.0.1:%d" % client.port
+        a = await client.post("/api/cmd", data=NEXT, headers=dict(JSON, Origin=origin))
+        b = await client.post("/api/cmd", data=NEXT, headers={"Content-Type": "application/json; charset=utf-8"})
+        return a.status, b.status, app[server.BRIDGE].sent
+
+    a, b, sent = run(go)
+    assert (a, b) == (200, 200) and sent == [("next", {}), ("next", {})]
+
+
+def test_watching_from_a_foreign_origin_or_host_is_refused_too():
+    async def go(client, app):
+        a = await client.get("/api/snapshot", headers={"Origin": "http://evil.example"})
+        b = await client.get("/api/events", headers={"Host": "evil.example:%d" % client.port})
+        c = await client.get("/", headers={"Host": "localhost:%d" % client.port})
+        return a.status, b.status, c.status
+
+    assert run(go) == (403, 421, 200)
+
+
+def test_beyond_this_computer_a_page_without_the_code_watches_but_cannot_play():
+    access = guard.Access({"127.0.0.1", "192.168.1.5"}, code="k3y-for-tests")
+
+    async def go(client, app):
+        out = {}
+        for label, hdr in (("none", {}), ("wrong", {guard.CODE_HEADER: "k3y-for-test"}),
+                           ("longer", {guard.CODE_HEADER: "k3y-for-tests!"}),
+                           ("right", {guard.CODE_HEADER: "k3y-for-tests"})):
+            r = await client.post("/api/cmd", data=NEXT, headers=dict(JSON, **hdr))
+            a = await (await client.get("/api/access", headers=hdr)).json()
+            out[label] = (r.status, (await r.json()).get("error"), a["play"], a["code_needed"])
+        watch = await client.get("/api/snapshot")
+        r = await client.get("/", headers={"Host": "192.168.1.5:%d" % client.port})
+        return out, watch.status, r.status, app[server.BRIDGE].sent
+
+    out, watch, lan, sent = run(go, access)
+    assert out["none"] == (403, "pairing", False, True)
+    assert out["wrong"] == out["longer"] == (403, "pairing", False, True)
+    assert out["right"] == (200, None, True, True)
+    assert watch == 200 and lan == 200 and sent == [("next", {})]
+
+
+def test_on_this_computer_no_code_is_needed():
+    async def go(client, app):
+        return await (await client.get("/api/access")).json()
+
+    assert run(go) == {"ok": True, "code_needed": False, "play": True}
+
+
+def test_the_names_a_server_answers_to():
+    assert guard.served_names("127.0.0.1") == guard.LOOPBACK_NAMES
+    lan = guard.served_names("0.0.0.0")
+    assert guard.LOOPBACK_NAMES <= lan and socket.gethostname().lower() + ".local" in lan
+    assert "evil.example" not in lan
+    one = guard.served_names("192.168.1.5")  # one address: it, and this computer's mDNS name
+    assert one == {"192.168.1.5", socket.gethostname().lower() + ".local"}
+    assert guard.host_name("[::1]:8080") == "::1" and guard.host_name("Box.Local.:80") == "box.local"
+    for bad in ("a b", "x:99999", "a/b", "a@b", ":80", "x:y"):
+        assert guard.host_name(bad) is None, bad
+
+
+@pytest.mark.parametrize("code", ["short", "has space1", "ünïcode99", "x" * 65, "a#b$c%d&e"])
+def test_a_pairing_code_from_the_flag_must_be_long_and_url_safe(code):
+    with pytest.raises(ValueError, match="--code"):
+        guard.check_code(code)
+    assert guard.check_code("Kitchen-Darts_42") == "Kitchen-Darts_42"
+
+
+def test_a_random_code_is_new_each_start_and_hard_to_guess():
+    codes = {guard.new_code() for _ in range(200)}
+    assert len(codes) == 200 and all(len(c) == guard.CODE_LEN for c in codes)
+    assert all(set(c) <= set(guard.CODE_ALPHABET) for c in codes)
+    assert len(guard.CODE_ALPHABET) ** guard.CODE_LEN > 2 ** 48
+    assert server.page_url("192.168.1.5", 8080, "abc") == "http://192.168.1.5:8080/#code=abc"
+    assert server.page_url("127.0.0.1", 8080, None) == "http://127.0.0.1:8080/"
+
+
+def test_the_visits_darts_come_from_the_state_when_the_board_names_them():
+    from hapenny.web.bridge import bed_of, visit_of
+
+    st = {"visit": [["T5", 0, 1, [[1, 2]], 0], ["MISS", 0, 0, [], 0], ["DB", 0, 0, [], 2]]}
+    assert visit_of(st, [{"seg": "S1"}]) == [
+        {"seg": "T5", "side": 0, "own": 1, "gifts": [[1, 2]], "lost": 0, "bed": 5},
+        {"seg": "MISS", "side": 0, "own": 0, "gifts": [], "lost": 0, "bed": None},
+        {"seg": "DB", "side": 0, "own": 0, "gifts": [], "lost": 2, "bed": 25}]
+    seen = [{"seg": "S1", "moves": 1}]
+    assert visit_of({"turn": 0}, seen) == seen  # a board whose state does not name them
+    assert visit_of(None, seen) == []  # no game
+    assert [bed_of(s) for s in ("SI20", "SO7", "S13", "D1", "T19", "SB")] == [20, 7, 13, 1, 19, 25]

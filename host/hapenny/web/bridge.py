@@ -19,6 +19,24 @@ ANSWER_S = 0.8  # ... and is disconnected if it does not answer within this: "di
 POLL_S = 0.01  # how often the thread looks at the port between commands: most of a dart's way to the page
 
 
+def visit_of(state, seen):
+    """The visit's darts as the page draws them (the fields of their `dart`
+    events): from the state when the board names them there, else the
+    darts this host saw (`seen`: boards that do not)."""
+    if not state or "visit" not in state:
+        return seen if state else []
+    return [{"seg": seg, "side": side, "own": own, "gifts": gifts, "lost": lost, "bed": bed_of(seg)}
+            for seg, side, own, gifts, lost in state["visit"]]
+
+
+def bed_of(seg):
+    """The bed a segment's dart hits (`T5` -> 5, `DB` -> 25), None for a miss."""
+    if seg in ("SB", "DB"):
+        return 25
+    digits = seg.lstrip("SIODT")
+    return int(digits) if digits.isdigit() else None
+
+
 class Bridge:
     def __init__(self, port, notify):
         """`notify(kind, payload)` is called from the bridge's thread for
@@ -85,7 +103,7 @@ class Bridge:
         """The whole picture again (after connecting, or the board's reset)."""
         self.snap["config"] = self.link.request("config", timeout=3.0)["config"]
         self.snap["state"] = self.link.request("state", timeout=3.0)["state"]
-        self.snap["visit"] = []
+        self.snap["visit"] = visit_of(self.snap["state"], [])
         self._last_rx = time.monotonic()
         self._publish()
 
@@ -121,16 +139,19 @@ class Bridge:
             return
         st = self.snap["state"]
         new = gamestate.apply(st, ev)
+        # a board that names the visit's darts in its state: they come from
+        # there, so they are whole however late this host started
+        visit = self.snap["visit"]
         if name == "dart":
             if st is not None and new is not None and new["turn"] != st["turn"] and new["phase"] != "bull_off":
-                self.snap["visit"] = []
-            self.snap["visit"] = (self.snap["visit"] + [ev])[-12:]
-        elif name in ("visit", "new", "win"):
-            if name != "win":
-                self.snap["visit"] = []
+                visit = []
+            visit = (visit + [ev])[-gamestate.VISIT_MAX:]
+        elif name in ("visit", "new"):
+            visit = []
         elif name == "undo":
             moves = (new or {}).get("moves", 0)
-            self.snap["visit"] = [d for d in self.snap["visit"] if d["moves"] <= moves]
+            visit = [d for d in visit if d["moves"] <= moves]
+        self.snap["visit"] = visit_of(new, visit)
         self.snap["state"] = new
         self.snap["last"] = ev
         self.notify("event", ev)

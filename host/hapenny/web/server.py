@@ -4,7 +4,7 @@ aiohttp serves the page (static files in this package: nothing is fetched
 from the internet) and a Server-Sent Events stream that pushes every change
 the board reports; the page's controls POST one command at a time. Only
 the commands a page needs are accepted, each checked here before it goes to
-the board, which checks it again."""
+the board, which checks it again. Who may send what is guard.py's."""
 import asyncio
 import json
 import socket
@@ -12,11 +12,14 @@ from importlib import resources
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
+from hapenny.web import guard
 from hapenny.web.bridge import Bridge
 
 STATIC = Path(str(resources.files("hapenny.web") / "static"))  # the page: package data
-MAX_BODY = 16 * 1024  # a new game with rule overrides is well under 1 KB
+MAX_BODY = 4096  # a new game with rule overrides is well under 1 KB; the board takes lines of 512 bytes
+BODY_S = 5.0  # a command's body has this long to arrive
 MAX_CLIENTS = 64  # pages watching at once
 PING_S = 10  # the stream's heartbeat when nothing happens
 # what a page may ask, and the fields each may carry
@@ -62,8 +65,7 @@ class Hub:
         self.clients.clear()
 
 
-def error(status, code, msg):
-    return web.json_response({"ok": False, "error": code, "msg": msg}, status=status)
+error = guard.refuse
 
 
 def check_command(body):
@@ -83,8 +85,11 @@ HUB = web.AppKey("hub", Hub)
 BRIDGE = web.AppKey("bridge", object)
 
 
-def make_app(port, bridge_factory=Bridge):
-    app = web.Application(client_max_size=MAX_BODY)
+def make_app(port, bridge_factory=Bridge, access=None):
+    """`access`: who may send what (guard.Access); default: this computer
+    only, no pairing code."""
+    access = access or guard.Access(guard.LOOPBACK_NAMES)
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[access.middleware])
 
     async def on_startup(app):
         hub = Hub(asyncio.get_running_loop())
@@ -131,13 +136,24 @@ def make_app(port, bridge_factory=Bridge):
         return resp
 
     async def command(request):
+        if request.content_type != "application/json":
+            return error(415, "not_json", "a command is sent as Content-Type: application/json")
+        if request.content_length is not None and request.content_length > MAX_BODY:
+            return error(413, "too_large", "a request is at most %d bytes" % MAX_BODY)
+        if not access.may_play(request):
+            return error(403, "pairing", "this page may watch but not play: open the address with the "
+                                         "pairing code that hapenny web printed (or scan its QR code)")
         try:
-            raw = await request.read()
+            raw = await asyncio.wait_for(request.read(), BODY_S)
         except web.HTTPRequestEntityTooLarge:
             return error(413, "too_large", "a request is at most %d bytes" % MAX_BODY)
+        except asyncio.TimeoutError:
+            return error(408, "too_slow", "the request's body did not arrive in %g s" % BODY_S)
+        except (ConnectionResetError, RequestPayloadError):  # cut short: nobody is left to answer
+            return error(400, "bad_body", "the request's body was cut short or malformed")
         try:
             body = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[... nested deep
             return error(400, "bad_json", "the body is not JSON")
         cmd, fields = check_command(body)
         if cmd is None:
@@ -151,9 +167,15 @@ def make_app(port, bridge_factory=Bridge):
     async def snapshot(request):
         return web.json_response(request.app[HUB].snap or request.app[BRIDGE].snap)
 
+    async def pairing(request):
+        # what the page may do: it shows "watching" instead of controls it may not use
+        return web.json_response({"ok": True, "code_needed": access.code is not None,
+                                  "play": access.may_play(request)})
+
     app.router.add_get("/", index)
     app.router.add_get("/api/events", events)
     app.router.add_get("/api/snapshot", snapshot)
+    app.router.add_get("/api/access", pairing)
     app.router.add_post("/api/cmd", command)
     app.router.add_static("/static/", STATIC)
     app.on_startup.append(on_startup)
@@ -179,7 +201,7 @@ def parse_listen(text):
     host, sep, port = (text or "").rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError("--listen is HOST:PORT, e.g. 127.0.0.1:8080 or 0.0.0.0:8080")
-    return host or "127.0.0.1", int(port)
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def qr_text(url):
@@ -192,26 +214,53 @@ def qr_text(url):
     return buf.getvalue()
 
 
-def serve(port, listen="127.0.0.1:8080", out=print):
+def page_url(host, port, code):
+    """The address to open; the pairing code rides in the fragment, which a
+    browser never sends to the server (so it is in no request line or log)."""
+    if ":" in host:
+        host = "[%s]" % host
+    return "http://%s:%d/%s" % (host, port, "#code=" + code if code else "")
+
+
+async def start(port, host, tcp, access, bridge_factory=Bridge):
+    """The scoreboard for the board on `port`, listening at host:tcp, every
+    connection through guard.ConnectionGuard. Returns (runner, listener,
+    bound port); close the listener, then `await runner.cleanup()`."""
+    app = make_app(port, bridge_factory, access)
+    guard.quiet_bad_requests()
+    # requests still running at Ctrl-C (a command waiting on the board)
+    # get this long; the pages' streams end at once (Hub.close).
+    # No access log: nothing a request carries is written anywhere. A page
+    # that goes away has its handler cancelled at once, so its stream's place
+    # is free again; bodies are taken as sent (a small gzip inflates to much).
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0, keepalive_timeout=15.0,
+                           auto_decompress=False, handler_cancellation=True)
+    await runner.setup()
+    listener = await asyncio.get_running_loop().create_server(guard.ConnectionGuard(runner.server), host, tcp)
+    return runner, listener, listener.sockets[0].getsockname()[1]
+
+
+def serve(port, listen="127.0.0.1:8080", out=print, code=None):
+    """Serve the board on `port` at `listen`. Beyond this computer the
+    controls need a pairing code: `code`, or a new random one; on this
+    computer only when `code` is given."""
     host, tcp = parse_listen(listen)
+    local = guard.is_loopback(host)
+    if code:  # asked for: needed even on this computer
+        code = guard.check_code(code)
+    elif not local:
+        code = guard.new_code()
+    access = guard.Access(guard.served_names(host), code)
 
     async def main():
-        app = make_app(port)
-        # requests still running at Ctrl-C (a command waiting on the board)
-        # get this long; the pages' streams end at once (Hub.close)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=5.0)
-        await runner.setup()
-        site = web.TCPSite(runner, host, tcp)
-        await site.start()
-        bound = runner.addresses[0][1] if runner.addresses else tcp
-        local = host in ("127.0.0.1", "localhost", "::1")
+        runner, listener, bound = await start(port, host, tcp, access)
         out("hapenny web: the board on %s" % port)
-        out("open http://%s:%d/" % ("127.0.0.1" if host in ("0.0.0.0", "") else host, bound))
+        out("open %s" % page_url("127.0.0.1" if host in ("0.0.0.0", "", "::") else host, bound, code))
         if not local:
-            out("WARNING: listening beyond this computer: anyone on this network can watch and "
-                "control the board.")
+            out("Listening beyond this computer: anyone on this network can watch; playing needs "
+                "the pairing code, which these addresses and the QR code carry.")
             for a in lan_addresses():
-                url = "http://%s:%d/" % (a, bound)
+                url = page_url(a, bound, code)
                 out("on the home network: %s" % url)
                 out(qr_text(url))
         out("Ctrl-C stops it.")
@@ -219,6 +268,7 @@ def serve(port, listen="127.0.0.1:8080", out=print):
             while True:
                 await asyncio.sleep(3600)
         finally:
+            listener.close()
             await runner.cleanup()
 
     try:

@@ -44,6 +44,9 @@ function drawTally(st) {
   const t = $("tally");
   if (!st) { t.innerHTML = ""; return; }
   const beds = st.rules.beds.map(String);
+  // the stylesheet sizes the tally's type from these, so a big game still fits a screen
+  t.style.setProperty("--cols", beds.length + 1);
+  t.style.setProperty("--rows", st.sides.length + 1);
   const full = st.rules.marks;
   let html = "<tr><th></th>" + beds.map((b) => "<th>" + b + "</th>").join("") + "</tr>";
   st.sides.forEach((side, i) => {
@@ -189,17 +192,56 @@ function showError(msg) {
   e.hidden = !msg;
 }
 
+// ---- the pairing code ------------------------------------------------------------------
+// Served beyond the host computer, commands need the code that hapenny web
+// printed; its URL and QR code carry it in the fragment (#code=...), which no
+// request sends. The page keeps it in this origin's storage (another site's
+// page cannot read it, and unlike a cookie it rides on no request by itself)
+// and sends it in a header with each command.
+const CODE_KEY = "hapenny-code";
+
+function takeCode() {
+  const m = /(?:^#|&)code=([A-Za-z0-9_-]+)/.exec(location.hash);
+  if (m) {
+    try { localStorage.setItem(CODE_KEY, m[1]); } catch (e) { sessionCode = m[1]; }
+    history.replaceState(null, "", location.pathname + location.search); // off the address bar
+  }
+}
+
+let sessionCode = null;
+
+function code() {
+  try { return localStorage.getItem(CODE_KEY) || sessionCode; } catch (e) { return sessionCode; }
+}
+
+function headers() {
+  const h = { "Content-Type": "application/json" };
+  const c = code();
+  if (c) h["X-Hapenny-Code"] = c;
+  return h;
+}
+
+async function checkAccess() {
+  // a page without the code watches: the controls it may not use are not shown
+  try {
+    const r = await (await fetch("/api/access", { headers: headers() })).json();
+    document.body.classList.toggle("watching", !r.play);
+    $("watching").hidden = r.play;
+  } catch (e) { /* the server is away: the status badge says so */ }
+}
+
 async function send(body) {
   showError("");
   let res;
   try {
-    res = await fetch("/api/cmd", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    res = await fetch("/api/cmd", { method: "POST", headers: headers(), body: JSON.stringify(body) });
   } catch (err) {
     showError("The server cannot be reached: is hapenny web still running?");
     return null;
   }
   const reply = await res.json().catch(() => ({ ok: false, msg: "the server's answer was not readable" }));
   if (!reply.ok) showError("Refused: " + (reply.msg || reply.error));
+  if (reply.error === "pairing") checkAccess();
   return reply;
 }
 
@@ -208,6 +250,8 @@ function names(text) {
 }
 
 function setup() {
+  takeCode();
+  checkAccess();
   drawBoardFace();
   $("next").onclick = () => send({ cmd: "next" });
   $("undo").onclick = () => send({ cmd: "undo" });

@@ -1,0 +1,61 @@
+# The state's `visit`: the darts of the visit being thrown, read back from the
+# game's own records (so a client that starts late still has them). Plain
+# asserts only: this module runs under CPython and inside MicroPython.
+from shove import journal, segments
+from shove.rules import new_game
+
+
+def throw(g, *segs):
+    for s in segs:
+        g.throw(segments.encode(s))
+
+
+def test_a_visits_darts_with_what_each_did():
+    g = new_game(["Ann", "Bob"], None, "classic", None)
+    assert g.to_state()["visit"] == []
+    throw(g, "T5", "T5", "S20")  # three marks on 5; then 5 closed: three gifted to Bob; 20 is no bed
+    assert g.to_state()["visit"] == [["T5", 0, 3, [], 0], ["T5", 0, 0, [[1, 3]], 0], ["S20", 0, 0, [], 0]]
+    assert g.to_state()["phase"] == "hold"  # the visit is over, its darts still shown
+
+
+def test_next_starts_a_new_visit_and_undo_takes_a_dart_back():
+    g = new_game(["Ann", "Bob"], None, "classic", None)
+    throw(g, "D3")
+    g.next()
+    assert g.to_state()["visit"] == []
+    throw(g, "S4", "D4")
+    g.undo()
+    assert g.to_state()["visit"] == [["S4", 1, 1, [], 0]]
+    g.undo()
+    g.undo()  # back through the `next`: Ann's visit again
+    assert g.to_state()["visit"] == [["D3", 0, 2, [], 0]]
+
+
+def test_marks_nobody_can_take_are_lost():
+    g = new_game(["Ann", "Bob"], None, "no-gift", None)
+    throw(g, "S6", "T6")  # one mark, then two to close and one with nowhere to go
+    assert g.to_state()["visit"] == [["S6", 0, 1, [], 0], ["T6", 0, 2, [], 1]]
+
+
+def test_the_bull_off_is_a_visit_of_its_own():
+    g = new_game(["Ann", "Bob"], None, "classic", {"bull_off": True})
+    throw(g, "SB")
+    assert g.to_state()["visit"] == [["SB", 0, 0, [], 0]]
+    throw(g, "DB")  # Bob wins the bull-off and starts: his first visit has no darts yet
+    st = g.to_state()
+    assert st["phase"] == "play" and st["turn"] == 1 and st["visit"] == []
+
+
+def test_a_restored_game_has_its_visit():
+    g = new_game(["Ann", "Bob"], None, "classic", None)
+    throw(g, "T7", "S8")
+    h, n, clean = journal.decode(journal.encode(g))  # as after a power cut
+    assert clean and h.to_state()["visit"] == [["T7", 0, 3, [], 0], ["S8", 0, 1, [], 0]]
+
+
+def test_a_long_progressive_visit_names_its_latest_darts():
+    g = new_game(["Ann", "Bob"], None, "progressive", None)
+    # in progressive a dart that scores keeps the visit going
+    darts = ["S1", "S1", "S1", "S2", "S2", "S2", "S3", "S3", "S3", "S4", "S4", "S4", "S5", "S5"]
+    throw(g, *darts)
+    assert g.to_state()["visit"] == [[d, 0, 1, [], 0] for d in darts[2:]]  # the latest 12 of 14
