@@ -1,5 +1,6 @@
 # The built-in profile, used when the board has none (or a refused one).
-from shove.profile import TIMING
+# It imports nothing: profile.default_dict() adds the timing defaults, which
+# profile.py owns (a profile without "timing" gets them anyway).
 
 # The default: an 8 x 8 matrix with inner and outer single on one crossing
 # (62 segments), crossings listed single, double, treble in dial order.
@@ -17,5 +18,4 @@ def build():
         "buttons": {"next": 34, "undo": 35, "new": 39},
         "pullups": [34, 35, 39],
         "brightness": 64,
-        "timing": dict(TIMING),
     }

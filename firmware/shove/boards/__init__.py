@@ -15,10 +15,11 @@
 #   read_file(path), write_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)
 #   feed(), reset()                   watchdog, power cycle
+# This module opens the board (open_board) and asks the chip what no board
+# object models (idf_heap). The boards import nothing from it: it imports them.
 import sys
 
-WOKE_INPUT = 1  # board.woke: scan_idle stopped for a serial byte or a button
-WOKE_TIME = 2  # ... at the tick it was given
+from shove.scanner import WOKE_INPUT, WOKE_TIME  # noqa: F401  board.woke's values, for the loop
 ON_OPEN = []  # type: list  # start-up hooks, each called with the new board (safe boot watches the loop)
 
 
@@ -31,3 +32,20 @@ def open_board(profile):
     for hook in ON_OPEN:
         hook(b)
     return b
+
+
+def idf_heap():
+    """The ESP-IDF heap MicroPython grows into (ports/esp32/modesp32.c:
+    idf_heap_info(HEAP_DATA) gives (total, free, largest free block, least
+    free ever) per region): [free, largest free block], or None off the chip."""
+    try:
+        import esp32
+    except ImportError:
+        return None
+    free = 0
+    largest = 0
+    for region in esp32.idf_heap_info(esp32.HEAP_DATA):
+        free += region[1]
+        if region[2] > largest:
+            largest = region[2]
+    return [free, largest]
