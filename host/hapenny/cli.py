@@ -120,10 +120,9 @@ def cmd_hint(args):
 def cmd_variant(args):
     from rich.text import Text
 
-    from hapenny import term
+    from hapenny import firmware, term
 
-    sys.path.insert(0, str(_firmware_dir()))
-    from shove import rules
+    rules = firmware.module("rules")
 
     if not args.name:
         for name in sorted(rules.VARIANTS):
@@ -255,12 +254,6 @@ def cmd_test(args):
     from hapenny.hil import run_suite
 
     return run_suite(args.port, junit=args.junit, extra=args.pytest_args, sim=args.sim)
-
-
-def _firmware_dir():
-    from hapenny import firmware
-
-    return firmware.FIRMWARE
 
 
 def build_parser():
