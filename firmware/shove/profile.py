@@ -178,6 +178,4 @@ def default_dict():
     board has no valid profile.json, so its code takes no heap otherwise)."""
     from shove import profile_default
 
-    d = profile_default.build()
-    d["timing"] = dict(TIMING)
-    return d
+    return profile_default.build(TIMING)

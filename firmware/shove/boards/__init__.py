@@ -19,7 +19,6 @@
 # object models (idf_heap). The boards import nothing from it: it imports them.
 import sys
 
-from shove.scanner import WOKE_INPUT, WOKE_TIME  # noqa: F401  board.woke's values, for the loop
 ON_OPEN = []  # type: list  # start-up hooks, each called with the new board (safe boot watches the loop)
 
 
