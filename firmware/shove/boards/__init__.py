@@ -6,15 +6,19 @@
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
-#   scan_idle(snap, n, until, tx, tx_at)  up to n reads while all read open; stops at a
-#                                     closure, or (woke set) for input or at tick until;
-#                                     calls tx() (the UART's refill) at tick tx_at, reads on
+#   scan_idle(snap, n, until, q, pos, tx_end)  up to n reads while all read open;
+#                                     stops at a closure, or (woke set: scanner.WOKE_*)
+#                                     for input or at tick `until` (ms); meanwhile puts
+#                                     q[pos:] into the UART's FIFO as it drains (empty
+#                                     at tick tx_end, us); tx_pos, tx_end: where it got
+#   uart_us_per_byte, tx_out          the UART's pace; the console stream it feeds
 #   serial_ready()                    a byte waits on the console
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
-#   read_file(path), write_file(path, data)   power-safe flash
+#   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)
 #   feed(), reset()                   watchdog, power cycle
+#   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end
 # This module opens the board (open_board) and asks the chip what no board
 # object models (idf_heap). The boards import nothing from it: it imports them.
 import sys
