@@ -6,7 +6,6 @@ Every import counts, wherever it is written: at module level, inside a
 function (a lazy import is still a dependency, only a later one), and the
 literal forms `__import__("name")` and `importlib.import_module("name")`."""
 import ast
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,19 +27,20 @@ TREES = {
 # The pure firmware modules: all of firmware/shove/ but the ones below. They
 # run unchanged in CPython and in MicroPython, so none may import `machine`,
 # `esp32`, `network` or the board layer (shove.boards and its modules).
-# Not pure, and why:
+# Not pure, and why (each imports the board layer, or the chip directly):
 # - app: the game loop; it opens the board (shove.boards.open_board).
-# - commands: the protocol's handlers; `stats` asks the chip's heap (esp32).
-# - startup: safe boot, then the game; it hooks the board layer (ON_OPEN)
-#   and resets the chip (machine).
-# - diag: bring-up diagnostics, loaded on demand; it reports the board's
-#   facts through commands' chip queries.
+# - commands: the protocol's handlers; `stats` reports the chip's own heap
+#   (shove.boards.idf_heap).
+# - startup: safe boot, then the game; it hooks the board as it opens
+#   (shove.boards.ON_OPEN); its main() imports `machine` and hands it on.
+# - diag: bring-up diagnostics, loaded on demand: the chip's heap and flash
+#   timings (shove.boards), line levels through the board object.
 # - the boards package: the hardware layer itself.
 NOT_PURE = {"shove.app", "shove.commands", "shove.startup", "shove.diag"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 
-def modules(tree_dir, tree_name):
+def modules(tree_dir):
     """{module name: file} for the .py files under tree_dir (a sys.path entry).
     Folders without __init__.py are left out unless tree_dir is the top (a
     script folder): they are not packages the tree can import."""
@@ -93,7 +93,7 @@ def import_graph(trees):
     set of "tree:module" it imports (modules outside the trees, such as the
     standard library, are left out); where maps an edge to the file and line
     that makes it."""
-    mods = {name: modules(Path(d), name) for name, (d, _) in trees.items()}
+    mods = {name: modules(Path(d)) for name, (d, _) in trees.items()}
     graph, where = {}, {}
 
     def resolve(name, path_order):
@@ -217,7 +217,7 @@ def hardware_imports(files, pure):
 
 
 def test_pure_firmware_modules_import_no_hardware():
-    files = modules(ROOT / "firmware", "firmware")
+    files = modules(ROOT / "firmware")
     pure = pure_modules(files)
     assert {"shove.scanner", "shove.rules", "shove.journal", "shove.protocol", "shove.store"} <= set(pure)
     assert NOT_PURE <= set(files)  # the exceptions name modules that exist
@@ -278,7 +278,7 @@ def test_the_purity_check_finds_hardware(tmp_path):
         "shove/leds.py": "from shove.boards import WOKE_INPUT\n", "shove/net.py": "import network as n\n",
         "shove/app.py": "import machine\n",  # not pure: allowed
         "shove/boards/__init__.py": "import esp32\n"})  # the board layer: allowed
-    files = modules(tmp_path, "t")
+    files = modules(tmp_path)
     pure = pure_modules(files)
     assert pure == ["shove", "shove.fine", "shove.leds", "shove.net", "shove.rules"]
     bad = hardware_imports(files, pure)
