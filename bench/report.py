@@ -2,8 +2,9 @@
 `make bench`), so the page cannot drift from the run that measured it.
 `python bench/report.py` rewrites the table; tests/test_perf_docs.py checks it."""
 import json
-import sys
 from pathlib import Path
+
+from table import table_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "performance.md"
@@ -13,9 +14,6 @@ END = "<!-- bench:end -->"
 
 
 def render(results):
-    sys.path.insert(0, str(ROOT / "bench"))
-    from run import table_rows
-
     run = results["run"]
     lines = ["One run of `make bench` (%d s) on %s, commit %s%s, %s; load average %.2f at its end." % (
         results["seconds"], run["machine"], run["commit"], " with local changes" if run["dirty"] else "",

@@ -27,6 +27,7 @@ from hapenny.connect import connect  # noqa: E402
 from hapenny.deploy import deploy  # noqa: E402
 from hapenny.sim.board import VirtualBoard, micropython_path  # noqa: E402
 from hapenny.sim.pulses import match, percentile  # noqa: E402
+from table import table_rows  # noqa: E402
 
 LONG = "--long" in sys.argv
 # row 2 (default virtual board, no goal of its own) is paced by the wall
@@ -266,86 +267,6 @@ def run_info():
             "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
             "machine": "%s, %d cores, %s" % (platform.machine(), os.cpu_count() or 0, platform.system()),
             "python": platform.python_version(), "load_at_end": load}
-
-
-def _bound(c):
-    """The highest miss rate the count still allows (95 % confidence), when recorded."""
-    b = c.get("miss_rate_bound")
-    return "" if b is None else "; miss rate under %.2f%% (95%% confidence)" % (100.0 * b)
-
-
-def _steps(r):
-    """Where the run's time went: the steps of 20 s or more."""
-    big = ["%s %.0f s" % (k.split(":")[0].split(" (")[0], v) for k, v in r.get("step_seconds", {}).items() if v >= 20]
-    return " (%s)" % ", ".join(big) if big else ""
-
-
-def table_rows(r):
-    """The figures as (measurement, result) rows: printed by `make bench` and
-    written into docs/performance.md by bench/report.py."""
-    s = r["scan"]
-    rows = [
-        ("1 scan (8x8, MicroPython unix)", "scanner core %.2f us/scan, naive %.2f us/scan: %.1fx" % (
-            s["fast_us_per_scan"], s["naive_us_per_scan"], s["ratio"])),
-        ("  heap per 10,000 scans", "scanner core %d B (goal 0), naive %d B" % (s["fast_heap_bytes"], s["naive_heap_bytes"])),
-    ]
-    for p in r["pulse_capture"]:
-        live = p["pulses"] - p["ignored"]  # closures after a win cannot score
-        share = 100.0 * p["exactly_one"] / live
-        rows.append(("2 pulse %.1f ms, %s" % (p["ms"], p["condition"]),
-                     "%.1f%% exactly one (%d/%d that could score; missed %d, doubled %d, after a win %d)" % (
-                         share, p["exactly_one"], live, p["missed"], p["doubled"], p["ignored"])))
-    rows += [
-        ("  strip writes during the game capture", str(r["strip_writes_during_game_capture"])),
-        ("3 latency closure -> dart event on host", "p50 %.1f ms, p99 %.1f ms (%d samples)" % (
-            r["latency_ms"]["p50"], r["latency_ms"]["p99"], r["latency_ms"]["samples"])),
-        ("4 referee (MicroPython unix)", "%d darts/s" % r["referee"]["darts_per_s"]),
-    ]
-    for g in r["referee"]["games"]:
-        rows.append(("  RAM, %d-player %s game" % (g["players"], g["variant"]),
-                     "%d B new, %d B after %d darts (undo log %d B)" % (
-                         g["bytes_new"], g["bytes_full"], g["darts"], g["undo_bytes"])))
-    rows += [
-        ("5 heap after boot (virtual board)", "%d B" % r["heap_after_boot"]),
-        ("  heap peak during a game", "%d B (sampled after every dart)" % r["heap_peak_during_game"]),
-        ("  heap, 32-bit port: boot / game", "%(heap_boot_32bit_B)d B / %(heap_play_max_32bit_B)d B (goal < 40,960)" % r["wasm_heap"]),
-        ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
-            r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),
-    ]
-    m = r["esp32_model"]
-    if "esp32_factor" in r:
-        rows.append(("7 ESP32 timing model: factor", "x%(factor)d, %(source)s" % r["esp32_factor"]))
-    rows.append(("  loop period" if "esp32_factor" in r else "7 ESP32 timing model: loop period",
-                 "%.1f us a pass on average (goal <= 100)" % m["loop_period_us"]))
-    for key in sorted(k for k in m if k.startswith("capture_")):
-        c = m[key]
-        us = key.split("_")[1]
-        rows.append(("  pulse %s%s" % (us, ", a state request in flight" if key.endswith("traffic") else ""),
-                     "%.2f%% scored (%d/%d), doubled %d%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
-                                                              c["pulses"], c["doubled"], _bound(c))))
-    for key in sorted(k for k in m if k.startswith("stress_")):
-        c = m[key]
-        rows.append(("  pulse %s, darts 80 ms apart, every segment" % key.split("_")[1],
-                     "%.2f%% scored (%d/%d), doubled %d, wrong segment %d%s" % (
-                         100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"], c["doubled"], c["wrong"],
-                         _bound(c))))
-    for key in ("latency_ms", "latency_traffic_ms"):
-        rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
-                     "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))
-    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]))
-    rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
-    rows += [
-        ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
-        ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
-            r["deploy_full_s"], r["deploy_full_files"], r["deploy_nochange_s"], r["deploy_nochange_files"])),
-        ("run time", "%.0f s%s" % (r["seconds"], _steps(r))),
-    ]
-    if "cpu_player" in r:
-        rows.insert(-1, ("8 computer dart, slowest case, ESP32 estimate", "%(worst_esp32_ms).1f ms; %(mpy_total)d B .mpy" % r["cpu_player"]))
-    if "web_latency" in r:
-        rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
-                                                                   "(%(samples)d darts; goal 200)" % r["web_latency"]))
-    return rows
 
 
 def report(r):

@@ -26,3 +26,30 @@ def test_hint_has_help_and_new_explains_computer_sides():
     assert r.returncode == 0 and "--level" in r.stdout
     r = subprocess.run([HAPENNY, "new", "-h"], capture_output=True, text=True, timeout=60)
     assert "cpu:N" in r.stdout
+
+
+def test_every_command_has_help_and_the_shared_options(capsys):
+    """Every subcommand, as the parser lists them: `-h` prints its usage; the
+    options declared once for several commands are there in each."""
+    import argparse
+
+    import pytest
+
+    from hapenny import cli
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert len(commands) >= 18
+    for name, sub in commands.items():
+        with pytest.raises(SystemExit) as done:
+            cli.main([name, "-h"])
+        assert done.value.code == 0
+        assert capsys.readouterr().out.startswith("usage: hapenny " + name)
+        options = {o for a in sub._actions for o in a.option_strings}
+        if "--json" in options:
+            assert {"--port", "-p"} <= options, name
+    with pytest.raises(SystemExit):
+        cli.main(["-h"])
+    assert "COMMAND" in capsys.readouterr().out
+    for name in ("flash", "deploy"):
+        assert "generic-8x8 on a board with none" in commands[name].format_help()

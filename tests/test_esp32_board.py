@@ -8,7 +8,7 @@ import pytest
 
 from esp32_models import Clock, Gpio, esp32
 from shove import profile
-from shove.boards import WOKE_INPUT, WOKE_TIME
+from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 GENERIC = profile.Profile(profile.default_dict())
 

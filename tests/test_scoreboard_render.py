@@ -4,7 +4,7 @@ escape codes at all."""
 import io
 import re
 
-from hapenny import scoreboard
+from hapenny import scoreboard, term
 
 ESC = re.compile("\x1b")
 
@@ -41,7 +41,7 @@ def test_no_colour_means_no_escape_codes_and_the_same_words():
 
 def test_a_console_on_a_pipe_or_with_no_color_writes_no_codes(monkeypatch):
     out = io.StringIO()  # not a terminal
-    c = scoreboard.console_for(out)
+    c = term.console(out)
     c.print(scoreboard.screen(big_state())[0])
     assert not ESC.search(out.getvalue()) and "Shove Ha'penny" in out.getvalue()
 
@@ -51,12 +51,39 @@ def test_a_console_on_a_pipe_or_with_no_color_writes_no_codes(monkeypatch):
 
     monkeypatch.setenv("NO_COLOR", "1")
     tty = Tty()
-    scoreboard.console_for(tty).print(scoreboard.screen(big_state())[0])
+    term.console(tty).print(scoreboard.screen(big_state())[0])
     assert not ESC.search(tty.getvalue())
     monkeypatch.delenv("NO_COLOR")
     tty = Tty()
-    scoreboard.console_for(tty).print(scoreboard.screen(big_state())[0])
+    term.console(tty).print(scoreboard.screen(big_state())[0])
     assert ESC.search(tty.getvalue())
+
+
+def test_the_live_screen_takes_cursor_control_and_colour_only_where_the_terminal_allows(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    def drawn(out):
+        board = scoreboard.Scoreboard(None, out)
+        board.state, board.pixels = big_state(), [(9, 0, 0)] * 3
+        board.draw()
+        return out.getvalue()
+
+    home = "\x1b[H\x1b[2J"
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    screen = drawn(Tty())
+    assert screen.startswith(home) and "\x1b[1m" in screen and "█" in screen  # in place, bold, the strip
+    assert term.size(Tty()) == (80, 24)  # a stream with no terminal size behind it
+    monkeypatch.setenv("NO_COLOR", "1")
+    screen = drawn(Tty())
+    assert screen.startswith(home) and "\x1b[1m" not in screen and "█" not in screen
+    monkeypatch.setenv("TERM", "dumb")
+    screen = drawn(Tty())
+    assert screen.startswith("\r\n") and not ESC.search(screen) and "Player 7 long" in screen
+    monkeypatch.delenv("NO_COLOR")
+    assert not ESC.search(drawn(Tty())) and not ESC.search(drawn(io.StringIO()))  # dumb, or not a tty
 
 
 def test_the_deploy_progress_is_a_bar_on_a_terminal_and_lines_elsewhere(monkeypatch):

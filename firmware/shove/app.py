@@ -19,7 +19,8 @@ import sys
 from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
-from shove.boards import WOKE_INPUT, open_board
+from shove.boards import open_board
+from shove.scanner import WOKE_INPUT
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip),

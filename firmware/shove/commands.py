@@ -7,6 +7,7 @@ import json
 import sys
 
 from shove import profile, protocol, rules, segments
+from shove.boards import idf_heap
 from shove.settings import CONFIG_FILE, MAP_FILE, VERSION, check_config
 
 
@@ -191,19 +192,3 @@ class Commands:
                 "idles": getattr(self.board, "idles", 0), "slices": self.slices, "armed_slices": self.armed_slices,
                 "mem_peak": _mem_peak(), "idf_heap": idf_heap()}
 
-
-def idf_heap():
-    """The ESP-IDF heap MicroPython grows into (ports/esp32/modesp32.c:
-    idf_heap_info(HEAP_DATA) gives (total, free, largest free block, least
-    free ever) per region): [free, largest free block], or None off the chip."""
-    try:
-        import esp32
-    except ImportError:
-        return None
-    free = 0
-    largest = 0
-    for region in esp32.idf_heap_info(esp32.HEAP_DATA):
-        free += region[1]
-        if region[2] > largest:
-            largest = region[2]
-    return [free, largest]

@@ -9,7 +9,7 @@ import sys
 import time
 
 from shove import protocol
-from shove.commands import idf_heap
+from shove.boards import idf_heap
 
 MAX_EDGES = 240  # matrix and button changes a recording keeps (3 ints each)
 MAX_WATCH_MS = 20000

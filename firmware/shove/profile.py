@@ -178,4 +178,4 @@ def default_dict():
     board has no valid profile.json, so its code takes no heap otherwise)."""
     from shove import profile_default
 
-    return profile_default.build()
+    return profile_default.build(TIMING)

@@ -1,12 +1,13 @@
 # The built-in profile, used when the board has none (or a refused one).
-from shove.profile import TIMING
+# It imports nothing: profile.default_dict() hands it the timing defaults,
+# which profile.py owns.
 
 # The default: an 8 x 8 matrix with inner and outer single on one crossing
 # (62 segments), crossings listed single, double, treble in dial order.
 DIAL = (20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5)
 
 
-def build():
+def build(timing):
     segs = [ring + str(n) for ring in ("S", "D", "T") for n in DIAL] + ["SB", "DB"]
     return {
         "name": "generic-8x8",
@@ -17,5 +18,5 @@ def build():
         "buttons": {"next": 34, "undo": 35, "new": 39},
         "pullups": [34, 35, 39],
         "brightness": 64,
-        "timing": dict(TIMING),
+        "timing": dict(timing),
     }

@@ -32,6 +32,12 @@ except ImportError:  # CPython: the decorator does nothing
         def native(f):
             return f
 
+# board.woke: why the board's burst of idle scans (scan_idle) stopped early.
+# Both boards set it and the loop reads it; they live here, a module all of
+# them load, so that the boards need not import the package that opens them.
+WOKE_INPUT = const(1)  # a serial byte or a button
+WOKE_TIME = const(2)  # the tick it was given
+
 IDLE = const(0)
 WINDOW = const(1)
 LOCKOUT = const(2)

@@ -12,12 +12,19 @@ from hapenny import __version__
 EPILOG = "Run `hapenny COMMAND -h` for a command's options. Docs: README.md and docs/."
 
 
-def _port_arg(p):
-    p.add_argument("--port", "-p", help="serial port (default: $HAPENNY_PORT or the one ESP32 found)")
-
-
-def _json_arg(p):
-    p.add_argument("--json", action="store_true", help="print the board's reply as JSON")
+def _shared():
+    """The options several commands share, each declared once, as argparse
+    parents: [--port] for every command that talks to a board, [--port,
+    --json] for those that can print the board's reply as JSON, [--profile]
+    for those that deploy."""
+    port = argparse.ArgumentParser(add_help=False)
+    port.add_argument("--port", "-p", help="serial port (default: $HAPENNY_PORT or the one ESP32 found)")
+    reply = argparse.ArgumentParser(add_help=False, parents=[port])
+    reply.add_argument("--json", action="store_true", help="print the board's reply as JSON")
+    profile = argparse.ArgumentParser(add_help=False)
+    profile.add_argument("--profile", help="board profile to deploy with: a name in hardware/profiles or a "
+                         ".json path (default: keep the board's; generic-8x8 on a board with none)")
+    return [port], [reply], [profile]
 
 
 def _connect(args):
@@ -31,14 +38,12 @@ def _print_state(state, as_json):
     if as_json:
         print(json.dumps(state))
         return
-    import os
-
+    from hapenny import term
     from hapenny.scoreboard import render
 
-    color = sys.stdout.isatty() and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
-    width = os.get_terminal_size().columns if sys.stdout.isatty() else 80
     # the screen's key help is for `play`; a one-shot command prints the board only
-    print(render(state, width=width, color=color, keys=False).rstrip())
+    width = term.size(sys.stdout)[0]
+    print(render(state, width=width, color=term.wants_colour(sys.stdout), keys=False).rstrip())
 
 
 def _parse_rule(text):
@@ -121,10 +126,9 @@ def cmd_hint(args):
 def cmd_variant(args):
     from rich.text import Text
 
-    from hapenny.scoreboard import console_for
+    from hapenny import firmware, term
 
-    sys.path.insert(0, str(_firmware_dir()))
-    from shove import rules
+    rules = firmware.module("rules")
 
     if not args.name:
         for name in sorted(rules.VARIANTS):
@@ -136,7 +140,7 @@ def cmd_variant(args):
         return 0
     link, _ = _connect(args)
     link.request("config", set={"variant": args.name})
-    console_for(sys.stdout).print(Text.assemble("the new-game button now starts ", (args.name, "bold")))
+    term.console(sys.stdout).print(Text.assemble("the new-game button now starts ", (args.name, "bold")))
     if args.start:
         rep = link.request("new", variant=args.name, players=link.request("config")["config"]["players"])
         _print_state(rep["state"], False)
@@ -262,45 +266,35 @@ def cmd_test(args):
     return run_suite(args.port, junit=args.junit, extra=args.pytest_args, sim=args.sim)
 
 
-def _firmware_dir():
-    from hapenny import firmware
-
-    return firmware.FIRMWARE
-
-
 def build_parser():
     p = argparse.ArgumentParser(prog="hapenny", description="Shove Ha'penny on a soft-tip dartboard: "
                                 "flash, deploy, configure, play, calibrate and test the board.", epilog=EPILOG)
     p.add_argument("--version", action="version", version="hapenny " + __version__)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    port, reply, profile = _shared()
 
     s = sub.add_parser("ports", help="list serial ports, marking the ones that look like an ESP32")
     s.set_defaults(fn=cmd_ports)
 
-    s = sub.add_parser("flash", help="erase the chip and write a MicroPython image with esptool, then deploy")
+    s = sub.add_parser("flash", parents=port + profile,
+                       help="erase the chip and write a MicroPython image with esptool, then deploy")
     s.add_argument("image", nargs="?", help="the MicroPython .bin for your chip (micropython.org/download; "
                    "default: %s in this folder)" % _default_image())
-    _port_arg(s)
     s.add_argument("--chip", default="esp32", help="esp32 (default), esp32s2, esp32s3, esp32c3, ...")
     s.add_argument("--baud", type=int, default=460800)
-    s.add_argument("--profile", help="board profile to deploy with (default: keep the board's)")
     s.add_argument("--no-deploy", action="store_true", help="only write MicroPython")
     s.add_argument("--dry-run", action="store_true", help="print the esptool commands, run nothing")
     s.set_defaults(fn=cmd_flash)
 
-    s = sub.add_parser("deploy", help="compile the firmware with mpy-cross and copy what changed with mpremote")
-    _port_arg(s)
-    _json_arg(s)
-    s.add_argument("--profile", help="board profile (name in hardware/profiles or a .json path)")
+    s = sub.add_parser("deploy", parents=reply + profile,
+                       help="compile the firmware with mpy-cross and copy what changed with mpremote")
     s.add_argument("--no-reset", action="store_true", help="do not reset the board afterwards")
     s.add_argument("--force", action="store_true", help="copy every file, changed or not")
     s.add_argument("--debug", action="store_true", help="keep line numbers in the board's tracebacks "
                    "(about 4 KB more code, which the board keeps in RAM)")
     s.set_defaults(fn=cmd_deploy)
 
-    s = sub.add_parser("new", help="start a new game")
-    _port_arg(s)
-    _json_arg(s)
+    s = sub.add_parser("new", parents=reply, help="start a new game")
     s.add_argument("players", nargs="*", help="player names (default: Home Away); cpu:N (N 1 to 6, "
                    "beginner to strong league player) is a side the board plays itself")
     s.add_argument("--teams", nargs="+", metavar="A,B", help="teams: comma-separated member names")
@@ -309,46 +303,37 @@ def build_parser():
                    help="override a rule, e.g. darts=4, gift=all, beds=[1,2,3,25]")
     s.set_defaults(fn=cmd_new)
 
-    s = sub.add_parser("variant", help="list the variants, or set the one the new-game button starts")
-    _port_arg(s)
+    s = sub.add_parser("variant", parents=port, help="list the variants, or set the one the new-game button starts")
     s.add_argument("name", nargs="?")
     s.add_argument("--start", action="store_true", help="and start a game of it now")
     s.set_defaults(fn=cmd_variant)
 
-    s = sub.add_parser("config", help="show or change the board's settings")
-    _port_arg(s)
-    _json_arg(s)
+    s = sub.add_parser("config", parents=reply, help="show or change the board's settings")
     s.add_argument("action", choices=("get", "set"), nargs="?", default="get")
     s.add_argument("pairs", nargs="*", type=_parse_rule, metavar="NAME=VALUE")
     s.set_defaults(fn=cmd_config)
 
     for name, text in (("state", "show the game"), ("undo", "take back the last dart or player change"),
                        ("next", "player change: end the visit")):
-        s = sub.add_parser(name, help=text)
-        _port_arg(s)
-        _json_arg(s)
+        s = sub.add_parser(name, parents=reply, help=text)
         s.set_defaults(fn=_simple(name))
-    s = sub.add_parser("throw", help="score a segment for the thrower, as a dart on the board would be; "
+    s = sub.add_parser("throw", parents=reply,
+                       help="score a segment for the thrower, as a dart on the board would be; "
                        "refused (visit_over) once the visit's darts are thrown, until the player change")
-    _port_arg(s)
-    _json_arg(s)
     s.add_argument("seg", help="T5, D7, S20, SB, DB, MISS ...")
     s.set_defaults(fn=_simple("throw"))
 
-    s = sub.add_parser("hint", help="where the thrower should aim next, and why")
-    _port_arg(s)
-    _json_arg(s)
+    s = sub.add_parser("hint", parents=reply, help="where the thrower should aim next, and why")
     s.add_argument("--level", "-l", type=int, default=3, help="the thrower's skill, 1 (beginner) to 6 (default 3)")
     s.set_defaults(fn=cmd_hint)
 
-    s = sub.add_parser("play", help="live scoreboard: n next, u undo, h hint, type a segment to throw, q quit")
-    _port_arg(s)
+    s = sub.add_parser("play", parents=port,
+                       help="live scoreboard: n next, u undo, h hint, type a segment to throw, q quit")
     s.add_argument("players", nargs="*", help="start a new game for these players (cpu:N: the board plays that side)")
     s.add_argument("--variant", "-v", help="start a new game of this variant")
     s.set_defaults(fn=cmd_play)
 
-    s = sub.add_parser("learn", help="calibrate: map the board's matrix segment by segment")
-    _port_arg(s)
+    s = sub.add_parser("learn", parents=port, help="calibrate: map the board's matrix segment by segment")
     s.add_argument("--out", "-o", help="profile file to write (default: BOARD-learned.json)")
     s.add_argument("--split", action="store_true", help="the board has inner and outer singles apart")
     s.add_argument("--segments", help="learn only these, comma-separated (e.g. to redo a few)")
@@ -359,9 +344,8 @@ def build_parser():
     s.add_argument("--out", "-o", help="SVG file (default: NAME-wiring.svg; - for stdout)")
     s.set_defaults(fn=cmd_wiring)
 
-    s = sub.add_parser("doctor", help="guided bring-up of a freshly wired board: versions, memory, matrix "
-                                      "lines, LEDs, buttons and the timing of real darts")
-    _port_arg(s)
+    s = sub.add_parser("doctor", parents=port, help="guided bring-up of a freshly wired board: versions, memory, "
+                       "matrix lines, LEDs, buttons and the timing of real darts")
     s.add_argument("--record", type=float, default=10.0, metavar="S",
                    help="seconds to record the closures of real darts (0: skip; default 10)")
     s.add_argument("--darts", type=int, default=3, help="darts to throw while recording (default 3)")
@@ -370,9 +354,8 @@ def build_parser():
     s.add_argument("--answers", metavar="YN", help="answers to the LED questions in order, e.g. yyyyyyyyyy")
     s.set_defaults(fn=cmd_doctor)
 
-    s = sub.add_parser("web", help="the live scoreboard and controls as a web page for any browser "
-                                   "(a TV, a tablet, a phone)")
-    _port_arg(s)
+    s = sub.add_parser("web", parents=port, help="the live scoreboard and controls as a web page for any browser "
+                       "(a TV, a tablet, a phone)")
     s.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where to serve (default 127.0.0.1:8080, this computer only; 0.0.0.0:8080 for "
                         "the home network: anyone on it can watch, playing needs the pairing code)")
@@ -395,8 +378,8 @@ def build_parser():
                    help="and serve the web scoreboard for it (make web)")
     s.set_defaults(fn=cmd_sim)
 
-    s = sub.add_parser("test", help="run the hardware-in-the-loop suite on a board (or a virtual one)")
-    _port_arg(s)
+    s = sub.add_parser("test", parents=port,
+                       help="run the hardware-in-the-loop suite on a board (or a virtual one)")
     s.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     s.add_argument("--sim", action="store_true", help="run it on a virtual board started for the run")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after --")

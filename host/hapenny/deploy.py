@@ -1,7 +1,6 @@
 """`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
 esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
-import os
 import subprocess
 import sys
 import threading
@@ -99,15 +98,15 @@ class _Bar:
     otherwise (a log, a pipe, a terminal without colour)."""
 
     def __init__(self, total, out):
-        from hapenny.scoreboard import console_for
+        from hapenny import term
 
         self.total, self.out = total, out
         self.progress = None
-        if hasattr(out, "isatty") and out.isatty() and os.environ.get("TERM") != "dumb":
+        if term.is_terminal(out):
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self.progress = Progress(TextColumn("copying"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("{task.fields[name]}"), console=console_for(out, width=80))
+                                     TextColumn("{task.fields[name]}"), console=term.console(out, width=80))
             self.task = self.progress.add_task("copy", total=total, name="")
             self.progress.start()
 

@@ -142,12 +142,19 @@ def chip_module():
     return mod
 
 
-def profile_problem(text):
-    """None if the firmware accepts this profile.json, else its reason."""
+def module(name):
+    """A pure firmware module (shove.NAME), imported from the firmware tree,
+    for the host to use the firmware's own checks and tables."""
+    import importlib
+
     if str(FIRMWARE) not in sys.path:
         sys.path.insert(0, str(FIRMWARE))
-    from shove import profile
+    return importlib.import_module("shove." + name)
 
+
+def profile_problem(text):
+    """None if the firmware accepts this profile.json, else its reason."""
+    profile = module("profile")
     try:
         profile.load(text)
     except profile.ProfileError as e:

@@ -12,12 +12,11 @@ import sys
 import time
 
 from rich.color import Color
-from rich.console import Console
 from rich.control import Control, ControlType
 from rich.style import Style
 from rich.text import Text
 
-from hapenny import gamestate
+from hapenny import gamestate, term
 from hapenny.link import BoardError, LinkError
 
 CLOSED = "⊗"
@@ -99,21 +98,10 @@ def screen(state, log=(), typed="", pixels=None, height=None, keys=True):
     return lines + tail
 
 
-def console_for(out, width=None, color=None):
-    """A rich console writing to `out`: colour only on a terminal that can
-    show it (rich also honours NO_COLOR and TERM=dumb)."""
-    tty = hasattr(out, "isatty") and out.isatty()
-    if color is None:
-        color = tty and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
-    return Console(file=out, width=width or 80, force_terminal=bool(color), no_color=not color,
-                   color_system="truecolor" if color else None, highlight=False, emoji=False,
-                   soft_wrap=False)
-
-
 def render(state, log=(), typed="", width=80, pixels=None, color=True, height=None, keys=True):
     """The whole screen as text (with colour and bold codes if `color`)."""
     buf = io.StringIO()
-    c = console_for(buf, width, color)
+    c = term.console(buf, width, color)
     for line in screen(state, log, typed, pixels, height, keys):
         c.print(line, overflow="crop", no_wrap=True)
     return buf.getvalue().rstrip("\n")
@@ -172,17 +160,12 @@ class Scoreboard:
             self.pixels = None
 
     def draw(self):
-        try:
-            width, height = os.get_terminal_size(self.out.fileno())
-        except (OSError, AttributeError, ValueError):
-            width = height = 0
-        width, height = width or 80, height or 24  # a pty nobody sized says 0
-        tty = hasattr(self.out, "isatty") and self.out.isatty()
-        color = tty and os.environ.get("TERM") != "dumb" and "NO_COLOR" not in os.environ
+        width, height = term.size(self.out)
+        color = term.wants_colour(self.out)
         text = render(self.state, self.log, self.typed, width=width, pixels=self.pixels if color else None,
                       color=color, height=height)
         # the terminal is raw (keys arrive one by one): lines need their carriage return
-        top = str(Control(ControlType.HOME, ControlType.CLEAR)) if tty and os.environ.get("TERM") != "dumb" else "\r\n"
+        top = str(Control(ControlType.HOME, ControlType.CLEAR)) if term.is_terminal(self.out) else "\r\n"
         self.out.write(top + text.replace("\n", "\r\n") + "\r\n")
         self.out.flush()
 

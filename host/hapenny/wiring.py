@@ -7,8 +7,6 @@ from xml.sax.saxutils import escape
 from hapenny import firmware
 
 ROW_H = 22
-INPUT_ONLY = {34, 35, 36, 37, 38, 39}  # no internal pull-ups
-STRAPPING = {0, 2, 5, 12, 15}
 COLOURS = {"row": "#c0392b", "col": "#2471a3", "led": "#1e8449", "button": "#7d3c98"}
 
 
@@ -32,20 +30,21 @@ def connections(profile):
 def warnings(profile):
     why = firmware.profile_problem(json.dumps(profile))
     notes = ["the firmware refuses this profile: %s" % why] if why else []
+    pins = firmware.module("profile")  # the chip's pins as the firmware knows them
     conns = connections(profile)
     seen = {}
     for p, kind, label in conns:
         if p in seen:
             notes.append("GPIO %d is used twice (%s; %s)" % (p, seen[p], label))
         seen[p] = label
-        if p in INPUT_ONLY and kind in ("col", "button"):
+        if p in pins.INPUT_ONLY and kind in ("col", "button"):
             notes.append("GPIO %d has no internal pull-up: add 10 kΩ to 3.3 V (listed in \"pullups\")" % p)
-        if p in INPUT_ONLY and kind in ("row", "led"):
+        if p in pins.INPUT_ONLY and kind in ("row", "led"):
             notes.append("GPIO %d is input-only and cannot drive a %s" % (p, kind))
-        if p in STRAPPING:
+        if p in pins.STRAPPING:
             notes.append("GPIO %d is a strapping pin: keep it free of pull-%s at power-up"
                          % (p, "ups" if p in (2, 12) else "downs"))
-        if 6 <= p <= 11:
+        if p in pins.FLASH:
             notes.append("GPIO %d belongs to the flash chip: do not use it" % p)
     return notes
 

@@ -3,8 +3,8 @@
 # (400 us of a clock the test controls, which would be 40 ms at the model's
 # factor of 100): the board's clock must move by the flash model's figures.
 from shove import profile, store
-from shove.boards import WOKE_TIME
 from shove.boards import virtual
+from shove.scanner import WOKE_TIME
 
 
 class Clock:

@@ -6,19 +6,23 @@
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
-#   scan_idle(snap, n, until, tx, tx_at)  up to n reads while all read open; stops at a
-#                                     closure, or (woke set) for input or at tick until;
-#                                     calls tx() (the UART's refill) at tick tx_at, reads on
+#   scan_idle(snap, n, until, q, pos, tx_end)  up to n reads while all read open;
+#                                     stops at a closure, or (woke set: scanner.WOKE_*)
+#                                     for input or at tick `until` (ms); meanwhile puts
+#                                     q[pos:] into the UART's FIFO as it drains (empty
+#                                     at tick tx_end, us); tx_pos, tx_end: where it got
+#   uart_us_per_byte, tx_out          the UART's pace; the console stream it feeds
 #   serial_ready()                    a byte waits on the console
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
-#   read_file(path), write_file(path, data)   power-safe flash
+#   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
 #   service(app)                      per-loop housekeeping (control channel)
 #   feed(), reset()                   watchdog, power cycle
+#   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end
+# This module opens the board (open_board) and asks the chip what no board
+# object models (idf_heap). The boards import nothing from it: it imports them.
 import sys
 
-WOKE_INPUT = 1  # board.woke: scan_idle stopped for a serial byte or a button
-WOKE_TIME = 2  # ... at the tick it was given
 ON_OPEN = []  # type: list  # start-up hooks, each called with the new board (safe boot watches the loop)
 
 
@@ -31,3 +35,20 @@ def open_board(profile):
     for hook in ON_OPEN:
         hook(b)
     return b
+
+
+def idf_heap():
+    """The ESP-IDF heap MicroPython grows into (ports/esp32/modesp32.c:
+    idf_heap_info(HEAP_DATA) gives (total, free, largest free block, least
+    free ever) per region): [free, largest free block], or None off the chip."""
+    try:
+        import esp32
+    except ImportError:
+        return None
+    free = 0
+    largest = 0
+    for region in esp32.idf_heap_info(esp32.HEAP_DATA):
+        free += region[1]
+        if region[2] > largest:
+            largest = region[2]
+    return [free, largest]

@@ -17,8 +17,8 @@ import micropython
 from machine import Pin
 
 from shove import chip, safeboot, store
-from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
+from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 # Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
 # chips keep them elsewhere, hence the chip check in Board().

@@ -10,8 +10,8 @@ import sys
 import time
 
 from shove import scanner, store
-from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
+from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 _MASK = 0x3FFFFFFF
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32

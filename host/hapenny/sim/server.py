@@ -1,6 +1,7 @@
 """`hapenny sim`: a virtual board as a process. Prints `PORT <path>` first,
 then `CONTROL <socket>`, and serves the control API on that Unix socket
 (one JSON request a line) until Ctrl-C or SIGTERM."""
+import contextlib
 import json
 import os
 import signal
@@ -48,9 +49,10 @@ def _serve_client(vb, conn):
             f.flush()
 
 
+@contextlib.contextmanager
 def _board_with_a_game(board_dir, profile, players, out):
     """A virtual board (registered for `hapenny ports`) and a link to it,
-    with a game to play if its flash held none."""
+    with a game to play if its flash held none; both gone on leaving."""
     from hapenny.connect import connect
 
     vb = VirtualBoard(board_dir=board_dir, profile=profile, refresh=True).start()
@@ -61,36 +63,27 @@ def _board_with_a_game(board_dir, profile, players, out):
         link, info, ser = connect(vb.port, timeout=10)
         if link.request("state").get("state") is None:
             link.request("new", players=players or ["Home", "Away"])
-    except BaseException:
+        yield vb, link, ser
+    finally:
         reg.unlink()
         vb.stop()
-        raise
-    return vb, reg, link, ser
 
 
 def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.stdout):
     """`make sim`: a virtual board and the live scoreboard on it, in one go."""
     from hapenny.scoreboard import play
 
-    vb, reg, link, ser = _board_with_a_game(board_dir, profile, players, out)
-    try:
+    with _board_with_a_game(board_dir, profile, players, out) as (vb, link, ser):
         return play(link)
-    finally:
-        reg.unlink()
-        vb.stop()
 
 
 def web_on_sim(board_dir=None, profile="generic-8x8", listen="127.0.0.1:8080", out=sys.stdout):
     """`make web`: a virtual board and the web scoreboard on it, in one go."""
     from hapenny.web.server import serve as serve_web
 
-    vb, reg, link, ser = _board_with_a_game(board_dir, profile, None, out)
-    try:
+    with _board_with_a_game(board_dir, profile, None, out) as (vb, link, ser):
         ser.close()  # the web server owns the port from here
         serve_web(vb.port, listen, out=lambda s: (out.write(s + "\n"), out.flush()))
-    finally:
-        reg.unlink()
-        vb.stop()
 
 
 def serve(board_dir=None, profile="generic-8x8", control=None, fast=False, out=sys.stdout):
