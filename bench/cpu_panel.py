@@ -116,29 +116,48 @@ def _run(args):
     return w == seat, d
 
 
-def row(first, others, level, variant, games, pool):
+def row(first, others, level, variant, games, pool, same=None, check=500):
+    """One row: `first` against `others` over `games` games. With `same`, the
+    results of the computer's row on the same seeds: the coach's follower
+    throws the coach's target, which is the computer's choice, so its games
+    are those games dart for dart. That is checked by playing the first
+    `check` games through the coach; any game that differs and the whole
+    row is played through the coach."""
     t = time.time()
     tasks = [(first, others, level, variant, 1000003 * (i + 1)) for i in range(games)]
-    res = pool.map(_run, tasks, chunksize=25) if pool else [_run(a) for a in tasks]
+    res = None
+    if same is not None:
+        part = tasks[:check]
+        mine = pool.map(_run, part, chunksize=25) if pool else [_run(a) for a in part]
+        if [tuple(r) for r in mine] == [tuple(r) for r in same[:check]]:
+            res = same
+    checked = check if res is not None else games
+    if res is None:
+        res = pool.map(_run, tasks, chunksize=25) if pool else [_run(a) for a in tasks]
     wins = sum(1 for r in res if r[0])
     lo, hi = wilson(wins, games)
     fair = 1.0 / (len(others) + 1)
     goal = 0.52 if len(others) == 1 else fair
     return {"side": first, "against": "+".join(others), "level": level, "variant": variant,
             "games": games, "wins": wins, "rate": wins / games, "lo": lo, "hi": hi, "goal": goal,
-            "met": lo > goal, "darts": sum(r[1] for r in res) / games, "seconds": round(time.time() - t, 1)}
+            "met": lo > goal, "darts": sum(r[1] for r in res) / games, "seconds": round(time.time() - t, 1),
+            "played": checked if first == "coach" else games}, res
 
 
 def plan(levels, variants):
-    """Every row, in the order they run: (side, opponents, level, variant)."""
+    """Every row, in the order they run: (side, opponents, level, variant).
+    Classic first at every level, the coach's rows beside the computer's,
+    and the 3- and 4-sided games (classic) after it; then the other rule sets."""
     out = []
-    for lv in levels:
-        for v in variants:
+    for v in variants:
+        for lv in levels:
             for m in panel.MEMBERS:
                 out.append(("cpu", (m,), lv, v))
             out.append(("coach", ("tips",), lv, v))
-        for n in (3, 4):
-            out.append(("cpu", MIXED[n], lv, "classic"))
+        if v == variants[0]:
+            for lv in levels:
+                for n in (3, 4):
+                    out.append(("cpu", MIXED[n], lv, v))
     return out
 
 
@@ -165,11 +184,17 @@ def main():
     done = json.loads(out.read_text()) if out.exists() and "--resume" in a else []
     have = {(r["side"], r["against"], r["level"], r["variant"], r["games"]) for r in done}
     pool = Pool(jobs) if jobs > 1 else None
+    games_of = {}  # the computer's games against the tips player, for the coach's rows
     try:
         for side, others, lv, v in rows:
             if (side, "+".join(others), lv, v, games) in have:
                 continue
-            r = row(side, others, lv, v, games, pool)
+            same = games_of.get((lv, v)) if side == "coach" else None
+            if side == "coach" and same is None:
+                same = row("cpu", others, lv, v, games, pool)[1]
+            r, res = row(side, others, lv, v, games, pool, same)
+            if side == "cpu" and others == ("tips",):
+                games_of[(lv, v)] = res
             done.append(r)
             print(json.dumps(r), flush=True)
             out.parent.mkdir(exist_ok=True)
@@ -180,6 +205,51 @@ def main():
         if pool:
             pool.close()
     print(table(done))
+    if "--publish" in a:
+        publish(done, games)
+
+
+DOC = ROOT / "docs" / "computer.md"
+BEGIN = "<!-- panel table: written by bench/cpu_panel.py --publish -->"
+END = "<!-- end of panel table -->"
+
+
+def summary(rows, games):
+    """A paragraph: how many rows of each kind are met, and the worst of each."""
+    out = []
+    kinds = (("pairs", lambda r: r["side"] == "cpu" and "+" not in r["against"]),
+             ("coach", lambda r: r["side"] == "coach"),
+             ("multi", lambda r: "+" in r["against"]))
+    for name, keep in kinds:
+        rs = [r for r in rows if keep(r)]
+        if not rs:
+            continue
+        met = sum(1 for r in rs if r["met"])
+        worst = min(rs, key=lambda r: r["lo"] - r["goal"])
+        out.append("- %s: %d of %d rows met; the furthest from its goal: %s against %s, level %d, %s: "
+                   "%.1f %% (lower bound %.1f %%, goal above %.1f %%)." % (
+                       {"pairs": "the computer against each member",
+                        "coach": "the coach's follower against the tips player",
+                        "multi": "3 and 4 sides against a mixed panel"}[name],
+                       met, len(rs), worst["side"], worst["against"], worst["level"], worst["variant"],
+                       100 * worst["rate"], 100 * worst["lo"], 100 * worst["goal"]))
+    planned = len(plan([1, 2, 3, 4, 5, 6], VARIANTS))
+    if len(rows) < planned:
+        out.append("- %d of the %d planned rows were run (%d games each)." % (len(rows), planned, games))
+    return "\n".join(out)
+
+
+def publish(rows, games):
+    """Write the table and its summary into docs/computer.md between the markers."""
+    text = DOC.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit("docs/computer.md has no panel table markers")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    body = "\n%s\n\n%s\n" % (summary(rows, games), table(rows))
+    tmp = DOC.with_suffix(".tmp")
+    tmp.write_text(head + BEGIN + body + END + tail)
+    tmp.replace(DOC)
 
 
 def table(rows):

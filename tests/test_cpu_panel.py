@@ -108,13 +108,13 @@ def test_wilson_interval():
 
 
 def test_a_row_alternates_seats_and_is_reproducible():
-    a = cpu_panel.row("cpu", ("cautious",), 3, "classic", 8, None)
-    b = cpu_panel.row("cpu", ("cautious",), 3, "classic", 8, None)
+    a = cpu_panel.row("cpu", ("cautious",), 3, "classic", 8, None)[0]
+    b = cpu_panel.row("cpu", ("cautious",), 3, "classic", 8, None)[0]
     assert a["wins"] == b["wins"] and a["darts"] == b["darts"]
     # the seats: even seeds put the computer first, odd ones second
     seats = [cpu_panel._run(("cpu", ("cautious",), 3, "classic", 1000003 * (i + 1))) for i in range(4)]
     assert len(seats) == 4
-    m = cpu_panel.row("cpu", ("tips", "greedy", "blocker"), 2, "classic", 4, None)
+    m = cpu_panel.row("cpu", ("tips", "greedy", "blocker"), 2, "classic", 4, None)[0]
     assert m["goal"] == 0.25 and m["games"] == 4
 
 
@@ -128,3 +128,33 @@ def test_the_coach_follower_throws_what_the_coach_says():
         if g.phase != rules.PLAY:
             continue
         assert segments.name(ch(g)) == coach.hint(g, 3)["seg"]
+
+
+def test_the_coachs_row_is_the_computers_games_checked_dart_for_dart():
+    cpu_row, games = cpu_panel.row("cpu", ("tips",), 2, "pub", 12, None)
+    coach_row, _ = cpu_panel.row("coach", ("tips",), 2, "pub", 12, None, same=games, check=6)
+    assert coach_row["wins"] == cpu_row["wins"] and coach_row["played"] == 6
+    # games that differ from the coach's (here: made up) make the row play every game itself
+    fake = [(not w, d + 1) for w, d in games]
+    again, _ = cpu_panel.row("coach", ("tips",), 2, "pub", 12, None, same=fake, check=6)
+    assert again["played"] == 12 and again["wins"] == cpu_row["wins"]
+
+
+def test_publish_writes_the_table_between_its_markers(tmp_path, monkeypatch):
+    doc = tmp_path / "computer.md"
+    doc.write_text("# before\n%s\nold\n%s\nafter\n" % (cpu_panel.BEGIN, cpu_panel.END))
+    monkeypatch.setattr(cpu_panel, "DOC", doc)
+    r, _ = cpu_panel.row("cpu", ("greedy",), 4, "no-gift", 6, None)
+    cpu_panel.publish([r], 6)
+    text = doc.read_text()
+    assert text.startswith("# before\n") and text.endswith("after\n") and "old" not in text
+    assert "| cpu | greedy | 4 | no-gift | 6 | %d |" % r["wins"] in text
+    assert "1 of the 132 planned rows were run" in text
+    doc.write_text("no markers")
+    try:
+        cpu_panel.publish([r], 6)
+    except SystemExit as e:
+        assert "markers" in str(e)
+    else:
+        raise AssertionError("published into a page without markers")
+    assert doc.read_text() == "no markers"

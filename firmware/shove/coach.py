@@ -44,6 +44,8 @@ def reason(g, code, cands):
     label = segments.name(code)
     bi, k = g.value(code)
     if bi < 0:
+        if code == segments.DB and [c for c in cands if c[1] == code and c[0] > 0]:
+            return label + ": aim at the middle; with your spread a dart there finds an open bed more often than one aimed at a bed"
         if [c for c in cands if c[2]]:
             return label + ": throw this dart away; a hit on a bed could hand an opponent the game"
         return label + ": throw this dart away; every bed would help an opponent more than you"
@@ -61,7 +63,7 @@ def reason(g, code, cands):
         return head + "; for your aim the %s is the surer way" % ("outer bull" if n == 25 else label[0] == "D" and
                                                                  "double" or "single")
     if need >= k:
-        return head
+        return head + ("; a treble closes it in one dart" if need == 3 else "")
     why = _gift(g, code, "a hit")
     if why:
         return head + "; worth it even though " + why

@@ -36,6 +36,7 @@ class Player:
         self._key = -1  # the way marks count the darts-needed tables are for
         self._v = []
         self._bad = bytearray(0)
+        self._cnt = None  # sides open on each bed (_open)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -45,38 +46,44 @@ class Player:
             self.e_num, self.e_bull, self.e_safe = self._e[key]
 
     def _open(self, g):
-        """self._cnt[bed]: how many sides have the bed open, when gifts go
-        anywhere (else None: every ring is free)."""
-        if g.n < 2 or g.rules.gift == rules.GIFT_OFF:
-            self._cnt = None
-            return
+        """The marks each side still misses (a list), and self._cnt[bed]: how
+        many sides have the bed open, when gifts go anywhere (else None:
+        every ring is free). A side open on a bed that another side also has
+        open aims no higher than it needs there: its darts for the bed come
+        from the safe table."""
         nb = g.nb
         m = g.rules.marks
         marks = g.marks
-        self._cnt = cnt = bytearray(nb)
-        for c in range(g.n * nb):
-            if marks[c] < m:
-                cnt[c % nb] += 1
-
-    def table(self, g, side, i):
-        """The darts table of bed `i` for `side`: aiming no higher than it
-        needs while an opponent could take the surplus, else every ring."""
-        if g.rules.beds[i] == 25:
-            return self.e_bull
-        cnt = self._cnt
-        if cnt is None or cnt[i] - (g.marks[side * g.nb + i] < g.rules.marks) == 0:
-            return self.e_num
-        return self.e_safe
+        cnt = None if g.n < 2 or g.rules.gift == rules.GIFT_OFF else bytearray(nb)
+        self._cnt = cnt
+        miss = []
+        c = 0
+        for _ in range(g.n):
+            t = 0
+            for i in range(nb):
+                k = m - marks[c]
+                if k:
+                    t += k
+                    if cnt:
+                        cnt[i] += 1
+                c += 1
+            miss.append(t)
+        return miss
 
     def remaining(self, g, side):
-        """Expected darts (x16) `side` needs to close every bed."""
+        """Expected darts (x16) `side` needs to close every bed (after _open)."""
         m = g.rules.marks
+        beds = g.rules.beds
+        marks = g.marks
         base = side * g.nb
+        cnt = self._cnt
+        en = self.e_num
+        es = self.e_safe
         t = 0
         for i in range(g.nb):
-            k = m - g.marks[base + i]
+            k = m - marks[base + i]
             if k:
-                t += self.table(g, side, i)[k]
+                t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
@@ -106,8 +113,9 @@ class Player:
         scale = 48 + mine // 8  # the spread of the finish, x16 darts
         base = 16 * left - self._dd - mine
         v = WIN
-        tb = 32
+        tb = 0
         rb = self._rb
+        fine = len(rb) < 3
         opp = self._opp
         sig = _SIG
         if sur:
@@ -118,7 +126,7 @@ class Player:
             pub = self._pub
             nxt = self._nxt
         for d in range(len(rb)):
-            r = rb[d]
+            y = rb[d] + base  # this opponent's lag behind the thrower, x16 darts
             if sur:
                 s = opp[d]
                 c = m - marks[s * nb + i]
@@ -130,21 +138,23 @@ class Player:
                         # a gifted mark counts four times the darts it saves the
                         # taker: measured in games against the panel (1x lost
                         # 54-46 to a player that never gifts to a side ahead)
-                        r += (e[c - take] - e[c]) * 4
+                        y += (e[c - take] - e[c]) * 4
                         if take == miss[s]:
                             new |= 1 << s
                     if nxt:
                         sur = 0  # gift next: only the first side still open on the bed
-            tb += (r + base) >> 4
-            x = (r + base) * 64 // scale
+            tb += y
+            x = y * 64 // scale
             if x <= -512:
-                f = sig[0]
+                v = v * sig[0] // 16000  # WIN
             elif x >= 511:
-                f = sig[64]
-            else:
-                f = sig[(x >> 4) + 32]
-                f += (sig[(x >> 4) + 33] - f) * (x & 15) >> 4
-            v = v * f // WIN
+                v = v * sig[64] // 16000
+            elif fine:
+                j = (x >> 4) + 32
+                f = sig[j]
+                v = v * (f + ((sig[j + 1] - f) * (x & 15) >> 4)) // 16000
+            else:  # many opponents: the nearest point (the slowest decisions)
+                v = v * sig[(x + 8 >> 4) + 32] // 16000
         self.new = new
         if pend or new:  # an opponent has won unless the thrower closes out with the darts left
             x = (left * 16 - mine) * 32 // 3
@@ -156,6 +166,7 @@ class Player:
             return f + ((sig[(x >> 4) + 33] - f) * (x & 15) >> 4)
         if not rb:
             return WIN * 1600 // (1600 + mine)
+        tb = (tb >> 4) + 32
         return v * (WIN - 64) // WIN + (0 if tb < 0 else 63 if tb > 63 else tb)
 
     # ---- choosing a target ---------------------------------------------------------------
@@ -177,12 +188,10 @@ class Player:
         bad = self._bad
         marks = g.marks
         rem = []
-        miss = []
-        self._open(g)
+        miss = self._open(g)
         cnt = self._cnt
         for s in range(n):
             rem.append(self.remaining(g, s))
-            miss.append(g.missing(s))
         pend = g.pending
         other = pend & ~(1 << me)
         m = r.marks
@@ -202,10 +211,9 @@ class Player:
         after = self._after
         for i in range(nb):
             bed = r.beds[i]
-            e = self.table(g, me, i)
-            # what a gift is worth to the side that takes it: its own table
-            # for the bed (as it stood before the dart)
-            eg = self.e_bull if bed == 25 else self.e_safe if cnt and cnt[i] > 1 else self.e_num
+            # the bed's darts table, the thrower's and a gift's taker's alike
+            # (as the bed stood before the dart: safe while two sides have it open)
+            e = self.e_bull if bed == 25 else self.e_safe if cnt and cnt[i] > 1 else self.e_num
             need = m - marks[me * nb + i]
             was_me = e[need]
             bad[i] = 0
@@ -221,7 +229,7 @@ class Player:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
                 left = dl - (0 if prog and own else 1)
-                x = after(mine + e[need - own] - was_me, left, k - own if gifts else 0, i, eg, other)
+                x = after(mine + e[need - own] - was_me, left, k - own if gifts else 0, i, e, other)
                 new = self.new
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
