@@ -54,6 +54,8 @@ def reason(g, code, cands):
     need = g.need(g.turn, bi)
     big = segments.DB if n == 25 else segments.encode("T%d" % n)
     head = "%s: you need %s on %d" % (label, _marks(need), n)
+    if need == g.missing(g.turn):
+        head += ", all you need to win"  # what it sets up
     if r.flat:
         return head + "; every ring is worth one mark"
     if code != big:
@@ -67,4 +69,5 @@ def reason(g, code, cands):
     why = _gift(g, code, "a hit")
     if why:
         return head + "; worth it even though " + why
-    return head + ("; gifts are off" if r.gift == rules.GIFT_OFF else "; nobody can take the spare marks")
+    return head + ("; gifts are off" if r.gift == rules.GIFT_OFF else
+                   "; nobody can take the spare marks, so a treble risks nothing")

@@ -356,3 +356,22 @@ def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
         del app.log[:]
         auto.step(app, now)
         assert app.log == want, (now, app.log)
+
+
+def test_coach_says_what_a_target_sets_up_and_what_it_risks():
+    # a beginner is told to aim at the middle, and why (not "throw it away")
+    g = new_game(["Ann", "Bob"])
+    h = coach.hint(g, 1)
+    if h["seg"] == "DB":
+        assert "middle" in h["reason"] and "away" not in h["reason"], h
+    # three marks needed on the bed: the treble closes it in one dart
+    h = coach.hint(new_game(["Ann", "Bob"]), 6)
+    if h["seg"].startswith("T"):
+        assert h["reason"].endswith("a treble closes it in one dart"), h
+    # the last bed: the hint says it wins, and what the spare marks risk
+    g = endgame()
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 3)
+    set_marks(g, 1, 8, 0)
+    h = coach.hint(g, 6)
+    assert "all you need to win" in h["reason"], h
