@@ -375,3 +375,20 @@ def test_coach_says_what_a_target_sets_up_and_what_it_risks():
     set_marks(g, 1, 8, 0)
     h = coach.hint(g, 6)
     assert "all you need to win" in h["reason"], h
+
+
+def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
+    p = cpu.Player(6)
+    g = new_game(["Ann", "Bob"])
+    p._tables(g.rules)
+    assert p.e_safe[2] > p.e_num[2] and p.e_safe[1] == p.e_num[1]  # two marks: no treble
+    p._open(g)
+    assert p.remaining(g, 0) == 9 * p.e_safe[3]
+    for b in range(1, 10):
+        set_marks(g, 1, b, 3)  # Bob has closed everything: nobody can take a spare mark
+    assert p._open(g) == [27, 0]
+    assert p.remaining(g, 0) == 9 * p.e_num[3]
+    off = new_game(["Ann", "Bob"], variant="no-gift")
+    p._tables(off.rules)
+    p._open(off)
+    assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
