@@ -2,7 +2,11 @@
 strong rule-following players (bench/panel.py), at the same skill.
 
     python bench/cpu_panel.py [--games N] [--jobs J] [--levels 1,3] [--variants classic,pub]
-                              [--only rows] [--out FILE]
+                              [--only rows] [--out FILE] [--resume] [--publish] [--table]
+
+--resume goes on from the rows in FILE (build/cpu_panel.json); --publish
+writes the table into docs/computer.md; --table only prints (and with
+--publish writes) the table of what FILE holds.
 
 Rows: for each variant (classic, pub, progressive, no-gift), level 1..6
 and panel member, the computer against that member over N games (default
@@ -181,7 +185,12 @@ def main():
         os.nice(10)
     except OSError:
         pass
-    done = json.loads(out.read_text()) if out.exists() and "--resume" in a else []
+    done = json.loads(out.read_text()) if out.exists() and ("--resume" in a or "--table" in a) else []
+    if "--table" in a:  # publish what a run (perhaps cut short) has written, playing nothing
+        print(table(done))
+        if "--publish" in a:
+            publish(done, games)
+        return
     have = {(r["side"], r["against"], r["level"], r["variant"], r["games"]) for r in done}
     pool = Pool(jobs) if jobs > 1 else None
     games_of = {}  # the computer's games against the tips player, for the coach's rows
@@ -255,7 +264,15 @@ def publish(rows, games):
 def table(rows):
     lines = ["| side | against | level | variant | games | wins | win rate | 95 % (Wilson) | goal | met |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
+    members = list(panel.MEMBERS)
+
+    def order(r):
+        multi = "+" in r["against"]
+        v = VARIANTS.index(r["variant"]) if r["variant"] in VARIANTS else 9
+        who = members.index(r["against"]) if r["against"] in members else 9
+        return (multi, v, r["level"], r["side"] == "coach", len(r["against"]), who)
+
+    for r in sorted(rows, key=order):
         lines.append("| %s | %s | %d | %s | %d | %d | %.1f %% | %.1f-%.1f %% | > %.1f %% | %s |" % (
             r["side"], r["against"], r["level"], r["variant"], r["games"], r["wins"], 100 * r["rate"],
             100 * r["lo"], 100 * r["hi"], 100 * r["goal"], "yes" if r["met"] else "**no**"))
