@@ -31,8 +31,8 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     """The strategy's estimate for the game as the referee left it (the oracle).
     `gifts`: what the referee gave away with the dart just thrown on bed `bi`
     (sides' needs before it in `needs`): the strategy counts a gifted mark
-    four times the darts it saves the taker, so the oracle adds the other
-    three from the referee's own account of the gift."""
+    three times the darts it saves the taker, so the oracle adds the other
+    two from the referee's own account of the gift."""
     if g.phase == rules.OVER:
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
@@ -40,7 +40,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     for s, take in gifts:
         e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
         c = needs[s]
-        rem[s] += 3 * (e[c - take] - e[c])
+        rem[s] += 2 * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
     return p._after(rem[me], dl, 0, 0, None, g.pending & ~(1 << me))
 

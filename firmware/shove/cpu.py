@@ -135,10 +135,11 @@ class Player:
                     if pub and take == miss[s]:
                         take -= 1  # the last mark of a game must be thrown
                     if take:
-                        # a gifted mark counts four times the darts it saves the
-                        # taker: measured in games against the panel (1x lost
-                        # 54-46 to a player that never gifts to a side ahead)
-                        y += (e[c - take] - e[c]) * 4
+                        # a gifted mark counts three times the darts it saves
+                        # the taker: measured in games against the panel (1x
+                        # lost 54-46 to a player that never gifts to a side
+                        # ahead; 4x made a level 3 player aim at doubles)
+                        y += (e[c - take] - e[c]) * 3
                         if take == miss[s]:
                             new |= 1 << s
                     if nxt:
