@@ -150,18 +150,19 @@ def row(first, others, level, variant, games, pool, same=None, check=500):
 
 def plan(levels, variants):
     """Every row, in the order they run: (side, opponents, level, variant).
-    Classic first at every level, the coach's rows beside the computer's,
-    and the 3- and 4-sided games (classic) after it; then the other rule sets."""
+    Classic first, the coach's rows beside the computer's, the 3- and
+    4-sided games (classic) once the first two levels are done; then the
+    other rule sets."""
     out = []
     for v in variants:
-        for lv in levels:
+        for j, lv in enumerate(levels):
             for m in panel.MEMBERS:
                 out.append(("cpu", (m,), lv, v))
             out.append(("coach", ("tips",), lv, v))
-        if v == variants[0]:
-            for lv in levels:
-                for n in (3, 4):
-                    out.append(("cpu", MIXED[n], lv, v))
+            if v == variants[0] and j in (1, len(levels) - 1):
+                for lm in levels[:2] if j == 1 else levels[2:]:
+                    for n in (3, 4):
+                        out.append(("cpu", MIXED[n], lm, v))
     return out
 
 
