@@ -243,6 +243,11 @@ def summary(rows, games):
                         "multi": "3 and 4 sides against a mixed panel"}[name],
                        met, len(rs), worst["side"], worst["against"], worst["level"], worst["variant"],
                        100 * worst["rate"], 100 * worst["lo"], 100 * worst["goal"]))
+    short = [r for r in rows if not r["met"]]
+    if short:
+        out.append("- Not met (lower bound against goal): " + "; ".join(
+            "%s against %s, level %d, %s: %.1f %% < %.1f %%" % (
+                r["side"], r["against"], r["level"], r["variant"], 100 * r["lo"], 100 * r["goal"]) for r in short) + ".")
     planned = len(plan([1, 2, 3, 4, 5, 6], VARIANTS))
     if len(rows) < planned:
         out.append("- %d of the %d planned rows were run (%d games each)." % (len(rows), planned, games))
