@@ -4,7 +4,9 @@ and about 1.4 KB of bytecode the board would only run once per level.
 
 For each level, on a board face: where a dart aimed at each ring slot (and
 the bull) lands, and the darts a side needs to put k marks on one bed
-(k = 0..9, the most a rule set allows) for each way marks can count.
+(k = 0..9, the most a rule set allows) for each way marks can count, both
+with every ring free and aiming at no ring worth more than it needs (while
+an opponent could take the surplus).
 
     python bench/cpu_tables.py           # rewrite firmware/shove/cpu.dat
     python bench/cpu_tables.py --check   # exit 1 if the file is not what the model makes
@@ -95,17 +97,21 @@ def mark_odds(sc, flat, bull):
     return res
 
 
-def darts_needed(sc, flat, progressive, bull):
+def darts_needed(sc, flat, progressive, bull, safe=False):
     """Expected darts (x16) to put k marks on one bed, k = 0..MAX_MARKS; under
     `progressive` only the darts that score nothing for the thrower count.
+    `safe`: while an opponent can take the surplus, so the thrower aims at
+    no ring worth more marks than it needs (the single for the last mark,
+    the single or double for the last two; the bull has no other ring).
     Each entry depends only on those before it, so a game of fewer marks
     reads the start of the list."""
     odds = mark_odds(sc, flat, bull)
+    most = (2,) if bull else (1, 3, 1, 2)  # SI, T, SO, D
     e = [0.0]
     for k in range(1, MAX_MARKS + 1):
         best = 1e9
-        for p in odds:
-            if p[0] > 0.999:
+        for j, p in enumerate(odds):
+            if p[0] > 0.999 or safe and not flat and not bull and most[j] > k:
                 continue
             acc = p[0] if progressive else 1.0
             for j in (1, 2, 3):
@@ -118,8 +124,8 @@ def darts_needed(sc, flat, progressive, bull):
 def make(level, face=throwing.DEFAULT_FACE):
     """The tables of `level` on `face`, as cpu.Player takes them."""
     sc = scatter(throwing.face(face), throwing.sigma(level))
-    return [face, level, sc, [[darts_needed(sc, fl, pr, False), darts_needed(sc, fl, pr, True)]
-                              for fl, pr in KINDS]]
+    return [face, level, sc, [[darts_needed(sc, fl, pr, False), darts_needed(sc, fl, pr, True),
+                               darts_needed(sc, fl, pr, False, True)] for fl, pr in KINDS]]
 
 
 def text(face=throwing.DEFAULT_FACE):

@@ -71,6 +71,12 @@ MUTANTS = [
      "                    if False:\n                        sur = 0", ["tests/test_cpu_properties.py"]),
     ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
      ["tests/portable/test_cpu.py"]),
+    # the computer's darts tables: the safe one only where another side has the bed open
+    ("firmware/shove/cpu.py", "es if cnt and cnt[i] > 1 else en", "es if cnt else en",
+     ["tests/portable/test_cpu.py::test_a_bed_another_side_has_open_is_counted_with_the_safe_table"]),
+    # a gifted mark counts three times what it saves its taker: the oracle adds the other two
+    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * 3", "y += e[c - take] - e[c]",
+     ["tests/test_cpu_properties.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
      ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
     # Ctrl-C with a page open: its stream cut off after the shutdown timeout, not ended

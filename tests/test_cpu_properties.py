@@ -27,12 +27,20 @@ def replay(g, actions):
             pass
 
 
-def value(p, g, me):
-    """The strategy's estimate for the game as the referee left it (the oracle)."""
+def value(p, g, me, gifts=(), bi=0, needs=None):
+    """The strategy's estimate for the game as the referee left it (the oracle).
+    `gifts`: what the referee gave away with the dart just thrown on bed `bi`
+    (sides' needs before it in `needs`): the strategy counts a gifted mark
+    three times the darts it saves the taker, so the oracle adds the other
+    two from the referee's own account of the gift."""
     if g.phase == rules.OVER:
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
     rem = [p.remaining(g, s) for s in range(g.n)]
+    for s, take in gifts:
+        e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
+        c = needs[s]
+        rem[s] += 2 * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
     return p._after(rem[me], dl, 0, 0, None, g.pending & ~(1 << me))
 
@@ -97,9 +105,10 @@ def test_worked_out_outcomes_agree_with_the_referee(pos):
             if bed == 25 and k == 3 or r.flat and k > 1:
                 continue
             code = segments.encode(("SB", "DB")[k - 1] if bed == 25 else "SDT"[k - 1] + str(bed))
-            g.throw(code)
+            needs = [g.need(s, i) for s in range(g.n)]
+            _, _, gifts, _ = g.throw(code)
             try:
-                want = value(p, g, me)
+                want = value(p, g, me, gifts, i, needs)
             finally:
                 g.undo()
             assert p._v[3 * i + k - 1] == want, (bed, k)

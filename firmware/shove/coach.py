@@ -44,6 +44,8 @@ def reason(g, code, cands):
     label = segments.name(code)
     bi, k = g.value(code)
     if bi < 0:
+        if code == segments.DB and [c for c in cands if c[1] == code and c[0] > 0]:
+            return label + ": aim at the middle; with your spread a dart there finds an open bed more often than one aimed at a bed"
         if [c for c in cands if c[2]]:
             return label + ": throw this dart away; a hit on a bed could hand an opponent the game"
         return label + ": throw this dart away; every bed would help an opponent more than you"
@@ -52,6 +54,8 @@ def reason(g, code, cands):
     need = g.need(g.turn, bi)
     big = segments.DB if n == 25 else segments.encode("T%d" % n)
     head = "%s: you need %s on %d" % (label, _marks(need), n)
+    if need == g.missing(g.turn):
+        head += ", all you need to win"  # what it sets up
     if r.flat:
         return head + "; every ring is worth one mark"
     if code != big:
@@ -61,8 +65,9 @@ def reason(g, code, cands):
         return head + "; for your aim the %s is the surer way" % ("outer bull" if n == 25 else label[0] == "D" and
                                                                  "double" or "single")
     if need >= k:
-        return head
+        return head + ("; a treble closes it in one dart" if need == 3 else "")
     why = _gift(g, code, "a hit")
     if why:
         return head + "; worth it even though " + why
-    return head + ("; gifts are off" if r.gift == rules.GIFT_OFF else "; nobody can take the spare marks")
+    return head + ("; gifts are off" if r.gift == rules.GIFT_OFF else
+                   "; nobody can take the spare marks, so a treble risks nothing")

@@ -17,9 +17,9 @@ from shove import protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
-WIN = 1000
-# logistic 1000/(1+exp(-x/4)) for x = -32..32
-_SIG = tuple(int(1000 / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
+WIN = 16000
+# logistic WIN/(1+exp(-x/4)) for x = -32..32
+_SIG = tuple(int(WIN / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
 
 class Player:
@@ -36,24 +36,54 @@ class Player:
         self._key = -1  # the way marks count the darts-needed tables are for
         self._v = []
         self._bad = bytearray(0)
+        self._cnt = None  # sides open on each bed (_open)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
         key = r.flat * 2 + r.progressive
         if key != self._key:
             self._key = key
-            self.e_num, self.e_bull = self._e[key]
+            self.e_num, self.e_bull, self.e_safe = self._e[key]
+
+    def _open(self, g):
+        """The marks each side still misses (a list), and self._cnt[bed]: how
+        many sides have the bed open, when gifts go anywhere (else None:
+        every ring is free). A side open on a bed that another side also has
+        open aims no higher than it needs there: its darts for the bed come
+        from the safe table."""
+        nb = g.nb
+        m = g.rules.marks
+        marks = g.marks
+        cnt = None if g.n < 2 or g.rules.gift == rules.GIFT_OFF else bytearray(nb)
+        self._cnt = cnt
+        miss = []
+        c = 0
+        for _ in range(g.n):
+            t = 0
+            for i in range(nb):
+                k = m - marks[c]
+                if k:
+                    t += k
+                    if cnt:
+                        cnt[i] += 1
+                c += 1
+            miss.append(t)
+        return miss
 
     def remaining(self, g, side):
-        """Expected darts (x16) `side` needs to close every bed."""
+        """Expected darts (x16) `side` needs to close every bed (after _open)."""
         m = g.rules.marks
         beds = g.rules.beds
+        marks = g.marks
         base = side * g.nb
+        cnt = self._cnt
+        en = self.e_num
+        es = self.e_safe
         t = 0
         for i in range(g.nb):
-            k = m - g.marks[base + i]
+            k = m - marks[base + i]
             if k:
-                t += self.e_bull[k] if beds[i] == 25 else self.e_num[k]
+                t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
@@ -69,17 +99,23 @@ class Player:
         self._dd = 16 * D
 
     def _after(self, mine, left, sur, i, e, pend):
-        """The chance (x1000) that the thrower wins once a dart leaves it
+        """The chance (x WIN) that the thrower wins once a dart leaves it
         needing `mine` darts (x16) with `left` darts of the visit, `sur`
         surplus marks on bed `i` gifted by the rules (`e`: that bed's darts
         table) and `pend` the sides whose win was pending before. Sets
         self.new to the sides whose win the gift makes pending. The gift and
-        the opponents' chances are one pass: this runs for every outcome."""
+        the opponents' chances are one pass: this runs for every outcome.
+        The logistic is read between its points (a sixteenth of a point):
+        a fraction of a dart still changes the value. The last 64 of WIN
+        are the race itself (one for each dart of lead, up to 32 either
+        way), so a decided-looking game is still played to gain ground."""
         new = 0
         scale = 48 + mine // 8  # the spread of the finish, x16 darts
         base = 16 * left - self._dd - mine
         v = WIN
+        tb = 0
         rb = self._rb
+        fine = len(rb) < 3
         opp = self._opp
         sig = _SIG
         if sur:
@@ -90,7 +126,7 @@ class Player:
             pub = self._pub
             nxt = self._nxt
         for d in range(len(rb)):
-            r = rb[d]
+            y = rb[d] + base  # this opponent's lag behind the thrower, x16 darts
             if sur:
                 s = opp[d]
                 c = m - marks[s * nb + i]
@@ -99,20 +135,40 @@ class Player:
                     if pub and take == miss[s]:
                         take -= 1  # the last mark of a game must be thrown
                     if take:
-                        r += e[c - take] - e[c]
+                        # a gifted mark counts three times the darts it saves
+                        # the taker: measured in games against the panel (1x
+                        # lost 54-46 to a player that never gifts to a side
+                        # ahead; 4x made a level 3 player aim at doubles)
+                        y += (e[c - take] - e[c]) * 3
                         if take == miss[s]:
                             new |= 1 << s
                     if nxt:
                         sur = 0  # gift next: only the first side still open on the bed
-            x = (r + base) * 4 // scale
-            v = v * sig[0 if x <= -32 else 64 if x >= 32 else x + 32] // WIN
+            tb += y
+            x = y * 64 // scale
+            if x <= -512:
+                v = v * sig[0] // 16000  # WIN
+            elif x >= 511:
+                v = v * sig[64] // 16000
+            elif fine:
+                j = (x >> 4) + 32
+                f = sig[j]
+                v = v * (f + ((sig[j + 1] - f) * (x & 15) >> 4)) // 16000
+            else:  # many opponents: the nearest point (the slowest decisions)
+                v = v * sig[(x + 8 >> 4) + 32] // 16000
         self.new = new
         if pend or new:  # an opponent has won unless the thrower closes out with the darts left
-            x = (left * 16 - mine) * 2 // 3
-            return sig[0 if x <= -32 else 64 if x >= 32 else x + 32]
+            x = (left * 16 - mine) * 32 // 3
+            if x <= -512:
+                return sig[0]
+            if x >= 511:
+                return sig[64]
+            f = sig[(x >> 4) + 32]
+            return f + ((sig[(x >> 4) + 33] - f) * (x & 15) >> 4)
         if not rb:
             return WIN * 1600 // (1600 + mine)
-        return v
+        tb = (tb >> 4) + 32
+        return v * (WIN - 64) // WIN + (0 if tb < 0 else 63 if tb > 63 else tb)
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
@@ -133,10 +189,10 @@ class Player:
         bad = self._bad
         marks = g.marks
         rem = []
-        miss = []
+        miss = self._open(g)
+        cnt = self._cnt
         for s in range(n):
             rem.append(self.remaining(g, s))
-            miss.append(g.missing(s))
         pend = g.pending
         other = pend & ~(1 << me)
         m = r.marks
@@ -156,7 +212,9 @@ class Player:
         after = self._after
         for i in range(nb):
             bed = r.beds[i]
-            e = self.e_bull if bed == 25 else self.e_num
+            # the bed's darts table, the thrower's and a gift's taker's alike
+            # (as the bed stood before the dart: safe while two sides have it open)
+            e = self.e_bull if bed == 25 else self.e_safe if cnt and cnt[i] > 1 else self.e_num
             need = m - marks[me * nb + i]
             was_me = e[need]
             bad[i] = 0
@@ -192,7 +250,7 @@ class Player:
         return self.rank(g, False)[0]
 
     def rank(self, g, every=True):
-        """(best code, its expected value 0..1000, and when `every` each
+        """(best code, its expected value 0..WIN, and when `every` each
         candidate as (value, code, its exact hit hands an opponent the game))."""
         if g.phase == rules.BULL_OFF:
             return segments.DB, 0, []
@@ -225,7 +283,7 @@ class Player:
                 b = bedidx[order[q]]
                 if b:
                     b = 3 * b - 3
-                    x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead)
+                    x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
                 ws[q] = x
@@ -233,13 +291,13 @@ class Player:
                 ws[q + 40] = x
             if bull:
                 b = 3 * bull - 3
-                bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead)  # outer bull, bull
+                bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead) >> 12  # outer bull, bull
             else:
                 bw[slot] = 0
         cands = [] if every else None
-        best = -1
+        best = -ONE * WIN - 1
         best_code = 0
-        best_safe = -1
+        best_safe = -ONE * WIN - 1
         safe_code = 0
         for num in range(21):  # 0: the bull
             bi = bedidx[num] - 1 if num else bull - 1
@@ -251,7 +309,7 @@ class Player:
                 for a in ang:
                     acc += a * ws[q]
                     q += 1
-                ev = ((acc >> 12) + bw[slot] + ONE * dead) // ONE
+                ev = acc + (bw[slot] << 12)  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
@@ -264,9 +322,10 @@ class Player:
                 if not gives and ev > best_safe:
                     best_safe = ev
                     safe_code = code
-        if best_safe >= 0:
-            return safe_code, best_safe, cands
-        return best_code, best, cands
+        # values over a dead dart, x ONE: compared unrounded, reported in 0..WIN
+        if best_safe > -ONE * WIN:
+            return safe_code, best_safe // ONE + dead, cands
+        return best_code, best // ONE + dead, cands
 
 
 _players = {}  # type: dict  # level -> Player: its tables are read once

@@ -356,3 +356,39 @@ def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
         del app.log[:]
         auto.step(app, now)
         assert app.log == want, (now, app.log)
+
+
+def test_coach_says_what_a_target_sets_up_and_what_it_risks():
+    # a beginner is told to aim at the middle, and why (not "throw it away")
+    g = new_game(["Ann", "Bob"])
+    h = coach.hint(g, 1)
+    if h["seg"] == "DB":
+        assert "middle" in h["reason"] and "away" not in h["reason"], h
+    # three marks needed on the bed: the treble closes it in one dart
+    h = coach.hint(new_game(["Ann", "Bob"]), 6)
+    if h["seg"].startswith("T"):
+        assert h["reason"].endswith("a treble closes it in one dart"), h
+    # the last bed: the hint says it wins, and what the spare marks risk
+    g = endgame()
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 3)
+    set_marks(g, 1, 8, 0)
+    h = coach.hint(g, 6)
+    assert "all you need to win" in h["reason"], h
+
+
+def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
+    p = cpu.Player(6)
+    g = new_game(["Ann", "Bob"])
+    p._tables(g.rules)
+    assert p.e_safe[2] > p.e_num[2] and p.e_safe[1] == p.e_num[1]  # two marks: no treble
+    p._open(g)
+    assert p.remaining(g, 0) == 9 * p.e_safe[3]
+    for b in range(1, 10):
+        set_marks(g, 1, b, 3)  # Bob has closed everything: nobody can take a spare mark
+    assert p._open(g) == [27, 0]
+    assert p.remaining(g, 0) == 9 * p.e_num[3]
+    off = new_game(["Ann", "Bob"], variant="no-gift")
+    p._tables(off.rules)
+    p._open(off)
+    assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
