@@ -46,6 +46,7 @@ class Machine:
 class Tour:
     def __init__(self):
         self.peak = [0, 0, 0, 0]
+        self.peak_at = [0, 0, 0, 0]  # the sample each was read at
         self.phase = 0
         self.samples = 0
         self.out = Sink()
@@ -68,6 +69,7 @@ def measure():
     T.samples += 1
     if m > T.peak[T.phase]:
         T.peak[T.phase] = m
+        T.peak_at[T.phase] = T.samples
 
 
 def phase(i):
@@ -76,13 +78,13 @@ def phase(i):
 
 def boot(esp32=True):
     """main.py's path: safe boot decides, its modules are let go, the game starts."""
-    from shove import startup
+    from shove import release, startup
 
-    play = startup.start(Machine, lambda: None, "esp32" if esp32 else "unix", "ESP32 module with ESP32") is None
+    go = []  # startup.main() on the chip, with the stand-in machine
+    startup.start(Machine, lambda: go.append(1), "esp32" if esp32 else "unix", "ESP32")
     del startup
-    if hasattr(sys.modules.get("shove.startup"), "release"):
-        sys.modules["shove.startup"].release()
-    if not play:
+    release("startup", "safeboot", "chip")
+    if not go:
         raise RuntimeError("safe boot kept the game from starting")
     _app()
 
@@ -204,5 +206,5 @@ def free_block():
 def report():
     import json
 
-    print(json.dumps({"peak": T.peak, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "harness": T.harness,
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "harness": T.harness,
                       "darts": T.a.darts if T.a else 0, "mpy": sys.implementation._mpy}))

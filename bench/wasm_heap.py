@@ -166,6 +166,8 @@ def run(steps, cap=None, heapsize=HEAP):
         proc = subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
                               text=True, timeout=7200)
     out = proc.stdout
+    global LAST_OUT
+    LAST_OUT = out
     rep = [ln for ln in out.splitlines() if ln.startswith("{")]
     st = [ln for ln in out.splitlines() if ln.startswith("STEPS ")]
     if proc.returncode or not st:

@@ -3,4 +3,9 @@
 # REPL (mpremote does this for deploys).
 from shove import startup
 
-startup.main()
+go = startup.main()  # start-up's modules are let go before the game's are loaded
+del startup
+if go:
+    from shove import app
+
+    app.main()

@@ -16,9 +16,9 @@ import gc
 import json
 import sys
 
-from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
-from shove.commands import Commands
-from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
+from shove import buttons, events, handover, journal, leds, protocol, release, rules, scanner, segments, store
+from shove.commands import CPU_MODULES, Commands
+from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION
 from shove.boards import WOKE_INPUT, open_board
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
@@ -51,6 +51,19 @@ UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
+UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
+# What a profile keeps once read: its module (the validation, 7 KB of heap
+# as bytecode) is let go after boot, so the App keeps plain data.
+PROFILE_KEEPS = ("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
+                 "timing")
+
+
+class Kept:
+    """A profile's fields, without its class (see PROFILE_KEEPS)."""
+
+    def __init__(self, obj, names):
+        for n in names:
+            setattr(self, n, getattr(obj, n))
 
 
 class App(Commands):
@@ -111,6 +124,9 @@ class App(Commands):
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
         self.left_over = b""  # bytes read after the hand-over's, given back to the REPL
         self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
+        # boot's own modules are let go: they are loaded again only for a
+        # command that needs them (shove/extra.py)
+        release("profile", "profile_default", "settings")
 
     # ---- storage --------------------------------------------------------------------
     def _notice(self, path, msg):
@@ -128,16 +144,20 @@ class App(Commands):
             return None
 
     def _load_profile(self):
+        from shove import profile
+
         d = self._read_json(PROFILE_FILE)
         if d is not None:
             try:
-                return profile.Profile(d)
+                return Kept(profile.Profile(d), PROFILE_KEEPS)
             except profile.ProfileError as e:
                 store.quarantine(PROFILE_FILE)
                 self._notice(PROFILE_FILE, "invalid: %s; the built-in generic-8x8 is used" % e)
-        return profile.Profile(profile.default_dict())
+        return Kept(profile.Profile(profile.default_dict()), PROFILE_KEEPS)
 
     def _load_config(self):
+        from shove.settings import check_config
+
         cfg = dict(DEFAULT_CONFIG)
         d = self._read_json(CONFIG_FILE)
         if d is not None:
@@ -150,6 +170,8 @@ class App(Commands):
         return cfg
 
     def _load_map(self):
+        from shove import profile
+
         d = self._read_json(MAP_FILE)
         if d is not None:
             try:
@@ -367,7 +389,15 @@ class App(Commands):
         self._changed()
         self.hold_since = -1
         self.ignored = 0
+        if not any(g.cpu):
+            self.drop_cpu()
         return self.state()
+
+    def drop_cpu(self):
+        """No side of the board's any more: the computer's code and state go."""
+        if self.auto is not None:
+            self.auto = None
+            release(*CPU_MODULES)
 
     # ---- scanner events ------------------------------------------------------------------
     def _scanner_event(self, w):
@@ -384,7 +414,7 @@ class App(Commands):
             self.emit("raw", {"row": row, "col": col})
             return
         code = self.map[row * self.prof.cols + col]
-        if code == profile.UNMAPPED:
+        if code == UNMAPPED:
             self.emit("unmapped", {"row": row, "col": col})
             return
         g = self.game
@@ -421,7 +451,7 @@ class App(Commands):
             elif name == "new" and kind == buttons.LONG:
                 names = sorted(rules.VARIANTS)
                 nxt = names[(names.index(self.config["variant"]) + 1) % len(names)]
-                self.cmd_config({"set": {"variant": nxt}}, [])
+                self.extra("config", {"set": {"variant": nxt}}, [])
                 self.emit("new", {"state": self.do_new(self.config["players"], None, nxt)})
         except (rules.RuleError, protocol.ProtoError) as e:
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})

@@ -29,8 +29,10 @@ def watch(board, health):
     def fed():
         feed()
         health.alive(board.ticks_ms())
-        if health.done:
+        if health.done:  # nothing refers to start-up's code any more: its heap is freed
             board.feed = feed
+            board.stopped = stopped
+            boards.ON_OPEN.clear()
 
     def stop():
         health.cleared()
@@ -74,18 +76,22 @@ def start(machine, run_game, platform, machine_name, out=None):
 
 
 def main():
+    """True when the game is to run (main.py then starts it). Start-up's
+    modules are let go first: the loop runs for hours, and their code would
+    hold heap all along (on the chip safe boot's check-ins keep them until
+    the start counts as good)."""
     import os
     import sys
 
     import machine
 
-    def run_game():
-        from shove import app
+    from shove import release
 
-        app.main()
-
+    go = []
     try:
         name = os.uname().machine
     except AttributeError:
         name = ""
-    start(machine, run_game, sys.platform, name)
+    start(machine, lambda: go.append(1), sys.platform, name)
+    release("startup", "safeboot", "chip")
+    return bool(go)
