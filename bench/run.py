@@ -190,6 +190,7 @@ def main():
     res["source_py_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".py"))
     pulse_capture(res)
     res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
+    __import__("heap_rows").write_doc(res["wasm_heap"])  # its per-module table in docs/performance.md
     res["esp32_factor"] = esp32_factor()
     old_scale = os.environ.get("HAPENNY_ESP32_SCALE")
     os.environ["HAPENNY_ESP32_SCALE"] = str(res["esp32_factor"]["factor"])
@@ -265,7 +266,9 @@ def table_rows(r):
     rows += [
         ("5 heap after boot (virtual board)", "%d B" % r["heap_after_boot"]),
         ("  heap peak during a game", "%d B (sampled after every dart)" % r["heap_peak_during_game"]),
-        ("  heap, 32-bit port: boot / game", "%(heap_boot_32bit_B)d B / %(heap_play_max_32bit_B)d B (goal < 40,960)" % r["wasm_heap"]),
+    ]
+    rows += __import__("heap_rows").rows(r["wasm_heap"])  # the 32-bit heap tour (bench/heap_rows.py)
+    rows += [
         ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
             r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),
     ]
