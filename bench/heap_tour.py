@@ -54,6 +54,7 @@ class Tour:
         self.cells = None
         self.last = 0
         self.mark100 = 0  # live heap after the soak's first 100 darts
+        self.memerr = 0  # steps a MemoryError ended (caught by the host's guard around each step)
         self.harness = 0  # the live heap before the firmware: the interpreter's and this driver's
 
 
@@ -77,7 +78,8 @@ def phase(i):
 
 
 def boot(esp32=True):
-    """main.py's path: safe boot decides, its modules are let go, the game starts."""
+    """main.py's path: safe boot decides, its modules are let go (on the chip
+    its check-ins keep them until the start counts as good)."""
     from shove import release, startup
 
     go = []  # startup.main() on the chip, with the stand-in machine
@@ -86,10 +88,15 @@ def boot(esp32=True):
     release("startup", "safeboot", "chip")
     if not go:
         raise RuntimeError("safe boot kept the game from starting")
-    _app()
 
 
-def _app():
+def load():
+    """main.py's `from shove import app`: the game's modules."""
+    from shove import app  # noqa: F401
+
+
+def start_app():
+    """app.main() up to its loop: the App made and booted."""
     import select
 
     from shove import app
@@ -104,10 +111,9 @@ def _app():
 
 
 def power_cut():
-    """A restore: the board starts again from what is on flash."""
+    """A power cut: the App is gone (the host collects before the restore,
+    start_app(), which starts again from what is on flash)."""
     T.a = None
-    gc.collect()
-    _app()
 
 
 def passes(n, jump_us=200):
@@ -206,5 +212,5 @@ def free_block():
 def report():
     import json
 
-    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "harness": T.harness,
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "darts": T.a.darts if T.a else 0, "mpy": sys.implementation._mpy}))

@@ -37,13 +37,14 @@ if (man.cap) {
   const M = mp._module;
   console.error = console.warn = () => {};  // emscripten's notes on each refused growth
   WebAssembly.Memory.prototype.grow = function () { throw new RangeError("capped"); };
-  const SLACK = 16 * 1024;
-  const small = [];
-  for (let size = 1 << 24; size >= 256; size >>= 1) {
-    for (let p = M._malloc(size); p; p = M._malloc(size)) if (size === 256) small.push(p);
+  // a little kept back for the step calls' own small allocations (a result
+  // holder of 12 bytes each), taken before the rest and given back after
+  const slack = [];
+  for (let i = 0; i < 64; i++) slack.push(M._malloc(256));
+  for (let size = 1 << 24; size >= 16; size >>= 1) {
+    while (M._malloc(size)) { /* kept: the interpreter's heap cannot grow into it */ }
   }
-  // give back a little for the step calls' own small allocations
-  for (const p of small.slice(-SLACK / 256)) M._free(p);
+  for (const p of slack) M._free(p);
 }
 const failed = [];
 let n = 0;

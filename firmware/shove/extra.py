@@ -6,7 +6,8 @@ import gc
 import json
 import sys
 
-from shove import profile, protocol, release, rules
+from shove import profile, protocol, release, rules, segments
+from shove.commands import CPU_MODULES
 from shove.settings import CONFIG_FILE, MAP_FILE, VERSION, check_config
 
 
@@ -95,3 +96,41 @@ def stats(app):
             "strip_count": app.renderer.count, "stalls": getattr(app.board, "stalls", 0),
             "idles": getattr(app.board, "idles", 0), "slices": app.slices, "armed_slices": app.armed_slices,
             "mem_peak": _mem_peak()}
+
+
+def cmd_end(app, cmd, after):
+    """Discard the game (the board then has none, as when new)."""
+    old = app.game
+    app.game = None
+    app._save_game(lambda: setattr(app, "game", old))
+    app._changed()
+    app.hold_since = -1
+    app.drop_cpu()
+    after.append(("new", {"state": None}))
+    return {"state": None}
+
+
+def cmd_hint(app, cmd, after):
+    level = cmd.get("level", 3)
+    if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
+        raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
+    return {"hint": _hint(app, level)}
+
+
+def _hint(app, level):
+    """The coach's target for the thrower (also blinked on the strip) and why."""
+    from shove import coach  # the coach is let go after each hint
+
+    g = app._need_game()
+    try:
+        h = coach.hint(g, level)
+    finally:
+        release("coach")
+        if app.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
+            release(*CPU_MODULES)
+    h["side"] = g.turn
+    h["level"] = level
+    bi, _ = g.value(segments.encode(h["seg"]))
+    app.renderer.hint(bi, app.board.ticks_ms())
+    app._changed()
+    return h
