@@ -154,13 +154,14 @@ def dart(i):
 
 def play(first, n, nxt=3, state_every=10):
     """Darts first..first+n-1; `next` after every `nxt` (the darts between
-    land in the hold); a state request now and then; a won game starts anew."""
+    land in the hold; 0: none, the host sends it as a step of its own); a
+    state request every `state_every` (0: none); a won game starts anew."""
     a = T.a
     for i in range(first, first + n):
         dart(i)
-        if i % nxt == nxt - 1:
+        if nxt and i % nxt == nxt - 1:
             line(b'{"cmd":"next","id":"x"}')
-        if i % state_every == state_every - 1:
+        if state_every and i % state_every == state_every - 1:
             line(b'{"cmd":"state","id":"s"}')
         g = a.game
         if g is not None and g.phase == 3:

@@ -94,6 +94,27 @@ def _measured(step):
     return [step, COLLECT, "H.measure()"]
 
 
+NEXT = "H.line(%r)" % json.dumps({"cmd": "next", "id": "x"})
+STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
+
+
+def _play(first, n, nxt=3, state_every=10, measure=True):
+    """Darts first..first+n-1, each its own step; `next` after every `nxt`
+    (the darts between land in the hold) and a state request every
+    `state_every`, each its own step too: on this port a step's garbage is
+    collected only when it ends, so steps are what the chip does between
+    two collections at most."""
+    out = []
+    step = _measured if measure else (lambda s: [s])
+    for i in range(first, first + n):
+        out += step("H.play(%d, 1, 0, 0)" % i)
+        if i % nxt == nxt - 1:
+            out += step(NEXT)
+        if i % state_every == state_every - 1:
+            out += step(STATE)
+    return out
+
+
 def tour_steps(darts=1000, people_only=False):
     """The tour: a game between people, one against the computer with hints,
     the bring-up tools, and a people's game again once they are let go."""
@@ -102,13 +123,12 @@ def tour_steps(darts=1000, people_only=False):
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     for v in ("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
         s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": v, "id": "n"})
-    for i in range(darts):  # hold: the darts after the third of a visit until `next`
-        s += _measured("H.play(%d, 1, 4)" % i)
+    s += _play(0, darts, 4)  # hold: the darts after the third of a visit until `next`
     s += _measured("H.undo_all(1)") * 400  # back to the start: one undo a step
     s += line({"cmd": "new", "players": ["Ann", "Bob"], "variant": "piecepack", "id": "w"})
     s += _measured("H.win(1)") * 120  # one dart a step until won
     s += _measured("H.power_cut()") + _measured("H.start_app()")
-    s += _measured("H.play(0, 1, 3)") * 3
+    s += _play(0, 3)
     if people_only:
         return s + [COLLECT, "H.free_block()", "H.report()"]
     s += ["H.phase(%d)" % COMPUTER]
@@ -116,7 +136,7 @@ def tour_steps(darts=1000, people_only=False):
     s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
     for i in range(12):
         s += line({"cmd": "hint", "level": 3, "id": "h"})
-        s += _measured("H.play(%d, 1, 1, 4)" % i) * 3
+        s += _play(i, 3, 1, 4)
         s += _measured("H.cpu_visit(20)") * 3
     s += ["H.phase(%d)" % BRINGUP]
     s += line({"cmd": "config", "set": {"learn": True}, "id": "l"})
@@ -136,23 +156,22 @@ def tour_steps(darts=1000, people_only=False):
     s += line({"cmd": "config", "set": {"brightness": -1, "auto_next_ms": 0}, "id": "g"})
     s += ["H.phase(%d)" % AFTER]
     s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": "classic", "id": "n"})
-    for i in range(30):
-        s += _measured("H.play(%d, 1, 3)" % i)
+    s += _play(0, 30)
     return s + [COLLECT, "H.free_block()", "H.report()"]
 
 
-def soak_steps(darts=10000, per_step=4):
+def soak_steps(darts=10000):
     """A long people's game for creep: the live heap after the first 100
     darts against the end; the largest free block now and then."""
     s = [SETUP, COLLECT, "H.measure()"]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     s += ["H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": "extended"})]
-    for i in range(0, darts, per_step):
-        s += _measured("H.play(%d, %d, 3)" % (i, per_step))
-        if i + per_step == 100:
+    for i in range(0, darts, 100):
+        s += _play(i, 100)
+        if i == 0:
             s.append("H.soak_mark()")
         if i % 1000 == 0:
-            s.append("H.free_block()")
+            s += [COLLECT, "H.free_block()"]
     return s + [COLLECT, "H.free_block()", "H.report()"]
 
 

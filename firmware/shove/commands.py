@@ -7,7 +7,7 @@ import gc
 from shove import protocol, release, rules, segments
 
 # handled by shove/extra.py, loaded for the command and let go after it
-EXTRA = ("config", "diag", "end", "hint", "info", "leds", "map", "stats")
+EXTRA = ("config", "diag", "end", "info", "leds", "map", "stats")
 CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
 
 
@@ -62,9 +62,6 @@ class Commands:
     def stats(self):
         return self.extra("stats", None, None)["stats"]
 
-    def do_hint(self, level):
-        """The coach's target for the thrower (also blinked on the strip) and why."""
-        return self.extra("hint", {"level": level}, None)["hint"]
 
     def cmd_new(self, cmd, after):
         st = self.do_new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"),
@@ -85,6 +82,30 @@ class Commands:
         if self.game.phase == rules.OVER:
             after.append(("win", self._win(st)))
         return {"state": st}
+
+    def cmd_hint(self, cmd, after):
+        level = cmd.get("level", 3)
+        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
+            raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
+        return {"hint": self.do_hint(level)}
+
+    def do_hint(self, level):
+        """The coach's target for the thrower (also blinked on the strip) and why."""
+        from shove import coach  # the coach is let go after each hint
+
+        g = self._need_game()
+        try:
+            h = coach.hint(g, level)
+        finally:
+            release("coach")
+            if self.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
+                release(*CPU_MODULES)
+        h["side"] = g.turn
+        h["level"] = level
+        bi, _ = g.value(segments.encode(h["seg"]))
+        self.renderer.hint(bi, self.board.ticks_ms())
+        self._changed()
+        return h
 
     def cmd_press(self, cmd, after):
         row = protocol.want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")

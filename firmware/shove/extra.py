@@ -6,8 +6,7 @@ import gc
 import json
 import sys
 
-from shove import profile, protocol, release, rules, segments
-from shove.commands import CPU_MODULES
+from shove import profile, protocol, release, rules
 from shove.settings import CONFIG_FILE, MAP_FILE, VERSION, check_config
 
 
@@ -108,29 +107,3 @@ def cmd_end(app, cmd, after):
     app.drop_cpu()
     after.append(("new", {"state": None}))
     return {"state": None}
-
-
-def cmd_hint(app, cmd, after):
-    level = cmd.get("level", 3)
-    if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
-        raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
-    return {"hint": _hint(app, level)}
-
-
-def _hint(app, level):
-    """The coach's target for the thrower (also blinked on the strip) and why."""
-    from shove import coach  # the coach is let go after each hint
-
-    g = app._need_game()
-    try:
-        h = coach.hint(g, level)
-    finally:
-        release("coach")
-        if app.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
-            release(*CPU_MODULES)
-    h["side"] = g.turn
-    h["level"] = level
-    bi, _ = g.value(segments.encode(h["seg"]))
-    app.renderer.hint(bi, app.board.ticks_ms())
-    app._changed()
-    return h
