@@ -6,8 +6,7 @@ import gc
 import json
 import sys
 
-from shove import profile, protocol, release, rules
-from shove.settings import CONFIG_FILE, MAP_FILE, VERSION, check_config
+from shove import protocol, release, rules
 
 
 def _mem_peak():
@@ -31,6 +30,8 @@ def cmd_diag(app, cmd, after):
 
 
 def cmd_info(app, cmd, after):
+    from shove.settings import VERSION
+
     return {"version": VERSION, "protocol": protocol.PROTOCOL, "board": app.prof.name,
             "matrix": {"rows": app.prof.rows, "cols": app.prof.cols}, "platform": sys.platform,
             "variants": sorted(rules.VARIANTS), "leds": app.renderer.count,
@@ -41,6 +42,9 @@ def cmd_info(app, cmd, after):
 def cmd_map(app, cmd, after):
     # A full map does not fit one 512-byte line: `"more": true` stages
     # cells, and the chunk without it applies the whole map at once.
+    from shove import profile
+    from shove.settings import MAP_FILE
+
     if "set" in cmd:
         cells = cmd["set"]
         staged = app._map_staged
@@ -69,6 +73,8 @@ def cmd_leds(app, cmd, after):
 
 
 def cmd_config(app, cmd, after):
+    from shove.settings import CONFIG_FILE, check_config
+
     if "set" in cmd:
         new = dict(app.config)
         if not isinstance(cmd["set"], dict):

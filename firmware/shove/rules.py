@@ -109,8 +109,12 @@ class Rules:
         }
 
     def overrides(self):
-        """Only the fields that differ from the variant: what a journal must keep."""
-        base = Rules(self.variant).to_dict()
+        """Only the fields that differ from the variant: what a journal must keep.
+        The variant's own fields come from VARIANTS as Rules would set them
+        (no second Rules: that would load the checks, shove/newgame.py)."""
+        beds, marks, darts, gift, wbg, prog, flat = VARIANTS[self.variant]
+        base = {"beds": sorted(beds), "marks": marks, "darts": darts, "gift": gift, "win_by_gift": wbg,
+                "progressive": prog, "flat": flat, "bull_off": False}
         mine = self.to_dict()
         return {k: mine[k] for k in RULE_KEYS if mine[k] != base[k]}
 
