@@ -107,7 +107,10 @@ def start_app():
     T.a = a
     a.board.slow = False  # no modelled flash or strip waits: the heap is the same
     prof = a.prof
-    T.cells = [(r, c) for r in range(prof.rows) for c in range(prof.cols) if a.map[r * prof.cols + c] != 255]
+    # the mapped crossings, as row * cols + col in a bytearray: the driver's
+    # own data is counted in the live heap, so it is kept small (a list of
+    # tuples would be over 1 KB)
+    T.cells = bytearray(i for i in range(prof.rows * prof.cols) if a.map[i] != 255)
 
 
 def power_cut():
@@ -139,7 +142,7 @@ def line(s):
 def dart(i):
     """One dart at a cell through the matrix, scored (or ignored) by the loop."""
     a = T.a
-    r, c = T.cells[(i * 7) % len(T.cells)]
+    r, c = divmod(T.cells[(i * 7) % len(T.cells)], a.prof.cols)
     d0 = a.darts
     i0 = a.ignored
     a.board.press(r, c, 5)
