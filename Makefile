@@ -83,8 +83,9 @@ bench-long: $(STAMP)
 	$(BIN)/python bench/run.py --long
 
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
+# HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown)
 wasm-heap: $(STAMP)
-	$(BIN)/python bench/wasm_heap.py
+	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP))
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level), the
 # evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores) and

@@ -208,6 +208,11 @@ def _esp32_rows(res):
             os.environ["HAPENNY_ESP32_SCALE"] = old_scale
 
 
+def _heap(res):
+    res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
+    __import__("heap_rows").write_doc(res["wasm_heap"])  # its per-module table in docs/performance.md
+
+
 def _footprint(res):
     files = firmware.build("esp32")
     res["mpy_bytes_esp32"] = sum(Path(p).stat().st_size for rel, p in files.items() if rel.endswith(".mpy"))
@@ -222,7 +227,7 @@ STEPS = [
     ("referee", lambda res: res.__setitem__("referee", mp_json("mp_referee.py"))),
     ("footprint", _footprint),
     ("virtual board: capture, latency, boot, deploy", pulse_capture),
-    ("32-bit heap (WebAssembly port)", lambda res: res.__setitem__("wasm_heap", __import__("wasm_heap").measure())),
+    ("32-bit heap (WebAssembly port)", _heap),
     ("ESP32 factor", lambda res: res.__setitem__("esp32_factor", esp32_factor())),
     ("ESP32 timing model and computer player", _esp32_rows),
     ("web page latency", lambda res: res.__setitem__("web_latency", __import__("web_latency").measure())),

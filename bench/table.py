@@ -44,7 +44,9 @@ def table_rows(r):
     rows += [
         ("5 heap after boot (virtual board)", "%d B" % r["heap_after_boot"]),
         ("  heap peak during a game", "%d B (sampled after every dart)" % r["heap_peak_during_game"]),
-        ("  heap, 32-bit port: boot / game", "%(heap_boot_32bit_B)d B / %(heap_play_max_32bit_B)d B (goal < 40,960)" % r["wasm_heap"]),
+    ]
+    rows += __import__("heap_rows").rows(r["wasm_heap"])  # the 32-bit heap tour (bench/heap_rows.py)
+    rows += [
         ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
             r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),
     ]

@@ -1,16 +1,29 @@
 // Runs MicroPython's official WebAssembly build (a 32-bit port) under Node
 // with a staged board flash: node wasm_heap.mjs MANIFEST.json
 // The manifest names the npm package's module, files to write into the
-// interpreter's filesystem (base64) and the Python to run, in steps: this
-// port collects garbage only between two runPython calls (ports/webassembly
-// main.c, MICROPY_GC_SPLIT_HEAP_AUTO), so a step that calls gc.collect()
-// is followed by another that reads the heap. Output goes to stdout.
+// interpreter's filesystem (base64), the Python to run, in steps, and
+// optionally a cap. This port collects garbage only between two runPython
+// calls (ports/webassembly/main.c: MICROPY_GC_SPLIT_HEAP_AUTO), so a step
+// that calls gc.collect() is followed by another that reads the heap.
+//
+// The cap: that variant grows its heap whenever it fills (py/gc.c,
+// gc_try_add_heap: a new area from malloc), so `heapsize` alone is only the
+// first area. With a cap, the first area is the cap and growth is refused:
+// the WebAssembly memory may not grow and what is left of it is taken by
+// malloc here, so the interpreter's malloc for a new area fails and the
+// allocation raises MemoryError, as on a chip whose heap cannot grow. A
+// little is left free for the calls that run a step (at most a few dozen
+// bytes each), far less than any new area (at least the heap's size).
+// Stricter than the chip: garbage made inside a step is not collected
+// before the step ends.
+// Output: what the steps print, then one line "STEPS {json}" with the
+// number of steps that raised and their first messages.
 import { readFileSync } from "node:fs";
 
 const man = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const { loadMicroPython } = await import(man.module);
 let out = "";
-const mp = await loadMicroPython({ heapsize: man.heapsize, stdout: (s) => { out += s + "\n"; } });
+const mp = await loadMicroPython({ heapsize: man.cap || man.heapsize, stdout: (s) => { out += s + "\n"; } });
 for (const [path, b64] of Object.entries(man.files)) {
   const parts = path.split("/").filter(Boolean);
   let dir = "";
@@ -20,9 +33,28 @@ for (const [path, b64] of Object.entries(man.files)) {
   }
   mp.FS.writeFile(path, Buffer.from(b64, "base64"));
 }
-try {
-  for (const step of man.steps) mp.runPython(step);
-} catch (e) {
-  out += "\nERROR " + e + "\n";
+if (man.cap) {
+  const M = mp._module;
+  console.error = console.warn = () => {};  // emscripten's notes on each refused growth
+  WebAssembly.Memory.prototype.grow = function () { throw new RangeError("capped"); };
+  // a little kept back for the step calls' own small allocations (a result
+  // holder of 12 bytes each), taken before the rest and given back after
+  const slack = [];
+  for (let i = 0; i < 64; i++) slack.push(M._malloc(256));
+  for (let size = 1 << 24; size >= 16; size >>= 1) {
+    while (M._malloc(size)) { /* kept: the interpreter's heap cannot grow into it */ }
+  }
+  for (const p of slack) M._free(p);
+}
+const failed = [];
+let n = 0;
+for (const step of man.steps) {
+  try {
+    mp.runPython(step);
+  } catch (e) {
+    n += 1;
+    if (failed.length < 8) failed.push(String(e).slice(-300) + " [in: " + step.slice(0, 60) + "]");
+  }
 }
 process.stdout.write(out);
+process.stdout.write("STEPS " + JSON.stringify({ raised: n, failed }) + "\n");

@@ -1,7 +1,10 @@
 """The 32-bit heap benchmark's staging: the firmware as a deploy would put it,
 as bytecode the WebAssembly port can load (no native code, no decorators)."""
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
@@ -17,4 +20,25 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
         assert data[:2] == b"M\x06" and data[2] >> 2 == 0, path  # bytecode: arch none
     assert b"micropython.native" not in (tmp_path / "shove" / "scanner.py").read_bytes()
     assert b"getenv" in files["/shim/os.py"]
-    assert len(wasm_heap.steps()) == 10 + 3 * wasm_heap.DARTS + 1
+    assert "/flash/heap_tour.mpy" in mpys  # the tour's driver, beside the firmware
+
+
+def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
+    steps = wasm_heap.tour_steps(darts=5)
+    assert steps[-1] == "H.report()" and "H.boot()" in steps
+    for i, s in enumerate(steps):
+        if s == "H.measure()":
+            assert steps[i - 1] == wasm_heap.COLLECT  # the port collects only between two steps
+    phases = [s for s in steps if s.startswith("H.phase(")]
+    assert phases == ["H.phase(%d)" % p for p in (wasm_heap.COMPUTER, wasm_heap.BRINGUP, wasm_heap.AFTER)]
+    assert sum(s.startswith("H.play(") for s in steps) >= 5
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
+def test_a_cap_is_enforced_the_heap_does_not_grow_past_it():
+    grab = "x = [bytearray(1000) for i in range(80)]"  # 80 KB live at once
+    free, _, st = wasm_heap.run([wasm_heap.SETUP, grab, "x = None", "H.report()"])
+    assert free["memerr"] == 0 and st["raised"] == 0
+    capped, _, st = wasm_heap.run([wasm_heap.SETUP, grab, "x = None", wasm_heap.COLLECT, "y = bytearray(20000)",
+                                   "H.report()"], cap=64 * 1024)
+    assert capped["memerr"] == 1 and st["raised"] == 0  # only the 80 KB step failed, and the run went on

@@ -1,0 +1,22 @@
+# On a stock ESP32 image a module's bytecode sits in the heap from import
+# until the module is let go (docs/performance.md, the heap): code needed only
+# at start-up, for a bring-up tool or a rare command is released after use.
+import sys
+
+# This start's reset cause and whether it was marked deliberate: written by
+# startup, read by diag; kept here because startup is let go once the game runs.
+START = {}  # type: dict
+
+
+def release(*names):
+    """Forget the modules shove.NAME (sys.modules and the package's
+    attribute): their code is freed at the next collection once nothing
+    else refers to them (a global of another module, a live object of a
+    class of theirs). Importing one again loads it afresh."""
+    pkg = sys.modules["shove"]
+    for n in names:
+        sys.modules.pop("shove." + n, None)
+        try:
+            delattr(pkg, n)
+        except (AttributeError, KeyError):  # not loaded (MicroPython raises KeyError)
+            pass

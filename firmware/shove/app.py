@@ -13,12 +13,11 @@
 # flash before its reply or event goes out, so a power cut loses at most the
 # change not yet acknowledged.
 import gc
-import json
 import sys
 
-from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
-from shove.commands import Commands
-from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
+from shove import buttons, events, handover, journal, leds, protocol, release, rules, scanner, segments, store
+from shove.commands import CPU_MODULES, Commands
+from shove.settings import GAME_FILE, VERSION
 from shove.boards import open_board
 from shove.scanner import WOKE_INPUT
 
@@ -52,6 +51,19 @@ UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
+UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
+# What a profile keeps once read: its module (the validation, 5 KB of heap
+# as bytecode) is let go after boot, so the App keeps plain data.
+PROFILE_KEEPS = ("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
+                 "timing")
+
+
+class Kept:
+    """A profile's fields, without its class (see PROFILE_KEEPS)."""
+
+    def __init__(self, obj, names):
+        for n in names:
+            setattr(self, n, getattr(obj, n))
 
 
 class App(Commands):
@@ -61,8 +73,10 @@ class App(Commands):
         self._outq = bytearray()  # lines waiting for the UART
         self._outpos = 0
         self._tx_end = 0  # tick (us) the UART's FIFO will have sent all it was given
-        self.notices = []  # storage problems found at boot, sent after `boot`
-        self.prof = self._load_profile()
+        self.notices = []  # storage problems found at boot, sent after `boot` (see loading.py)
+        from shove import loading  # start-up only: let go at the end of __init__
+
+        self.prof = Kept(loading.read_profile(self), PROFILE_KEEPS)
         self.board = board or open_board(self.prof)
         if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
             self._bin = getattr(self.board, "console", None) or self._bin
@@ -73,15 +87,15 @@ class App(Commands):
         self.scanner = scanner.Scanner(
             self.prof.rows, self.prof.cols, t["window_us"], t["lockout_ms"] * 1000,
             t["rearm_ms"] * 1000, t["stuck_ms"] * 1000)
-        self.config = self._load_config()
-        self.map = self._load_map()
+        self.config = loading.read_config(self)
+        self.map = loading.read_map(self)
         L = self.prof.leds
         self.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], self._brightness())
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
         self.jrecs = 0  # records in the journal file (the next one's sequence number)
         self.jdirty = False  # the file must be rewritten before the next append
-        self.game = self._load_game()
+        self.game = loading.read_game(self)
         self.lines = protocol.LineBuffer()
         self._sbuf = bytearray(SERIAL_MORE)  # the console's bytes of one serial slice
         self._sview = memoryview(self._sbuf)
@@ -112,69 +126,11 @@ class App(Commands):
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
         self.left_over = b""  # bytes read after the hand-over's, given back to the REPL
         self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
+        # boot's own modules are let go: they are loaded again only for a
+        # command that needs them (shove/extra.py)
+        release("loading", "profile", "profile_default", "settings")
 
     # ---- storage --------------------------------------------------------------------
-    def _notice(self, path, msg):
-        self.notices.append({"file": path, "error": msg})
-
-    def _read_json(self, path):
-        data = store.read(path)
-        if data is None:
-            return None
-        try:
-            return json.loads(data)
-        except Exception:
-            store.quarantine(path)
-            self._notice(path, "damaged: not JSON; defaults used")
-            return None
-
-    def _load_profile(self):
-        d = self._read_json(PROFILE_FILE)
-        if d is not None:
-            try:
-                return profile.Profile(d)
-            except profile.ProfileError as e:
-                store.quarantine(PROFILE_FILE)
-                self._notice(PROFILE_FILE, "invalid: %s; the built-in generic-8x8 is used" % e)
-        return profile.Profile(profile.default_dict())
-
-    def _load_config(self):
-        cfg = dict(DEFAULT_CONFIG)
-        d = self._read_json(CONFIG_FILE)
-        if d is not None:
-            try:
-                check_config(d)
-                cfg.update(d)
-            except protocol.ProtoError as e:
-                store.quarantine(CONFIG_FILE)
-                self._notice(CONFIG_FILE, "invalid: %s; defaults used" % e.msg)
-        return cfg
-
-    def _load_map(self):
-        d = self._read_json(MAP_FILE)
-        if d is not None:
-            try:
-                return profile.parse_map(d, self.prof.rows, self.prof.cols)
-            except profile.ProfileError as e:
-                store.quarantine(MAP_FILE)
-                self._notice(MAP_FILE, "invalid: %s; the profile's map is used" % e)
-        return bytearray(self.prof.map)
-
-    def _load_game(self):
-        data = store.read(GAME_FILE)
-        if data is None:
-            return None
-        try:
-            game, self.jrecs, clean = journal.decode(data)
-        except journal.JournalError as e:
-            store.quarantine(GAME_FILE)
-            self._notice(GAME_FILE, "%s; the game could not be restored" % e)
-            return None
-        # a torn last record (a cut during an append) was never acknowledged:
-        # rewrite the file so the next append starts on a record boundary
-        self.jdirty = not clean
-        return game
-
     def _save_game(self, rollback=None):
         """Store a new game (or none) whole. If the flash refuses, undo the
         change in RAM too (rollback) and refuse the request, so RAM and flash
@@ -368,7 +324,15 @@ class App(Commands):
         self._changed()
         self.hold_since = -1
         self.ignored = 0
+        if not any(g.cpu):
+            self.drop_cpu()
         return self.state()
+
+    def drop_cpu(self):
+        """No side of the board's any more: the computer's code and state go."""
+        if self.auto is not None:
+            self.auto = None
+            release(*CPU_MODULES)
 
     # ---- scanner events ------------------------------------------------------------------
     def _scanner_event(self, w):
@@ -385,7 +349,7 @@ class App(Commands):
             self.emit("raw", {"row": row, "col": col})
             return
         code = self.map[row * self.prof.cols + col]
-        if code == profile.UNMAPPED:
+        if code == UNMAPPED:
             self.emit("unmapped", {"row": row, "col": col})
             return
         g = self.game
@@ -422,7 +386,7 @@ class App(Commands):
             elif name == "new" and kind == buttons.LONG:
                 names = sorted(rules.VARIANTS)
                 nxt = names[(names.index(self.config["variant"]) + 1) % len(names)]
-                self.cmd_config({"set": {"variant": nxt}}, [])
+                self.extra("config", {"set": {"variant": nxt}}, [])
                 self.emit("new", {"state": self.do_new(self.config["players"], None, nxt)})
         except (rules.RuleError, protocol.ProtoError) as e:
             self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})

@@ -55,9 +55,9 @@ def about(app):
         out["flash_total"] = st[0] * st[2]
     except (AttributeError, OSError):
         pass
-    st = sys.modules.get("shove.startup")
-    if st is not None and st.LAST:  # why this start happened, and whether it was asked for
-        out["reset"] = {"cause": st.LAST["cause"], "deliberate": st.LAST["deliberate"]}
+    st = sys.modules["shove"].START
+    if st:  # why this start happened, and whether it was asked for
+        out["reset"] = {"cause": st["cause"], "deliberate": st["deliberate"]}
     t = app.prof.timing
     out["timing"] = {"window_us": t["window_us"], "lockout_ms": t["lockout_ms"], "rearm_ms": t["rearm_ms"],
                      "settle_us": t["settle_us"]}

@@ -3,6 +3,7 @@
 # as arguments so that tests drive this with models.
 import json
 
+import shove
 from shove import boards, safeboot, store
 
 BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
@@ -42,8 +43,10 @@ def watch(board, health):
     def fed():
         feed()
         health.alive(board.ticks_ms())
-        if health.done:
+        if health.done:  # nothing refers to start-up's code any more: its heap is freed
             board.feed = feed
+            board.stopped = stopped
+            boards.ON_OPEN.clear()
 
     def stop():
         health.cleared()
@@ -53,7 +56,7 @@ def watch(board, health):
     board.stopped = stop
 
 
-LAST = {}  # type: dict  # this start's reset cause and whether it was marked deliberate (diag reports them)
+LAST = shove.START  # this start's reset cause and whether it was marked deliberate (diag reports them)
 
 
 def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
@@ -100,18 +103,22 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
 
 
 def main(boot_error=None):
+    """True when the game is to run (main.py then starts it). Start-up's
+    modules are let go first: the loop runs for hours, and their code would
+    hold heap all along (on the chip safe boot's check-ins keep them until
+    the start counts as good). `boot_error`: what boot.py caught, if anything."""
     import os
     import sys
 
     import machine
 
-    def run_game():
-        from shove import app
+    from shove import release
 
-        app.main()
-
+    go = []
     try:
         name = os.uname().machine
     except AttributeError:
         name = ""
-    start(machine, run_game, sys.platform, name, boot_error=boot_error)
+    start(machine, lambda: go.append(1), sys.platform, name, boot_error=boot_error)
+    release("startup", "safeboot", "chip")
+    return bool(go)

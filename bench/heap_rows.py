@@ -1,0 +1,71 @@
+"""make bench's rows for the heap on the 32-bit WebAssembly MicroPython
+(bench/wasm_heap.py), with the goals beside them."""
+
+
+def _kb(b):
+    return "%.1f KB" % (b / 1024)
+
+
+def rows(w):
+    if "tour_capped_112k" not in w:  # a run from before the tour: a 4-player game
+        return [("  heap, 32-bit port: boot / game",
+                 "%(heap_boot_32bit_B)d B / %(heap_play_max_32bit_B)d B (goal < 40,960)" % w)]
+    t, c, p, g = w["tour"], w["tour_capped_112k"], w["people_capped_56k"], w["goals"]
+
+    def vs(key):
+        return "%s (goal <= %s)%s" % (_kb(t[key]), _kb(g[key]), "" if t[key] <= g[key] else ", NOT MET")
+
+    return [
+        ("  heap, 32-bit: game between people (peak)", vs("people_peak") + "; the virtual board's code %s of it"
+         % _kb(w["virtual_layer_code"])),
+        ("  heap, 32-bit: game against the computer, hints (peak)", vs("computer_peak")),
+        ("  heap, 32-bit: bring-up tools (peak) / people again after", "%s / %s" % (
+            vs("bringup_peak"), _kb(t["after_peak"]))),
+        ("  heap capped at 112 KB: whole tour (no collection inside a step)",
+         "%d MemoryError (goal 0)%s; largest free block after %s" % (
+             c["memory_errors"], "" if not c["memory_errors"] else ", NOT MET", _kb(c["largest_free_block"] or 0))),
+        ("  heap capped at 56 KB: game between people (idem)", "%d MemoryError (goal 0)%s" % (
+            p["memory_errors"], "" if not p["memory_errors"] else ", NOT MET")),
+    ]
+
+
+DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py's run; do not edit -->"
+DOC_END = "<!-- heap:end -->"
+ROLE = {  # when each module's code is in the heap
+    "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.events": "always", "shove.journal": "always",
+    "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
+    "shove.commands": "always", "shove.app": "always",
+    "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
+    "shove.chip": "start-up", "shove.loading": "start-up", "shove.profile": "start-up; map command",
+    "shove.profile_default": "start-up, no profile on flash", "shove.settings": "start-up; config command",
+    "shove.newgame": "a new game, the journal's at start-up", "shove.extra": "a rare command",
+    "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
+    "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
+    "shove.boards.matrix_model": "always (virtual board only)", "shove.boards.virtual": "always (virtual board only)",
+}
+
+
+def module_table(w):
+    """Markdown: each module's heap once imported, its .mpy size and when it is loaded."""
+    lines = ["| module | heap when loaded | .mpy | in the heap |", "|---|---|---|---|"]
+    for m, c in w["modules"].items():
+        lines.append("| %s | %d B | %d B | %s |" % (m, c["heap"], c["mpy"], ROLE.get(m, "?")))
+    t = w["tour"]
+    lines.append("")
+    lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "
+                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each."
+                 % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
+                    w["virtual_layer_code"]))
+    return "\n".join(lines)
+
+
+def write_doc(w, doc=None):
+    from pathlib import Path
+
+    doc = doc or Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+    text = doc.read_text()
+    if DOC_BEGIN not in text:
+        return
+    i = text.index(DOC_BEGIN) + len(DOC_BEGIN)
+    doc.write_text(text[:i] + "\n" + module_table(w) + "\n" + text[text.index(DOC_END):])

@@ -1,0 +1,220 @@
+# The heap tour's driver, run inside the 32-bit WebAssembly MicroPython by
+# bench/wasm_heap.py (compiled to .mpy and staged beside the firmware). Each
+# function is one step: the host collects garbage and reads the live heap
+# between steps (that port collects only between two of its runPython calls),
+# so steps are small: a dart, a command, a release. The firmware is started
+# as main.py starts it on the chip (safe boot's decision, then the game), with
+# a stand-in for `machine` that says power-on.
+import gc
+import sys
+
+import micropython
+
+T = None  # the tour's state, one object (its own heap share is measured at start)
+PHASE_NAMES = ("people", "computer", "bringup", "after")
+
+
+class Sink:
+    """The console: counts what the firmware writes, and any report of a
+    memory shortage in it (the loop reports what it caught)."""
+
+    def __init__(self):
+        self.n = 0
+        self.short = 0
+
+    def write(self, s):
+        self.n += len(s)
+        if "MemoryError" in s or "no_memory" in s:
+            self.short += 1
+
+
+class Machine:
+    """What startup asks of `machine` on the chip: a power-on start, no BOOT button."""
+    PWRON_RESET = 1
+
+    @staticmethod
+    def reset_cause():
+        return 1
+
+    class Pin:
+        IN = PULL_UP = 0
+
+        def __init__(self, *a):
+            raise OSError("no pins here")
+
+
+class Tour:
+    def __init__(self):
+        self.peak = [0, 0, 0, 0]
+        self.peak_at = [0, 0, 0, 0]  # the sample each was read at
+        self.phase = 0
+        self.samples = 0
+        self.out = Sink()
+        self.a = None
+        self.cells = None
+        self.last = 0
+        self.mark100 = 0  # live heap after the soak's first 100 darts
+        self.memerr = 0  # steps a MemoryError ended (caught by the host's guard around each step)
+        self.harness = 0  # the live heap before the firmware: the interpreter's and this driver's
+
+
+def start():
+    global T
+    T = Tour()
+
+
+def measure():
+    """After the host's collection: the live heap, into the phase's peak."""
+    m = gc.mem_alloc()
+    T.last = m
+    T.samples += 1
+    if m > T.peak[T.phase]:
+        T.peak[T.phase] = m
+        T.peak_at[T.phase] = T.samples
+
+
+def phase(i):
+    T.phase = i
+
+
+def boot(esp32=True):
+    """main.py's path: safe boot decides, its modules are let go (on the chip
+    its check-ins keep them until the start counts as good)."""
+    from shove import release, startup
+
+    go = []  # startup.main() on the chip, with the stand-in machine
+    startup.start(Machine, lambda: go.append(1), "esp32" if esp32 else "unix", "ESP32")
+    del startup
+    release("startup", "safeboot", "chip")
+    if not go:
+        raise RuntimeError("safe boot kept the game from starting")
+
+
+def load():
+    """main.py's `from shove import app`: the game's modules."""
+    from shove import app  # noqa: F401
+
+
+def start_app():
+    """app.main() up to its loop: the App made and booted."""
+    import select
+
+    from shove import app
+
+    a = app.App(out=T.out)
+    a.poll = select.poll()  # nothing on stdin here: the host's lines are fed below
+    a.boot()
+    T.a = a
+    a.board.slow = False  # no modelled flash or strip waits: the heap is the same
+    prof = a.prof
+    # the mapped crossings, as row * cols + col in a bytearray: the driver's
+    # own data is counted in the live heap, so it is kept small (a list of
+    # tuples would be over 1 KB)
+    T.cells = bytearray(i for i in range(prof.rows * prof.cols) if a.map[i] != 255)
+
+
+def power_cut():
+    """A power cut: the App is gone (the host collects before the restore,
+    start_app(), which starts again from what is on flash)."""
+    T.a = None
+
+
+def passes(n, jump_us=200):
+    """Loop passes, the board's clock moved on `jump_us` each (a dart's
+    lockout is 60 ms of board time: the heap is the same, the tour faster)."""
+    a = T.a
+    board = a.board
+    sc = a.scanner
+    snap = sc.snap
+    for _ in range(n):
+        board._total += jump_us
+        board.read_matrix(snap)
+        sc.step(board.ticks_us())
+        a.passes += 1
+        if sc.qhead != sc.qtail or a.passes >= 8:
+            a._serve()
+
+
+def line(s):
+    T.a.handle_line(s.encode() if isinstance(s, str) else s)
+
+
+def dart(i):
+    """One dart at a cell through the matrix, scored (or ignored) by the loop."""
+    a = T.a
+    r, c = divmod(T.cells[(i * 7) % len(T.cells)], a.prof.cols)
+    d0 = a.darts
+    i0 = a.ignored
+    a.board.press(r, c, 5)
+    n = 0
+    while a.darts == d0 and a.ignored == i0 and n < 100:
+        passes(100)
+        n += 1
+    while a.scanner.state != 0 and n < 400:  # lockout, then re-armed
+        passes(100)
+        n += 1
+
+
+def play(first, n, nxt=3, state_every=10):
+    """Darts first..first+n-1; `next` after every `nxt` (the darts between
+    land in the hold; 0: none, the host sends it as a step of its own); a
+    state request every `state_every` (0: none); a won game starts anew."""
+    a = T.a
+    for i in range(first, first + n):
+        dart(i)
+        if nxt and i % nxt == nxt - 1:
+            line(b'{"cmd":"next","id":"x"}')
+        if state_every and i % state_every == state_every - 1:
+            line(b'{"cmd":"state","id":"s"}')
+        g = a.game
+        if g is not None and g.phase == 3:
+            line(b'{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"id":"n"}')
+
+
+def undo_all(most):
+    a = T.a
+    n = 0
+    while a.game.moves() and n < most:
+        line(b'{"cmd":"undo","id":"u"}')
+        n += 1
+    return a.game.moves()
+
+
+def win(most=400):
+    """Throws until the game is won (a 2-player piecepack game: one coin a mark)."""
+    a = T.a
+    i = 0
+    while a.game.phase != 3 and i < most:
+        dart(i)
+        i += 1
+        if a.game.phase == 2:
+            line(b'{"cmd":"next","id":"x"}')
+    return a.game.phase == 3
+
+
+def cpu_visit(most=40):
+    """The computer plays its visit (its pace set to 0): loop passes until the
+    turn comes back to a person."""
+    a = T.a
+    g = a.game
+    n = 0
+    while g.cpu[g.turn] and g.phase != 3 and n < most:
+        passes(200)
+        n += 1
+        g = a.game
+
+
+def soak_mark():
+    T.mark100 = T.last
+
+
+def free_block():
+    """The largest free block now (bytes), as mem_info prints it (in 16-byte blocks)."""
+    micropython.mem_info()
+
+
+def report():
+    import json
+
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
+                      "darts": T.a.darts if T.a else 0, "mpy": sys.implementation._mpy}))

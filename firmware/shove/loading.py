@@ -1,0 +1,75 @@
+# What the App reads from flash at start-up: the profile, the configuration,
+# the map and the stored game, each checked; a damaged file is set aside
+# (quarantined) with a notice and defaults are used. Loaded by App.__init__
+# and let go when it ends, with the profile's and the settings' modules.
+import json
+
+from shove import journal, profile, protocol, store
+from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
+
+
+def _notice(app, path, msg):
+    app.notices.append({"file": path, "error": msg})
+
+
+def _read_json(app, path):
+    data = store.read(path)
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except Exception:
+        store.quarantine(path)
+        _notice(app, path, "damaged: not JSON; defaults used")
+        return None
+
+
+def read_profile(app):
+    d = _read_json(app, PROFILE_FILE)
+    if d is not None:
+        try:
+            return profile.Profile(d)
+        except profile.ProfileError as e:
+            store.quarantine(PROFILE_FILE)
+            _notice(app, PROFILE_FILE, "invalid: %s; the built-in generic-8x8 is used" % e)
+    return profile.Profile(profile.default_dict())
+
+
+def read_config(app):
+    cfg = dict(DEFAULT_CONFIG)
+    d = _read_json(app, CONFIG_FILE)
+    if d is not None:
+        try:
+            check_config(d)
+            cfg.update(d)
+        except protocol.ProtoError as e:
+            store.quarantine(CONFIG_FILE)
+            _notice(app, CONFIG_FILE, "invalid: %s; defaults used" % e.msg)
+    return cfg
+
+
+def read_map(app):
+    d = _read_json(app, MAP_FILE)
+    if d is not None:
+        try:
+            return profile.parse_map(d, app.prof.rows, app.prof.cols)
+        except profile.ProfileError as e:
+            store.quarantine(MAP_FILE)
+            _notice(app, MAP_FILE, "invalid: %s; the profile's map is used" % e)
+    return bytearray(app.prof.map)
+
+
+def read_game(app):
+    data = store.read(GAME_FILE)
+    if data is None:
+        return None
+    try:
+        game, app.jrecs, clean = journal.decode(data)
+    except journal.JournalError as e:
+        store.quarantine(GAME_FILE)
+        _notice(app, GAME_FILE, "%s; the game could not be restored" % e)
+        return None
+    # a torn last record (a cut during an append) was never acknowledged:
+    # rewrite the file so the next append starts on a record boundary
+    app.jdirty = not clean
+    return game
