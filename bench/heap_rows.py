@@ -33,7 +33,7 @@ DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py
 DOC_END = "<!-- heap:end -->"
 ROLE = {  # when each module's code is in the heap
     "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
-    "shove.protocol": "always", "shove.rules": "always", "shove.events": "always", "shove.journal": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always", "shove.events": "always", "shove.journal": "always",
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",

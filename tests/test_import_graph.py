@@ -29,14 +29,15 @@ TREES = {
 # `esp32`, `network` or the board layer (shove.boards and its modules).
 # Not pure, and why (each imports the board layer, or the chip directly):
 # - app: the game loop; it opens the board (shove.boards.open_board).
-# - commands: the protocol's handlers; `stats` reports the chip's own heap
-#   (shove.boards.idf_heap).
+# - commands: the protocol's handlers (the board's reset among them).
+# - extra: the rarely used handlers, loaded per command; `stats` reports the
+#   chip's own heap (shove.boards.idf_heap).
 # - startup: safe boot, then the game; it hooks the board as it opens
 #   (shove.boards.ON_OPEN); its main() imports `machine` and hands it on.
 # - diag: bring-up diagnostics, loaded on demand: the chip's heap and flash
 #   timings (shove.boards), line levels through the board object.
 # - the boards package: the hardware layer itself.
-NOT_PURE = {"shove.app", "shove.commands", "shove.startup", "shove.diag"}
+NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 

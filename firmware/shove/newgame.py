@@ -1,9 +1,10 @@
 # What a new game's request is checked with: the variant and its
 # overrides, the names, the computer sides. Loaded for a new game (and for
 # the journal's game at boot), let go after: rules.Rules and rules.new_game
-# call into it, so its code holds no heap while a game is played.
-from shove.rules import (BED_CHOICES, GIFTS, MAX_LEVEL, MAX_MEMBERS, MAX_NAME, MAX_SIDES, RULE_KEYS, VARIANTS,
-                         Game, RuleError, Rules)
+# call into it, so its code holds no heap while a game is played. It imports
+# the shared limits, not the referee: rules.py builds the game from what it checks.
+from shove.variants import (BED_CHOICES, GIFTS, MAX_LEVEL, MAX_MEMBERS, MAX_NAME, MAX_SIDES, RULE_KEYS, VARIANTS,
+                            RuleError)
 
 
 def _bad(msg):
@@ -136,12 +137,11 @@ def computer_names(players):
     return names, levels
 
 
-def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
-    """Validate everything first, so a refused request changes nothing."""
-    r = Rules(variant, rules)
+def check_game(players, teams, cpu, seed):
+    """A new game's sides, computer levels and seed, each checked (the rules
+    are checked by rules.Rules): (sides, levels, seed)."""
     if cpu is None and isinstance(players, list):
         players, cpu = computer_names(players)
     sides = make_sides(players, teams)
     levels = check_cpu(cpu, len(sides))
-    seed = _int_in(seed, 0, 0x3FFFFFFF, "seed")
-    return Game(r, sides, levels, seed)
+    return sides, levels, _int_in(seed, 0, 0x3FFFFFFF, "seed")

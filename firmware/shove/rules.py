@@ -11,6 +11,9 @@ except ImportError:  # CPython
         return x
 
 from shove import segments
+# the variants and limits a request is checked against, shared with the checks (shove/newgame.py)
+from shove.variants import (BED_CHOICES, GIFTS, MAX_LEVEL, MAX_MEMBERS, MAX_NAME, MAX_SIDES, RULE_KEYS, VARIANTS,
+                            RuleError)
 
 BULL_OFF = const(0)
 PLAY = const(1)
@@ -21,30 +24,10 @@ PHASES = ("bull_off", "play", "hold", "over")
 GIFT_NEXT = const(0)
 GIFT_ALL = const(1)
 GIFT_OFF = const(2)
-GIFTS = ("next", "all", "off")
 
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
 VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
-
-MAX_SIDES = const(8)
-MAX_MEMBERS = const(4)
-MAX_NAME = const(16)
-BED_CHOICES = tuple(range(1, 21)) + (25,)
-
-_NINE = (1, 2, 3, 4, 5, 6, 7, 8, 9)
-# name: (beds, marks, darts, gift, win_by_gift, progressive, flat)
-VARIANTS = {
-    "classic": (_NINE, 3, 3, "next", True, False, False),
-    "no-gift": (_NINE, 3, 3, "off", True, False, False),
-    "extended": (tuple(range(1, 16)), 3, 3, "next", True, False, False),
-    "pub": (_NINE, 3, 3, "next", False, False, False),
-    "progressive": (_NINE, 3, 3, "next", False, True, False),
-    # every coin scores one in the piecepack game
-    "piecepack": ((1, 2, 3, 4, 5, 6, 7), 1, 3, "next", False, False, True),
-}
-RULE_KEYS = ("beds", "marks", "darts", "gift", "win_by_gift", "progressive", "flat", "bull_off")
-
 
 class ByteLog:
     """An append-only byte buffer that can be cut back (MicroPython's
@@ -75,15 +58,6 @@ class ByteLog:
 
     def bytes(self):
         return bytes(self.buf[: self.n])
-
-
-class RuleError(Exception):
-    """A refused request; `code` is the protocol's error code."""
-
-    def __init__(self, code, msg):
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
 
 
 class Rules:
@@ -121,7 +95,6 @@ class Rules:
 
 
 
-MAX_LEVEL = const(6)  # computer players' skill levels 1..6
 
 
 class Game:
@@ -461,4 +434,6 @@ def make_sides(players=None, teams=None):
 
 def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
     """Validate everything first, so a refused request changes nothing."""
-    return _call("new_game", players, teams, variant, rules, cpu, seed)
+    r = Rules(variant, rules)
+    sides, levels, seed = _call("check_game", players, teams, cpu, seed)
+    return Game(r, sides, levels, seed)
