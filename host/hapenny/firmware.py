@@ -126,18 +126,11 @@ def profile_path(name_or_path):
 
 
 def install(board_dir, target="sim", profile="generic-8x8"):
-    """Copy the current firmware into a board's flash folder, removing stale
-    firmware files; the game, settings and map stay. The profile is written
-    when the board has none."""
-    board_dir = Path(board_dir)
-    files = build(target)
-    for rel, local in files.items():
-        dst = board_dir / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(local, dst)
-    pkg = board_dir / "shove"
-    for p in sorted(pkg.rglob("*")) if pkg.is_dir() else []:
-        if p.is_file() and p.relative_to(board_dir).as_posix() not in files:
-            p.unlink()
-    if not (board_dir / "profile.json").exists():
-        shutil.copyfile(profile_path(profile), board_dir / "profile.json")
+    """Copy the current firmware into a virtual board's flash (the littlefs
+    image in its folder), removing stale firmware files; the game, settings
+    and map stay. The profile is written when the board has none."""
+    from hapenny.sim import flashimg
+
+    files = {rel: Path(local).read_bytes() for rel, local in build(target).items()}
+    flashimg.put(board_dir, files, if_missing={"profile.json": profile_path(profile).read_bytes()},
+                 prune="shove")

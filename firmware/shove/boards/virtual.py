@@ -13,6 +13,12 @@ from shove import scanner, store
 from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
 
+try:  # the simulator's runtime: the flash is mounted at "/", host files through it
+    from flashdev import host_open, DEV as _FLASH
+except ImportError:  # a bare unix port (tests): the working directory is the flash
+    host_open = open
+    _FLASH = []
+
 _MASK = 0x3FFFFFFF
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
 FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
@@ -159,8 +165,8 @@ class Board:
         ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
         if ctl:
             rfd, wfd = ctl.split(",")
-            self._ctl_in = open("/dev/fd/" + rfd, "rb")
-            self._ctl_out = open("/dev/fd/" + wfd, "wb")
+            self._ctl_in = host_open("/dev/fd/" + rfd, "rb")
+            self._ctl_out = host_open("/dev/fd/" + wfd, "wb")
             self._poll = select.poll()
             self._poll.register(self._ctl_in, select.POLLIN)
             self._wake = select.poll()  # what ends an idle wait: a serial byte or a control line
@@ -192,7 +198,7 @@ class Board:
         self.uart_us_per_byte = UART_US_PER_BYTE
         self.slow = False  # the modelled costs are charged to the clock, not slept
         self._scale = scale
-        self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+        self._cpu_f = host_open("/proc/self/schedstat", "rb")  # on-CPU time, ns
         self._cpu_buf = bytearray(64)
         self._cpu_last = self._cpu_ns()
         self._fifo_empty = 0  # board time the UART's FIFO runs dry

@@ -24,6 +24,7 @@ import tty
 from pathlib import Path
 
 from hapenny import firmware
+from hapenny.sim import flashimg
 
 RUNTIME = Path(__file__).resolve().parent / "runtime"
 SOFT_EXIT, SOFT_RAW_EXIT, HARD_EXIT = 10, 11, 12
@@ -113,7 +114,8 @@ class VirtualBoard:
     # ---- life cycle ---------------------------------------------------------------
     def start(self):
         self.board_dir.mkdir(parents=True, exist_ok=True)
-        if self.refresh or not any(self.board_dir.iterdir()):  # an empty flash gets the current firmware
+        flashimg.import_folder(self.board_dir)  # a folder of plain files from before the image
+        if self.refresh or not flashimg.image(self.board_dir).exists():  # a blank flash gets the current firmware
             firmware.install(self.board_dir, "sim", self.profile)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # the ESP32's port does no echo or line editing

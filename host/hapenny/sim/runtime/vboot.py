@@ -18,6 +18,12 @@ WINDOW = 256  # raw-paste flow-control window
 
 import machine  # noqa: E402  the runtime's, on the path just set
 import select  # noqa: E402
+import flashdev  # noqa: E402
+
+# The flash: the board folder's image, mounted at "/" as the ESP32 port's
+# _boot.py mounts its "vfs" partition; the host's files are out of sight
+# from here on (flashdev.host_open reaches the simulator's pipes)
+flashdev.mount_root()
 
 out = sys.stdout
 stdin = sys.stdin.buffer
