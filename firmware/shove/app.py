@@ -16,7 +16,7 @@ import gc
 import json
 import sys
 
-from shove import buttons, events, handover, journal, leds, profile, protocol, rules, scanner, segments, store
+from shove import buttons, events, handover, journal, jstore, leds, profile, protocol, rules, scanner, segments, store
 from shove.commands import Commands
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, VERSION, check_config
 from shove.boards import WOKE_INPUT, open_board
@@ -51,6 +51,7 @@ UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
+JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
 
 
 class App(Commands):
@@ -78,7 +79,8 @@ class App(Commands):
         self.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], self._brightness())
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
-        self.jrecs = 0  # records in the journal file (the next one's sequence number)
+        self.jrecs = 0  # records in the journal (the next one's sequence number)
+        self.jstore = jstore.Store()
         self.jdirty = False  # the file must be rewritten before the next append
         self.game = self._load_game()
         self.lines = protocol.LineBuffer()
@@ -160,15 +162,26 @@ class App(Commands):
         return bytearray(self.prof.map)
 
     def _load_game(self):
-        data = store.read(GAME_FILE)
-        if data is None:
-            return None
         try:
-            game, self.jrecs, clean = journal.decode(data)
+            found = self.jstore.load()
+            if found is None:
+                return None
+            game, self.jrecs, clean = journal.decode(found[0] + found[1])
         except journal.JournalError as e:
             store.quarantine(GAME_FILE)
+            self.jstore.load()  # its segments are stale now
             self._notice(GAME_FILE, "%s; the game could not be restored" % e)
             return None
+        except (OSError, ValueError) as e:
+            store.quarantine(GAME_FILE)
+            self.jstore.load()
+            self._notice(GAME_FILE, "unreadable (%s); the game could not be restored" % e)
+            return None
+        self.jstore.start(self.jrecs)
+        try:
+            self.jstore.boundary(game.rules.darts)  # room for the visit in play, made now
+        except OSError:
+            pass
         # a torn last record (a cut during an append) was never acknowledged:
         # rewrite the file so the next append starts on a record boundary
         self.jdirty = not clean
@@ -181,6 +194,7 @@ class App(Commands):
         try:
             if self.game is None:
                 store.remove(GAME_FILE)
+                self.jstore.load()  # no game: its segments go
             else:
                 self._rewrite_journal()
         except OSError as e:
@@ -190,24 +204,32 @@ class App(Commands):
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _rewrite_journal(self):
-        self.board.write_file(GAME_FILE, journal.encode(self.game))
+        self.jstore.write(journal.encode(self.game), self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
 
     def _log_action(self, action, rollback):
         """Store one action (already applied in RAM) by appending its record;
-        a full rewrite after a failed append, or when the log has grown long."""
+        a full rewrite after a failed append, or when the log has grown long
+        (both at the end of a visit, where the erases they cost blind no dart)."""
+        g = self.game
+        ended = action == rules.NEXT_ACTION or g.phase != rules.PLAY
         try:
-            if self.jdirty or self.jrecs >= JOURNAL_MAX_RECORDS:
+            if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
                 self._rewrite_journal()
             else:
-                self.board.append_file(GAME_FILE, journal.record(action, self.jrecs))
+                self.jstore.append(journal.record(action, self.jrecs), self.board.save_file)
                 self.jrecs += 1
         except OSError as e:
             # part of the record may be on flash: the next save rewrites the file
             self.jdirty = True
             rollback()
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+        if ended:
+            try:
+                self.jstore.boundary(g.rules.darts)
+            except OSError:
+                pass  # the next record makes the directory, or reports the flash
 
     def _brightness(self):
         b = self.config["brightness"]
