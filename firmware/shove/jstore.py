@@ -107,8 +107,15 @@ class Store:
     def write(self, data, nrecs, put):
         """The whole journal (nrecs records) replaces what is stored; put(path, data)
         is the board's power-safe write."""
+        tok = "%08x" % (binascii.crc32(data) & 0xFFFFFFFF)
+        if tok == self.tok:
+            # the same bytes again (a new game like the last one): its
+            # segments would pass for the new game's, so they go first (a
+            # cut then leaves this very file, without them: the new game)
+            self.tok = ""
+            self._clear()
         put(GAME, data)
-        self.tok = "%08x" % (binascii.crc32(data) & 0xFFFFFFFF)
+        self.tok = tok
         self.recs = nrecs
         self._clear()
         self._new_dir()  # here, not at the next dart: it costs an erase

@@ -194,7 +194,8 @@ class Board:
         self.flash = _FLASH[0] if _FLASH else None  # the counting block device under "/"
         if self.flash:
             self.flash.clock = self
-            self.flash.on_cut = self._flash_cut
+            # with the simulator around, a cut holds the board there until it cuts the power
+            self.flash.on_cut = self._flash_cut if self._ctl_out else None
         self._wdt = None
         self._run_timers = None
         self._timer_ms = None

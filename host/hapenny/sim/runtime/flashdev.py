@@ -55,11 +55,14 @@ class FlashDev:
         self.cut_in = 0  # > 0: the power goes in the middle of that many-th erase or program from now
         self.on_cut = None  # called at the cut (the board holds there until the host cuts the power)
         self._tmp = bytearray(PAGE)
+        self.dead = False  # after a cut: nothing of the old run reaches the flash (finalizers)
 
     def _at(self, n, off):
         self.f.seek(n * BLOCK + off)
 
     def readblocks(self, n, buf, off=0):
+        if self.dead:
+            raise OSError(5)
         c = self.clock
         if c:
             c.flash_begin()
@@ -78,6 +81,7 @@ class FlashDev:
 
     def _power_cut(self):
         self.f.flush()
+        self.dead = True
         if self.on_cut:
             self.on_cut()
         raise PowerCut()
@@ -87,6 +91,8 @@ class FlashDev:
             for i in range(len(buf) // BLOCK):
                 self.ioctl(6, n + i)
             off = 0
+        if self.dead:
+            raise OSError(5)
         c = self.clock
         if c:
             c.flash_begin()
@@ -121,6 +127,8 @@ class FlashDev:
         if op == 5:  # MP_BLOCKDEV_IOCTL_BLOCK_SIZE
             return BLOCK
         if op == 6:  # MP_BLOCKDEV_IOCTL_BLOCK_ERASE
+            if self.dead:
+                raise OSError(5)
             c = self.clock
             if c:
                 c.flash_begin()
@@ -154,6 +162,7 @@ def mount(path, where="/"):
         vfs.VfsLfs2.mkfs(dev)
         fs = vfs.VfsLfs2(dev)
     vfs.mount(fs, where)
+    DEV[:] = [dev]
     return dev
 
 
