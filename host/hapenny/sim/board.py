@@ -298,6 +298,10 @@ class VirtualBoard:
             if self._cut == "wdt":
                 self._cut = False
                 self._restart("normal", WDT_RESET, WDT_PANIC)
+            elif self._cut == "edit":
+                self._edit.wait(120)
+                self._cut = False
+                self._restart("normal", PWRON_RESET, POWER_ON)
             elif self._cut is not False:
                 time.sleep(self._cut)
                 self._cut = False
@@ -440,6 +444,31 @@ class VirtualBoard:
         "append" (a record half appended). `held` is set when it stops there."""
         self.held.clear()
         self.control("hold", stage=stage)
+
+    def cut_flash(self, ops=1):
+        """Cut the power in the middle of the board's `ops`-th flash erase or
+        program from now: the block device does part of it, the board stops
+        there (`held` is set), and power_cut() ends it."""
+        self.held.clear()
+        self.control("cut_flash", ops=ops)
+
+    def files(self):
+        """Every file on the board's flash, {path: bytes}, read from its image."""
+        return flashimg.files_retry(self.board_dir)
+
+    def edit_flash(self, files=None, remove=()):
+        """Power off, change files on the flash from the host (as with the
+        flash taken out), power on again; returns once it is starting."""
+        with self._lock:
+            proc = self.proc
+            self._edit = threading.Event()
+        self._cut = "edit"
+        self._kill()
+        proc.wait()
+        try:
+            flashimg.put(self.board_dir, files or {}, remove=remove)
+        finally:
+            self._edit.set()
 
     def wait_rearmed(self, timeout=5.0):
         """Until every closure scheduled has ended and the scanner is idle

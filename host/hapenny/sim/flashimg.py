@@ -27,10 +27,12 @@ def _run(board_dir, *args):
         raise OSError("flash image %s: %s" % (image(board_dir), (r.stdout + r.stderr).strip()))
 
 
-def put(board_dir, files, if_missing=None, prune=None):
+def put(board_dir, files, if_missing=None, prune=None, remove=()):
     """Write {path: bytes} into the flash (and {path: bytes} only where it has
-    none); `prune`: a folder whose files not in `files` are removed."""
+    none), remove the paths in `remove`; `prune`: a folder whose files not
+    in `files` are removed."""
     with tempfile.TemporaryDirectory(prefix="hapenny-flash-") as tmp:
+        (Path(tmp) / (IFMISSING + ".remove")).write_text("\n".join(remove))
         for base, items in (("", files), (IFMISSING, if_missing or {})):
             for rel, data in items.items():
                 p = Path(tmp) / base / rel
@@ -46,6 +48,19 @@ def files(board_dir):
     with tempfile.TemporaryDirectory(prefix="hapenny-flash-") as tmp:
         _run(board_dir, "get", tmp)
         return {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(Path(tmp).rglob("*")) if p.is_file()}
+
+
+def files_retry(board_dir, tries=5):
+    """files() of a board that may be writing (a read can land mid-commit)."""
+    import time
+
+    for i in range(tries):
+        try:
+            return files(board_dir)
+        except OSError:
+            if i == tries - 1:
+                raise
+            time.sleep(0.2)
 
 
 def read(board_dir, path):

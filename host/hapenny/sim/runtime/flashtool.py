@@ -56,6 +56,8 @@ def exists(p):
 def put(src, prune=None):
     names = set()
     for r in walk(src):
+        if r == IFMISSING + ".remove":
+            continue
         if r.startswith(IFMISSING + "/"):
             dst = F + "/" + r[len(IFMISSING) + 1:]
             if not exists(dst):
@@ -63,6 +65,16 @@ def put(src, prune=None):
             continue
         names.add(r)
         copy(src + "/" + r, F + "/" + r)
+    try:
+        with open(src + "/" + IFMISSING + ".remove") as f:
+            gone = [x for x in f.read().split("\n") if x]
+    except OSError:
+        gone = []
+    for r in gone:
+        try:
+            os.remove(F + "/" + r)
+        except OSError:
+            pass
     if prune and exists(F + "/" + prune):
         for r in list(walk(F, prune)):
             if r not in names:
