@@ -310,6 +310,11 @@ class Board:
     def flash_begin(self):
         if self.esp32:
             self._charge()  # littlefs's own work up to here runs on the chip too
+            # what the host has written by now is on the wire from here: the
+            # stall that follows does not stop it arriving, and the ring
+            # (filled by the UART's IRAM interrupt) loses what it cannot hold
+            self._rx_advance()
+            self._emulated(0)
         else:
             self.ticks_us()
 
