@@ -196,6 +196,7 @@ def main():
     try:
         res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
         res["cpu_player"] = __import__("cpu_player").measure()  # the computer player: decision time, size
+        res["flash"] = __import__("flash_costs").measure()  # what a dart costs the flash, and the blind time
     finally:
         if old_scale is None:
             del os.environ["HAPENNY_ESP32_SCALE"]
@@ -290,6 +291,8 @@ def table_rows(r):
         rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
                      "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))
     rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]))
+    if "flash" in r:
+        rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),

@@ -54,7 +54,11 @@ class FlashDev:
         self.clock = None  # the board: flash_begin() / flash_end(kind, n, pages) around each op
         self.cut_in = 0  # > 0: the power goes in the middle of that many-th erase or program from now
         self.on_cut = None  # called at the cut (the board holds there until the host cuts the power)
+        # no allocation in an operation: the heap the firmware's collections
+        # are counted on is the board's, and these are the simulator's
         self._tmp = bytearray(PAGE)
+        self._views = {}  # length -> a view of _tmp that long
+        self._ff = b"\xff" * BLOCK
         self.dead = False  # after a cut: nothing of the old run reaches the flash (finalizers)
 
     def _at(self, n, off):
@@ -105,7 +109,9 @@ class FlashDev:
         while pos < ln:  # NOR: programming only clears bits
             k = ln - pos if ln - pos < PAGE else PAGE
             self._at(n, off + pos)
-            mv = memoryview(t)[:k]
+            mv = self._views.get(k)
+            if mv is None:
+                mv = self._views[k] = memoryview(t)[:k]
             self.f.readinto(mv)
             for i in range(k):
                 t[i] &= buf[pos + i]
@@ -134,7 +140,7 @@ class FlashDev:
                 c.flash_begin()
             cut = self._cut()
             self._at(arg, 0)
-            self.f.write(b"\xff" * (BLOCK // 2 if cut else BLOCK))
+            self.f.write(memoryview(self._ff)[:BLOCK // 2] if cut else self._ff)
             if cut:
                 self._power_cut()
             self.erases += 1
