@@ -31,6 +31,7 @@ def put(board_dir, files, if_missing=None, prune=None, remove=()):
     """Write {path: bytes} into the flash (and {path: bytes} only where it has
     none), remove the paths in `remove`; `prune`: a folder whose files not
     in `files` are removed."""
+    Path(board_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="hapenny-flash-") as tmp:
         (Path(tmp) / (IFMISSING + ".remove")).write_text("\n".join(remove))
         for base, items in (("", files), (IFMISSING, if_missing or {})):
