@@ -14,7 +14,7 @@ from shove.boards import WOKE_INPUT, WOKE_TIME
 from shove.boards.matrix_model import MatrixModel
 
 try:  # the simulator's runtime: the flash is mounted at "/", host files through it
-    from flashdev import host_open, DEV as _FLASH
+    from flashdev import host_open, DEV as _FLASH  # type: ignore[import-not-found]
 except ImportError:  # a bare unix port (tests): the working directory is the flash
     host_open = open
     _FLASH = []
