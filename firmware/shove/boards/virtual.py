@@ -329,7 +329,10 @@ class Board:
             # what the host has written by now is on the wire from here: the
             # stall that follows does not stop it arriving, and the ring
             # (filled by the UART's IRAM interrupt) loses what it cannot hold
-            self._rx_advance()
+            try:
+                self._rx_advance()
+            except MemoryError:  # a file closed by its finaliser: the heap is locked
+                pass
             self._emulated(0)
         else:
             self.ticks_us()

@@ -57,7 +57,13 @@ class FlashDev:
         # no allocation in an operation: the heap the firmware's collections
         # are counted on is the board's, and these are the simulator's
         self._tmp = bytearray(PAGE)
-        self._views = {}  # length -> a view of _tmp that long
+        # littlefs programs whole 32-byte units (lfs2_bd_prog), the simple
+        # protocol whole blocks: a view of _tmp for every multiple of 16 up to
+        # a page, made now (a file closed by its finaliser programs while the
+        # heap is locked)
+        self._views = {}
+        for k in range(16, PAGE + 1, 16):
+            self._views[k] = memoryview(self._tmp)[:k]
         self._ff = b"\xff" * BLOCK
         self.dead = False  # after a cut: nothing of the old run reaches the flash (finalizers)
 
