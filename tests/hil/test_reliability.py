@@ -162,8 +162,9 @@ STAGES = {"dart": ["append"], "throw": ["append"], "next": ["append"], "undo": [
 FIRMWARE_FILES = (".mpy", ".py", "profile.json")
 
 
-def _firmware(sim):
-    return {p: d for p, d in sim.files().items() if p.endswith(FIRMWARE_FILES)}
+def _firmware(flash):
+    return {p.relative_to(flash).as_posix(): p.read_bytes() for p in flash.rglob("*")
+            if p.is_file() and p.name.endswith(FIRMWARE_FILES)}
 
 
 def _diff(want, got):
@@ -175,7 +176,8 @@ def _deploy_cut(b, rnd):
     copied again, as after an update). Returns (files torn, leftovers)."""
     from hapenny import deploy
 
-    before = _firmware(b.sim)
+    flash = b.sim.board_dir
+    before = _firmware(flash)
     b.close()  # the deploy needs the port to itself
     done = threading.Event()
 
@@ -190,10 +192,10 @@ def _deploy_cut(b, rnd):
     time.sleep(rnd.uniform(0.05, 1.5))  # a full deploy to the virtual board takes about a second
     b.sim.power_cut()
     assert done.wait(30), "the deploy never noticed the board had gone"
-    after = _firmware(b.sim)
+    after = _firmware(flash)
     # every firmware file is whole: old or new, which are the same build here
     torn = sorted(name for name, data in after.items() if name in before and data != before[name])
-    parts = sorted(p.rsplit("/", 1)[-1] for p in b.sim.files() if p.endswith(".part"))
+    parts = sorted(p.name for p in flash.rglob("*.part"))
     return torn, parts
 
 
@@ -332,7 +334,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
             b.wait("boot", timeout=20)
             _quiet(b.link)
         bad = [e for e in b.link.events if e.get("ev") == "storage"]
-        set_aside = sorted(p for p in b.sim.files() if p.endswith(".bad"))  # what the board found damaged
+        set_aside = sorted(p.name for p in b.sim.board_dir.rglob("*.bad"))  # what the board found damaged
         damaged += len(bad) + len(set_aside)
         assert not bad and not set_aside, (kind, bad, set_aside)
         b.connect()
