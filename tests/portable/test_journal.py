@@ -184,3 +184,19 @@ def test_dart_event_fits_256_bytes_in_the_worst_cases():
         res = g.throw(code)
         worst = max(worst, len(_line(g, code, s, res)))
     assert worst <= events.MAX_DART_EVENT, worst
+
+
+def test_a_game_against_the_board_comes_back_with_its_computer_sides_and_seed():
+    # after a power cut the board must go on playing the same computer sides
+    # at the same levels, drawing its darts from the same seed
+    g = rules.new_game(["Ann", "cpu:4", "cpu:2"], None, "classic", None, None, 0x2345678)
+    for s in ("T1", "S2"):
+        g.throw(segments.encode(s))
+    g.next()
+    h, n, clean = journal.decode(journal.encode(g))
+    assert clean and n == 3
+    assert list(h.cpu) == [0, 4, 2] and h.seed == 0x2345678
+    assert h.to_state() == g.to_state() and h.to_state()["cpu"] == [0, 4, 2]
+    # a people-only game has no computer sides to restore
+    p = journal.decode(journal.encode(rules.new_game(["Ann", "Bob"], None, "classic", None, None, 7)))[0]
+    assert list(p.cpu) == [0, 0] and "cpu" not in p.to_state()
