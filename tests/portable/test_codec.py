@@ -256,6 +256,20 @@ def test_a_torn_temporary_file_never_replaces_the_committed_one():
     assert sorted(os.listdir(d)) == ["config.json"]
 
 
+def test_appended_bytes_follow_the_file_and_a_first_append_makes_it():
+    # the game journal: a set-up, then records added at its end
+    d = _tmpdir("store7")
+    p = d + "/game.jnl"
+    store.append(p, b"head\n")
+    store.append(p, b"\x01\x00\x07")
+    assert store.read(p) == b"head\n\x01\x00\x07"
+    store.write_atomic(p, b"new\n")  # a new game starts the file again
+    store.append(p, b"\x02\x00\x0e")
+    assert store.read(p) == b"new\n\x02\x00\x0e"
+    store.remove(p)
+    assert store.read(p) is None and os.listdir(d) == []
+
+
 def test_a_cut_inside_a_paced_write_leaves_the_old_content():
     # the virtual board spends its modelled flash time inside the write and
     # before the rename (store.write_atomic's `pause`); a cut there is modelled
@@ -298,3 +312,23 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
               b'{"cmd":"throw","seg":' + b"[" * 200 + b"]" * 200 + b"}"]
     for line in strict:
         assert protocol.valid_json(line), line
+
+
+def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers_code_and_id():
+    # `press`: row and col inside the matrix, ms from 1 to 10000 (bad_cell)
+    for v in (0, 7, 15):
+        assert protocol.want_int({"row": v}, "row", 0, 15, "bad_cell") == v
+    for v in (-1, 16, 2.0, True, False, "3", None, [1]):
+        try:
+            protocol.want_int({"cmd": "press", "id": [9], "row": v}, "row", 0, 15, "bad_cell")
+        except protocol.ProtoError as e:
+            assert e.code == "bad_cell" and e.id == [9], v
+            continue
+        raise AssertionError(v)
+    try:  # a field left out is refused the same way
+        protocol.want_int({"cmd": "press"}, "ms", 1, 10000, "bad_cell")
+    except protocol.ProtoError as e:
+        assert e.code == "bad_cell" and e.id is None
+    else:
+        raise AssertionError("no ms accepted")
+

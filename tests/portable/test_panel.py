@@ -156,3 +156,40 @@ def test_buttons_debounce_short_and_long_presses():
     ]
     for changes, want in table:
         assert run_buttons(samples(changes, 2000)) == want, changes
+
+
+def test_a_hint_blinks_the_throwers_square_of_its_bed_for_its_time():
+    W = (255, 255, 255)
+    g = rules.new_game(["A", "B"])
+    g.next()  # B throws: the hint is B's (the right) square
+    g.throw(segments.encode("S4"))
+    r = leds.Renderer(brightness=255)
+    r.hint(3, 1000)  # bed 4
+    sq = [4 * 6 + 3 - 6 + k for k in range(3)]  # bed index 3, right square
+    r.render(g, 1000)
+    assert [px(r, i) for i in sq] == [W] * 3  # on
+    assert px(r, 3 * 6) != W  # A's square of that bed is not hinted
+    assert r.animating(g, 1100)
+    r.render(g, 1250)  # off half of the blink: the marks show
+    assert [px(r, i) for i in sq] != [W] * 3 and lit(r, sq[0]) and not lit(r, sq[1])
+    r.render(g, 1500)
+    assert [px(r, i) for i in sq] == [W] * 3
+    end = 1000 + leds.HINT_MS
+    r.render(g, end - 1 - 250 * ((end - 1) // 250 % 2))  # the last "on" moment before its end
+    assert px(r, sq[0]) == W
+    assert not r.animating(g, end)
+    r.render(g, end + 1000)  # an "on" phase of the blink, but the hint is over
+    assert [px(r, i) for i in sq] != [W] * 3
+
+
+def test_a_hint_for_a_bed_off_the_strip_blinks_the_status_pixels():
+    g = rules.new_game(["A", "B"], None, "classic", {"beds": list(range(1, 13))})
+    r = leds.Renderer(beds=9, brightness=255)
+    base = 9 * 2 * 3
+    for bed in (11, -1):  # bed 12 is not on a nine-bed strip; -1: no bed at all
+        r.hint(bed, 2000)
+        r.render(g, 2000)
+        assert [px(r, base + k) for k in range(3)] == [(255, 255, 255)] * 3, bed
+        assert not any(px(r, i) == (255, 255, 255) for i in range(base)), bed
+        r.render(g, 2250)  # off: the darts left in the thrower's colour
+        assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[0]] * 3, bed
