@@ -56,6 +56,32 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not run"}
 
 
+# Loaded into every test run of a mutant (pytest -p): the tests run fastest
+# first, so a caught mutant is usually caught in a fraction of a second, and
+# the property tests try a tenth of their examples (at least 25); a mutant
+# only the full count would catch counts as survived, so the score is if
+# anything low. 30 minutes on two cores is the budget for a whole run.
+PLUGIN = """
+import json
+
+from hypothesis import settings
+
+
+def pytest_collection_modifyitems(items):
+    try:
+        with open("mutmut-stats.json") as f:
+            took = json.load(f)["duration_by_test"]
+    except (OSError, ValueError, KeyError):
+        took = {}
+    items.sort(key=lambda item: took.get(item.nodeid, 0.0))
+    for item in items:
+        fn = getattr(item, "obj", None)
+        s = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if s is not None and s.max_examples > 25:
+            fn._hypothesis_internal_use_settings = settings(s, max_examples=max(25, s.max_examples // 10))
+"""
+
+
 # ---- the staged tree --------------------------------------------------------------
 def _stage_text(rel, data):
     if rel.endswith(".py"):
@@ -107,7 +133,8 @@ def stage():
         "only_mutate = %s\n" % _toml_list("shove/%s.py" % m for m in PURE)
         + 'also_copy = ["bench", "hardware"]\n'
         "pytest_add_cli_args_test_selection = %s\n" % _toml_list(TESTS)
-        + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not micropython"]\n'
+        + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "hapenny_mutation", '
+          '"-m", "not micropython"]\n'
         'use_git_change_detection = false\n'
         'on_dependency_change = "ignore"\n'
         "\n[tool.pytest.ini_options]\n"
@@ -115,6 +142,7 @@ def stage():
     )
     mutants = STAGE / "mutants"
     mutants.mkdir(exist_ok=True)
+    (mutants / "hapenny_mutation.py").write_text(PLUGIN)
     shutil.rmtree(mutants / "tests", ignore_errors=True)  # mutmut copies them again: none left over
     # the tests find the firmware at ROOT/firmware: here, its top files and the mutated package
     fw = mutants / "firmware"
@@ -322,7 +350,7 @@ def main(argv):
     # the staging): when those change, mutant numbers may mean other defects
     made = STAGE / "mutants" / "hapenny-config.sha256"
     import inspect
-    config = hashlib.sha256((repr(MESSAGE_ARG) + inspect.getsource(_stage_text)
+    config = hashlib.sha256((repr(MESSAGE_ARG) + PLUGIN + inspect.getsource(_stage_text)
                              + inspect.getsource(_patch_mutmut)).encode()).hexdigest()
     if made.exists() and made.read_text() != config:
         print("tests/mutation.py changed: every mutant is made and tried again")
