@@ -36,10 +36,9 @@ EQUIVALENT = ROOT / "tests" / "mutants_equivalent.txt"
 # the firmware modules that import nothing from the board: all of their code runs in CPython
 PURE = ("rules", "scanner", "journal", "protocol", "store", "segments", "leds", "events", "buttons",
         "settings", "cpu", "coach", "throwing")
-# a few modules only, while working on their tests (MUTATE=rules,journal): docs/reliability.md is left alone
-PARTIAL = bool(os.environ.get("MUTATE"))
-if PARTIAL:
-    PURE = tuple(m for m in PURE if m in os.environ["MUTATE"].split(","))
+# MUTATE=rules,journal: try only those modules' mutants not yet caught (while
+# working on their tests); the others keep what their last run found
+SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
 PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritten
 # every test that runs the firmware inside CPython; the rest run it in the
 # MicroPython port (tests/mutants.py covers what only they can catch)
@@ -275,10 +274,10 @@ def report(write=True):
                 equivalent[k] = e[3]
                 break
     rows = []
-    tot = dict(mutants=0, killed=0, equivalent=0, survived=0, timeout=0, untested=0)
+    tot = dict(mutants=0, killed=0, equivalent=0, survived=0, timeout=0, untested=0, notrun=0)
     for m in PURE:
         r = results[m]
-        c = dict(mutants=len(r), killed=0, equivalent=0, survived=0, timeout=0, untested=0)
+        c = dict(mutants=len(r), killed=0, equivalent=0, survived=0, timeout=0, untested=0, notrun=0)
         for k, s in r.items():
             if s == "killed":
                 c["killed"] += 1
@@ -286,6 +285,8 @@ def report(write=True):
                 c["equivalent" if k in equivalent else "survived"] += 1
             elif s == "timeout":
                 c["timeout"] += 1
+            elif s == "not run":
+                c["notrun"] += 1
             else:
                 c["untested"] += 1
         for key in tot:
@@ -294,15 +295,16 @@ def report(write=True):
     rows.append(("all", tot))
 
     def pct(c):
-        real = c["mutants"] - c["equivalent"]
+        real = c["mutants"] - c["equivalent"] - c["notrun"]
         return "%.1f %%" % (100.0 * (c["killed"] + c["timeout"]) / real) if real else "-"
 
-    table = ["| module | mutants | killed | timed out | survived | equivalent | untested | score |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    table = ["| module | mutants | killed | timed out | survived | equivalent | untested | not run | score |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for m, c in rows:
         name = ("**%s**" % m) if m == "all" else ("`%s`%s" % (m, " (provisional)" if m in PROVISIONAL else ""))
-        table.append("| %s | %d | %d | %d | %d | %d | %d | %s |" % (
-            name, c["mutants"], c["killed"], c["timeout"], c["survived"], c["equivalent"], c["untested"], pct(c)))
+        table.append("| %s | %d | %d | %d | %d | %d | %d | %d | %s |" % (
+            name, c["mutants"], c["killed"], c["timeout"], c["survived"], c["equivalent"], c["untested"], c["notrun"],
+            pct(c)))
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     import datetime
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
@@ -313,14 +315,14 @@ def report(write=True):
     for e in stale:
         print("listed as equivalent but no such survivor (remove it): %s: %s -> %s" % e[:3])
     bad = [k for k in survivors if k not in equivalent]
-    for k in bad:
+    for k in bad[:300]:
         print("SURVIVED %s: %s -> %s" % (k, d[k][1], d[k][2]))
     untested = [k for m in results for k, s in results[m].items() if s not in ("killed", "survived", "timeout")]
-    for k in untested:
+    for k in untested[:50]:
         print("%s: %s" % (results[k.split(".x")[0].split(".")[-1]][k].upper(), k))
     print("equivalent: %d of %d mutants (%.1f %%)" % (tot["equivalent"], tot["mutants"],
                                                      100.0 * tot["equivalent"] / max(1, tot["mutants"])))
-    if write and not PARTIAL:
+    if write:
         text = DOC.read_text()
         start, end = "<!-- mutmut -->\n", "<!-- /mutmut -->"
         a = text.index(start) + len(start)
@@ -358,21 +360,31 @@ def main(argv):
         stage()
     made.write_text(config)
     digest = tests_digest()
-    mark = STAGE / "mutants" / "hapenny-tests.sha256"
-    if mark.exists() and mark.read_text() != digest:
-        # the tests changed: which test reaches which function is learnt again,
-        # and every mutant not caught before is tried again
+    # which tests each module's uncaught mutants were last tried against, and
+    # which tests mutmut learnt what reaches what from
+    mark = STAGE / "mutants" / "hapenny-tests.json"
+    seen = json.loads(mark.read_text()) if mark.exists() else {}
+    if seen.get("stats", digest) != digest:
+        # the tests changed: which test reaches which function is learnt again
         (STAGE / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-    rc = run_mutmut("run", "--max-children", "2")
-    if rc:
-        return rc
-    if mark.exists() and mark.read_text() != digest:
-        again = [k for m in load_results().values() for k, s in m.items() if s != "killed"]
-        if again:
-            rc = run_mutmut("run", "--max-children", "2", *again)
-            if rc:
-                return rc
-    mark.write_text(digest)
+    seen["stats"] = digest
+    # the mutants not caught when last tried, in the modules whose tests changed since
+    before = load_results()
+    again = [k for m in SELECT if seen.get(m, digest) != digest
+             for k, st in before[m].items() if st not in ("killed", "not run")]
+    if SELECT == PURE:
+        rc = run_mutmut("run", "--max-children", "2")  # every mutant not tried yet
+        if rc:
+            return rc
+    else:  # and, for a few modules, the ones not tried yet too
+        again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
+    if again:
+        rc = run_mutmut("run", "--max-children", "2", *again)
+        if rc:
+            return rc
+    for m in SELECT:
+        seen[m] = digest
+    mark.write_text(json.dumps(seen))
     return report()
 
 

@@ -148,6 +148,8 @@ def test_decode_refuses_what_is_not_a_command():
             protocol.decode(line)
         except protocol.ProtoError as e:
             assert e.code == code, (line, e.code)
+            # the reply's "msg": text for a person, never empty or null
+            assert isinstance(e.msg, str) and e.msg and str(e) == e.msg, line
             continue
         raise AssertionError(line)
     assert protocol.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
@@ -290,6 +292,13 @@ def test_a_cut_inside_a_paced_write_leaves_the_old_content():
         except KeyboardInterrupt:
             pass
         assert store.read(p) == b"old", cut_at
+    # with no cut, a paced write stores exactly the new content, and the
+    # flash time is spent at both moments a cut is modelled at
+    for data in (b"the new map, long enough to be cut", b"x", b""):
+        calls = []
+        store.write_atomic(p, data, lambda: calls.append(store.read(p + ".tmp")))
+        assert store.read(p) == data and sorted(os.listdir(d)) == ["map.json"]
+        assert calls == [data[:len(data) // 2], data], data  # halfway through, then whole before the rename
 
 
 def test_json_the_board_parser_would_take_but_is_not_json_is_refused():

@@ -251,6 +251,19 @@ def test_several_pending_first_after_thrower_wins():
     assert g.winner == 2  # C comes right after B
 
 
+def test_a_pending_win_goes_to_the_side_that_completed_not_the_next_in_turn():
+    g = new_game(["A", "B", "C"])
+    set_marks(g, 0, 4, 3)
+    set_marks(g, 1, 4, 3)  # B has closed 4: the surplus passes B by
+    close_all_but(g, 2, 4, 1)
+    throw(g, "S4")  # A's surplus mark completes C
+    st = g.to_state()
+    assert st["pending"] == [2] and st["winner"] is None
+    g.next()
+    st = g.to_state()
+    assert st["winner"] == 2 and st["phase"] == "over" and st["pending"] == []
+
+
 def test_every_variant_plays_to_a_win():
     for name in rules.VARIANTS:
         g = new_game(["A", "B"], variant=name)
