@@ -242,6 +242,23 @@ def test_store_quarantines_damaged_files():
     assert sorted(os.listdir(d)) == ["map.json.bad"]
 
 
+def test_a_damaged_file_that_cannot_be_set_aside_is_removed():
+    # the board must never read the damaged file again (it would loop on it):
+    # when PATH.bad cannot be made (here a folder is in the way) the file goes
+    d = _tmpdir("store8")
+    p = d + "/map.json"
+    store.write_atomic(p, b"{broken")
+    try:
+        os.mkdir(p + ".bad")
+    except OSError:
+        pass
+    try:
+        store.quarantine(p)
+        assert store.read(p) is None
+    finally:
+        os.rmdir(p + ".bad")
+
+
 def test_a_torn_temporary_file_never_replaces_the_committed_one():
     # a cut while the new content was being written leaves a short .tmp
     # beside the good file: the good file is what the board reads, and the

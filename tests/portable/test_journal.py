@@ -200,3 +200,28 @@ def test_a_game_against_the_board_comes_back_with_its_computer_sides_and_seed():
     # a people-only game has no computer sides to restore
     p = journal.decode(journal.encode(rules.new_game(["Ann", "Bob"], None, "classic", None, None, 7)))[0]
     assert list(p.cpu) == [0, 0] and "cpu" not in p.to_state()
+
+
+def test_damage_to_a_record_within_eight_neighbouring_bits_is_always_refused():
+    # what a CRC-8 with a polynomial of eight degrees promises: every burst
+    # of errors no longer than 8 bits is seen (a scratch on flash, a torn
+    # program); a damaged record must never replay as another action
+    g = rules.new_game(["Ann", "Bob"], None, "classic", None)
+    log = Log(g)
+    log.add(segments.encode("T20"))
+    data = bytes(log.data)
+    head = len(data) - journal.REC
+    rec = int.from_bytes(data[head:], "big")
+    missed = []
+    for length in range(1, 9):
+        ends = 1 | (1 << (length - 1))
+        for middle in range(1 << max(0, length - 2)):
+            burst = ends | (middle << 1) if length > 2 else ends
+            for shift in range(25 - length):
+                bad = (rec ^ (burst << shift)).to_bytes(3, "big")
+                try:
+                    journal.decode(data[:head] + bad)
+                except journal.JournalError:
+                    continue
+                missed.append((length, burst << shift))
+    assert missed == [], missed[:5]

@@ -193,3 +193,28 @@ def test_a_hint_for_a_bed_off_the_strip_blinks_the_status_pixels():
         assert not any(px(r, i) == (255, 255, 255) for i in range(base)), bed
         r.render(g, 2250)  # off: the darts left in the thrower's colour
         assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[0]] * 3, bed
+
+
+def test_the_right_square_shows_the_leading_opponent_ties_to_the_next_in_turn_order():
+    # four sides, A to throw: on each bed the right square is the opponent
+    # with most marks there, a tie going to the one who throws sooner after A
+    g = rules.new_game(["A", "B", "C", "D"])
+    nb = g.nb
+    g.marks[0 * nb + 0] = 3  # bed 1: A (the thrower) leads, but A is never its own opponent
+    g.marks[2 * nb + 0] = 1  # ... C is the leading opponent
+    g.marks[1 * nb + 1] = 2  # bed 2: B and D tie with 2: B throws sooner after A
+    g.marks[3 * nb + 1] = 2
+    g.marks[3 * nb + 2] = 1  # bed 3: D alone
+    r = leds.Renderer(brightness=255)
+    r.render(g, 0)
+
+    def right(bed_i):  # the right square's first pixel
+        return px(r, (bed_i * 2 + 1) * 3)
+
+    def shade(side, level):  # a side's colour at a level (110: lit, 6: the faint glow)
+        return tuple(c * level // 255 for c in leds.COLOURS[side])
+    assert right(0) == shade(2, 110) and right(1) == shade(1, 110) and right(2) == shade(3, 110)
+    assert right(4) == shade(1, 6)  # nobody has a mark on bed 5: the next to throw, in its faint glow
+    g.turn = 2  # C to throw: on bed 2 the tie now goes to D, who throws before B
+    r.render(g, 0)
+    assert right(1) == shade(3, 110) and right(0) == shade(0, 255)  # A's closed 1 at full strength
