@@ -407,6 +407,35 @@ def test_bull_off_next_counts_as_a_miss_and_one_side_skips_it():
     assert new_game(["Solo"], rules={"bull_off": True}).phase == rules.PLAY
 
 
+def test_a_side_out_of_the_bull_off_stays_out_when_the_rest_all_miss():
+    g = new_game(["A", "B", "C", "D"], rules={"bull_off": True})
+    throw(g, "SB", "MISS", "SB", "T20")  # A and C tie on the single bull: B and D are out
+    assert g.to_state()["contenders"] == [0, 2] and g.turn == 0
+    throw(g, "MISS", "S5")  # both miss: the tie stands between A and C alone
+    assert g.phase == rules.BULL_OFF and g.to_state()["contenders"] == [0, 2] and g.turn == 0
+    throw(g, "S1", "DB")  # C's double bull beats A's nothing
+    assert g.phase == rules.PLAY and g.turn == 2 and g.thrower() == "C" and g.darts_left == 3
+
+
+def test_players_named_cpu_and_a_level_are_the_boards_own_sides():
+    # docs/protocol.md: a player "cpu:N" (N 1..6) is a computer side; anything else is a name
+    table = (
+        (["Ann", "cpu:3"], ["Ann", "CPU 3"], [0, 3]),
+        (["CPU:1", "cpu:6"], ["CPU 1", "CPU 6"], [1, 6]),
+        (["cpu:0", "cpu:7", "cpu:x", "cpu:X", "cpu:", "cpu:33", "cpux3", "xcpu:3"], None, None),
+    )
+    for players, names, levels in table:
+        g = new_game(players)
+        if names is None:
+            assert g.names == players and "cpu" not in g.to_state(), players
+        else:
+            assert g.names == names and g.to_state()["cpu"] == levels, players
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, [0, 7])
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, [0])
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, "0,1")
+    assert list(new_game(None, [["Ann"], ["Bob"]], "classic", None, [6, 0]).cpu) == [6, 0]
+
+
 # ---- undo ----------------------------------------------------------------
 
 def test_undo_walks_back_to_the_start_exactly():
