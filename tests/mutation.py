@@ -134,6 +134,8 @@ def stage():
         "pytest_add_cli_args_test_selection = %s\n" % _toml_list(TESTS)
         + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "hapenny_mutation", '
           '"-m", "not micropython"]\n'
+        # a mutant that loops for ever is stopped after twice its tests' time (CPU seconds)
+        "timeout_multiplier = 1.0\ntimeout_constant = 2.0\n"
         'use_git_change_detection = false\n'
         'on_dependency_change = "ignore"\n'
         "\n[tool.pytest.ini_options]\n"
@@ -317,7 +319,8 @@ def report(write=True):
     bad = [k for k in survivors if k not in equivalent]
     for k in bad[:300]:
         print("SURVIVED %s: %s -> %s" % (k, d[k][1], d[k][2]))
-    untested = [k for m in results for k, s in results[m].items() if s not in ("killed", "survived", "timeout")]
+    untested = [k for m in results for k, s in results[m].items()
+                if s not in ("killed", "survived", "timeout", "not run")]
     for k in untested[:50]:
         print("%s: %s" % (results[k.split(".x")[0].split(".")[-1]][k].upper(), k))
     print("equivalent: %d of %d mutants (%.1f %%)" % (tot["equivalent"], tot["mutants"],
@@ -328,7 +331,10 @@ def report(write=True):
         a = text.index(start) + len(start)
         b = text.index(end, a)
         DOC.write_text(text[:a] + "\n".join(section) + "\n" + text[b:])
-    return 1 if bad or untested else 0
+    notrun = tot["notrun"]
+    if notrun:
+        print("%d mutants not tried yet (an interrupted run): make mutants goes on from here" % notrun)
+    return 1 if bad or untested or notrun else 0
 
 
 def run_mutmut(*args):
