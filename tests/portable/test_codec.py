@@ -358,3 +358,30 @@ def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers
     else:
         raise AssertionError("no ms accepted")
 
+
+
+def test_a_state_is_cut_side_by_side_in_replies_and_in_events():
+    # the matrix is read between the sides of a state: no piece of the line
+    # built between two reads holds more than one side (two sides and a
+    # `new` event, whose object has only two members, too)
+    from shove import rules
+
+    g = rules.new_game(["Ann", "Bob"], rules={"beds": list(range(1, 21)) + [25], "marks": 9})
+    st = g.to_state()
+    side = max(len(protocol._enc(s)) for s in st["sides"])
+    real = protocol._enc
+    for build in (lambda tick: protocol.ok(3, {"state": st}, tick),
+                  lambda tick: protocol.event("new", {"state": st}, tick)):
+        pieces = [0]
+
+        def enc(obj):
+            text = real(obj)
+            pieces[-1] += len(text)
+            return text
+        protocol._enc = enc
+        try:
+            line = build(lambda: pieces.append(0))
+        finally:
+            protocol._enc = real
+        assert line == build(None)
+        assert max(pieces) <= side + 20, (max(pieces), side)
