@@ -217,4 +217,20 @@ def test_the_right_square_shows_the_leading_opponent_ties_to_the_next_in_turn_or
     assert right(4) == shade(1, 6)  # nobody has a mark on bed 5: the next to throw, in its faint glow
     g.turn = 2  # C to throw: on bed 2 the tie now goes to D, who throws before B
     r.render(g, 0)
+    assert px(r, 1 * 6) == shade(2, 6)  # the left square is C's now: none on bed 2, its faint glow
     assert right(1) == shade(3, 110) and right(0) == shade(0, 255)  # A's closed 1 at full strength
+
+
+def test_a_frame_is_three_bytes_for_each_pixel_of_the_strip_and_still_until_something_happens():
+    g = rules.new_game(["A", "B"])
+    for beds, per_side, status in ((9, 3, 3), (7, 2, 1), (15, 1, 4)):
+        r = leds.Renderer(beds, per_side, status, 100)
+        assert r.count == beds * 2 * per_side + status
+        for t in (0, 100, 5000):  # a fresh board: nothing to animate, whatever the clock says
+            assert len(r.render(g, t)) == 3 * r.count and not r.animating(g, t), t
+    r = leds.Renderer(brightness=100)
+    r.gift([(1, 3)], 4, 1000)
+    assert r.animating(g, 1000 + leds.FLASH_MS - 1) and not r.animating(g, 1000 + leds.FLASH_MS)
+    for t in (300, 0, 1000, 1200):  # over: no later time brings the flash back
+        assert not r.animating(g, t), t
+        assert len(r.render(g, t)) == 3 * r.count
