@@ -385,3 +385,49 @@ def test_a_state_is_cut_side_by_side_in_replies_and_in_events():
             protocol._enc = real
         assert line == build(None)
         assert max(pieces) <= side + 20, (max(pieces), side)
+
+
+def test_the_strict_json_check_at_the_edges_of_every_token():
+    # (line, is exactly one JSON value in strict UTF-8): RFC 8259 at the edges
+    # the board's own check must get right (MicroPython's parser takes all of
+    # the bad ones, so nothing behind this check would refuse them)
+    table = (
+        (b'"abc"', True), (b'""', True), (b'"', False), (b'"abc', False), (b'"\\', False), (b'["\\', False),
+        (b'"\\"', False), (b'"\\""', True), (b'"\\\\"', True), (b'"\\/\\b\\f\\n\\r\\t"', True), (b'"\\x"', False),
+        (b'"\\u"', False), (b'"\\u1"', False), (b'"\\u12"', False), (b'"\\u123"', False), (b'"\\u1234"', True),
+        (b'"\\u12345"', True), (b'"\\u1234', False), (b'"\\u123', False), (b'"\\uABCD"', True), (b'"\\uabcd"', True),
+        (b'"\\uabcG"', False), (b'"\\ug000"', False), (b'"\\u00e9"', True), (b'"\\U0041"', False),
+        (b'"a\x1fb"', False), (b'"a\x7fb"', True), (b'"\x80"', False), (b'"\xc3\xa9"', True), (b'"\xc3"', False),
+        (b'"\xdf\xbf"', True), (b'"\xe0\xa0\x80"', True), (b'"\xe0\x9f\xbf"', False), (b'"\xe1\x80\x80"', True),
+        (b'"\xed\x9f\xbf"', True), (b'"\xed\xa0\x80"', False), (b'"\xef\xbf\xbf"', True), (b'"\xf0\x90\x80\x80"', True),
+        (b'"\xf0\x8f\xbf\xbf"', False), (b'"\xf4\x8f\xbf\xbf"', True), (b'"\xf4\x90\x80\x80"', False),
+        (b'"\xf5\x80\x80\x80"', False), (b'"\xe1\x80"', False), (b'"\xe1\x80\xc0"', False), (b'"\xe1\xc0\x80"', False),
+        (b'"\xc2\x7f"', False), (b'"\xc1\xbf"', False), (b'"\xe0\xbf\xc0"', False), (b'"\xf1\x80\x80\x7f"', False),
+        (b'"\xf1\x80\x80\x80"', True), (b'"\xe1\x80\x80', False), (b'"\xf1\x80\x80', False),
+        (b"0", True), (b"-0", True), (b"-", False), (b"01", False), (b"1.5", True), (b"1.", False), (b"1.e5", False),
+        (b"1e5", True), (b"1E5", True), (b"1e+5", True), (b"1e-5", True), (b"1e", False), (b"1e+", False),
+        (b"1.5e", False), (b"9", True), (b"[9]", True), (b"[-9.25e-3]", True), (b"[1e]", False), (b"[1.]", False),
+        (b"[-]", False), (b"{\"a\":-}", False), (b"12 ", True), (b" 12", True), (b"1 2", False),
+        (b"true", True), (b"tru", False), (b"truex", False), (b"[true]", True), (b"[tru]", False), (b"t", False),
+        (b"false", True), (b"fals", False), (b"null", True), (b"nul", False), (b"[null,false]", True),
+        (b"{}", True), (b"[]", True), (b"{", False), (b"[", False), (b"]", False), (b"{]", False), (b"[}", False),
+        (b'{"a":1}', True), (b'{"a" 1}', False), (b'{"a":}', False), (b'{"a"}', False), (b'{"a":1,}', False),
+        (b'{"a":1,"b":[2,{"c":null}]}', True), (b"[1,]", False), (b"[,1]", False), (b"[1 2]", False),
+        (b'{1:2}', False), (b'{"a":1 "b":2}', False), (b" \t\r\n[ 1 , 2 ]\n", True), (b"", False), (b"   ", False),
+        (b"[1]]", False), (b"[[1]", False), (b"x", False), (b'{"a":1}x', False),
+    )
+    for line, want in table:
+        assert protocol.valid_json(line) is want, line
+        assert protocol.valid_json(line, lambda: None) is want, line
+    # deep nesting up to the stack's size is fine, one more is refused
+    deepest = protocol.MAX_LINE // 2 + 1
+    assert protocol.valid_json(b"[" * deepest + b"]" * deepest)
+    assert not protocol.valid_json(b"[" * (deepest + 1) + b"]" * (deepest + 1))
+    # the reads between tokens: one every TICK_TOKENS tokens, on long lines only
+    for tokens in (1, protocol.TICK_TOKENS - 1, protocol.TICK_TOKENS, 5 * protocol.TICK_TOKENS + 3):
+        line = b"[" + b",".join(b"1" for _ in range(tokens)) + b"]"
+        ticks = []
+        assert protocol.valid_json(line, lambda: ticks.append(1))
+        # about 2 tokens a value (it and its comma): a read every TICK_TOKENS of them, not more often
+        lo, hi = (2 * tokens) // protocol.TICK_TOKENS, (2 * tokens + 2) // protocol.TICK_TOKENS
+        assert lo <= len(ticks) <= hi, (tokens, len(ticks))
