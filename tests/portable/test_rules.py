@@ -34,7 +34,7 @@ def refused(code, fn, *args, **kw):
         fn(*args, **kw)
     except RuleError as e:
         assert e.code == code, (e.code, code)
-        assert e.msg
+        assert e.msg and str(e) == e.msg  # text for a person, printed too if it is ever uncaught
         return e
     raise AssertionError("expected %s" % code)
 
@@ -559,6 +559,9 @@ def test_state_object_has_the_contract_fields():
         "win_by_gift": False, "progressive": False, "flat": False, "bull_off": False,
     }
     assert st["sides"][0]["marks"]["9"] == 0
+    # and what docs/protocol.md adds: the variant's name, the sides pending a win, the moves so far
+    assert st["variant"] == "pub" and st["pending"] == [] and st["moves"] == 0
+    assert st["sides"][0]["name"] == "Ann & Al" and st["sides"][0]["members"] == ["Ann", "Al"]
 
 
 def test_overrides_keep_only_what_differs():

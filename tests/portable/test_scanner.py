@@ -104,6 +104,7 @@ def test_two_crossings_at_once_the_one_closed_longest_wins():
         ([(4, 6, 10, 5), (1, 1, 10.5, 0.3)], ("hit", 4, 6)),
         ([(0, 7, 10, 2), (7, 0, 10, 2)], ("hit", 0, 7)),  # a tie: the first seen
         ([(7, 0, 10, 2), (0, 7, 10.05, 2)], ("hit", 7, 0)),  # a tie: the first closed, though scanned later
+        ([(0, 0, 10, 2), (3, 3, 10.05, 2)], ("hit", 0, 0)),  # ... the very first crossing too
     ]
     for pulses, want in table:
         assert kinds(simulate(pulses, 300)) == [want], pulses
