@@ -382,6 +382,8 @@ def main(argv):
         rc = run_mutmut("run", "--max-children", "2")  # every mutant not tried yet
         if rc:
             return rc
+    elif os.environ.get("RETRY"):  # RETRY=1: only the uncaught ones, tried again with the tests as they are
+        again = [k for m in SELECT for k, st in before[m].items() if st not in ("killed", "not run")]
     else:  # and, for a few modules, the ones not tried yet too
         again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
     if again:
