@@ -29,6 +29,10 @@ def test_marks_show_as_lit_pixels_in_each_sides_square():
     # status: darts left in the thrower's colour
     base = 9 * 2 * 3
     assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[0], (0, 0, 0), (0, 0, 0)]
+    g.throw(segments.encode("S1"))
+    g.next()  # B to throw, three darts: the status pixels in B's colour
+    r.render(g, 0)
+    assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[1]] * 3
 
 
 def test_right_square_is_side_one_and_colours_differ():
