@@ -154,6 +154,16 @@ def test_bull_off_dart_carries_the_contenders():
     ev = events.dart(g, segments.encode("SB"), "host", 0, res, None)
     assert ev["phase"] == "bull_off" and ev["contenders"] == [0, 1] and ev["turn"] == 1
     assert ev["tally"] == [] and ev["bed"] is None
+    # a side out of the bull-off is no longer a contender in the events that follow
+    g = rules.new_game(["Ann", "Bob", "Cid"], None, "classic", {"bull_off": True})
+    for s in ("SB", "MISS"):
+        g.throw(segments.encode(s))
+    res = g.throw(segments.encode("SB"))
+    ev = events.dart(g, segments.encode("SB"), "host", 2, res, None)
+    assert ev["contenders"] == [0, 2] and ev["turn"] == 0
+    res = g.throw(segments.encode("MISS"))
+    ev = events.dart(g, segments.encode("MISS"), "host", 0, res, None)
+    assert ev["contenders"] == [0, 2] and ev["turn"] == 2
 
 
 def _long(i):
