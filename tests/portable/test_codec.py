@@ -415,6 +415,13 @@ def test_the_strict_json_check_at_the_edges_of_every_token():
         (b'{"a":1,"b":[2,{"c":null}]}', True), (b"[1,]", False), (b"[,1]", False), (b"[1 2]", False),
         (b'{1:2}', False), (b'{"a":1 "b":2}', False), (b" \t\r\n[ 1 , 2 ]\n", True), (b"", False), (b"   ", False),
         (b"[1]]", False), (b"[[1]", False), (b"x", False), (b'{"a":1}x', False),
+        # letters that are no white space, escape, hex digit, exponent or sign; bytes at the UTF-8 bounds
+        (b"X1", False), (b"[1 X]", False), (b'"\\uX000"', False), (b'"\\X"', False), (b"1X5", False),
+        (b"1eX5", False), (b"[1:]", False), (b'"\xc2\x80"', True), (b'"\xc3\xc0"', False),
+        (b'"\xf1\xc0\x80\x80"', False),
+        # an object's key must be a whole string, then a colon
+        (b'{"\\\\":1}', True), (b'{"\\x":1}', False), (b'{"a', False), (b'{"a"-1}', False), (b'{"a"', False),
+        (b'{"a" ', False),
     )
     for line, want in table:
         assert protocol.valid_json(line) is want, line
