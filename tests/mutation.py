@@ -92,7 +92,7 @@ def _stage_text(rel, data):
 
 def _sync(src, dst, transform=None, top_only=False):
     """Make dst a copy of src, rewriting only files whose content changed
-    (their times follow the source's, which is what mutmut compares)."""
+    (mutmut makes a file's mutants again when it is newer than they are)."""
     seen = set()
     for path in sorted(src.glob("*") if top_only else src.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or path.suffix == ".pyc":
@@ -106,9 +106,7 @@ def _sync(src, dst, transform=None, top_only=False):
         if out.exists() and out.read_bytes() == data:
             continue
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
-        st = path.stat()
-        os.utime(out, (st.st_atime, st.st_mtime))
+        out.write_bytes(data)  # now: newer than any mutant made from the old content
     if dst.exists() and not top_only:
         for path in sorted(dst.rglob("*"), reverse=True):
             if path.is_file() and path.relative_to(dst) not in seen and "__pycache__" not in path.parts:
