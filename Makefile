@@ -63,8 +63,8 @@ deploy: $(STAMP)
 # Then every hand-made defect in tests/mutants.py (code that runs only in MicroPython or on
 # the board layer) must make its tests fail.
 mutants: $(STAMP)
-	nice -n 10 $(BIN)/python tests/mutation.py $(if $(FRESH),--fresh)
-	$(BIN)/python tests/mutants.py
+	nice -n 10 $(BIN)/python tests/mutation.py $(if $(FRESH),--fresh); a=$$?; \
+	$(BIN)/python tests/mutants.py; b=$$?; exit $$((a || b))
 
 # the full counts (about 40 minutes; make test runs a short version of each): 10,000 darts
 # through the virtual board's matrix, 100,000 hostile lines, 1,000 power cuts (100 in a deploy)
