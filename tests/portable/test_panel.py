@@ -55,6 +55,11 @@ def test_more_than_two_sides_show_thrower_and_leading_opponent():
     r = leds.Renderer(brightness=255)
     r.render(g, 0)
     assert square(r, 1, 0) == [False] * 3  # A, the thrower, has none
+    g.next()  # B to throw: the left square is B's (2 marks on bed 2, none of them by B)
+    r.render(g, 0)
+    assert square(r, 1, 0) == [True, False, False] and px(r, 6) == tuple(c * 110 // 255 for c in leds.COLOURS[1])
+    g.undo()
+    r.render(g, 0)
     assert square(r, 1, 1) == [True, True, False]  # C leads on bed 2 with 2
     assert px(r, 1 * 6 + 3) == tuple(c * 110 // 255 for c in leds.COLOURS[2])
 
@@ -190,7 +195,7 @@ def test_a_hint_for_a_bed_off_the_strip_blinks_the_status_pixels():
     g = rules.new_game(["A", "B"], None, "classic", {"beds": list(range(1, 13))})
     r = leds.Renderer(beds=9, brightness=255)
     base = 9 * 2 * 3
-    for bed in (11, -1):  # bed 12 is not on a nine-bed strip; -1: no bed at all
+    for bed in (9, 11, -1):  # beds 10 and 12 are not on a nine-bed strip; -1: no bed at all
         r.hint(bed, 2000)
         r.render(g, 2000)
         assert [px(r, base + k) for k in range(3)] == [(255, 255, 255)] * 3, bed
@@ -230,7 +235,7 @@ def test_a_frame_is_three_bytes_for_each_pixel_of_the_strip_and_still_until_some
     for beds, per_side, status in ((9, 3, 3), (7, 2, 1), (15, 1, 4)):
         r = leds.Renderer(beds, per_side, status, 100)
         assert r.count == beds * 2 * per_side + status
-        for t in (0, 100, 5000):  # a fresh board: nothing to animate, whatever the clock says
+        for t in (100, 0, 5000):  # a fresh board: nothing to animate, whatever the clock says
             assert len(r.render(g, t)) == 3 * r.count and not r.animating(g, t), t
     r = leds.Renderer(brightness=100)
     r.gift([(1, 3)], 4, 1000)
@@ -238,3 +243,26 @@ def test_a_frame_is_three_bytes_for_each_pixel_of_the_strip_and_still_until_some
     for t in (300, 0, 1000, 1200):  # over: no later time brings the flash back
         assert not r.animating(g, t), t
         assert len(r.render(g, t)) == 3 * r.count
+
+
+def test_a_hint_given_at_tick_zero_blinks_and_a_finished_hint_stays_finished():
+    g = rules.new_game(["A", "B"])
+    r = leds.Renderer(brightness=255)
+    assert not r.animating(None, 0) and not r.animating(g, 0)
+    r.hint(2, 0)  # the clock reads 0 once in every wrap
+    assert r.animating(g, 100)
+    r.render(g, 0)
+    assert px(r, 2 * 6) == (255, 255, 255)
+    assert not r.animating(g, leds.HINT_MS)
+    for t in (300, 0, 2000):  # over: no later time brings it back
+        assert not r.animating(g, t), t
+        r.render(g, t)
+        assert px(r, 2 * 6) != (255, 255, 255), t
+
+
+def test_the_dimmest_brightness_still_shows_a_closed_bed():
+    g = rules.new_game(["A", "B"])
+    g.throw(segments.encode("T1"))
+    r = leds.Renderer(brightness=1)
+    r.render(g, 0)
+    assert px(r, 0) == tuple(c * 1 // 255 for c in leds.COLOURS[0]) and px(r, 0) != (0, 0, 0)
