@@ -266,3 +266,33 @@ def test_the_dimmest_brightness_still_shows_a_closed_bed():
     r = leds.Renderer(brightness=1)
     r.render(g, 0)
     assert px(r, 0) == tuple(c * 1 // 255 for c in leds.COLOURS[0]) and px(r, 0) != (0, 0, 0)
+
+
+def test_a_hint_for_the_first_bed_blinks_its_square_not_the_status_pixels():
+    g = rules.new_game(["A", "B"])
+    r = leds.Renderer(brightness=255)
+    r.hint(0, 1000)  # bed 1, the first on the strip
+    r.render(g, 1000)
+    base = 9 * 2 * 3
+    assert [px(r, k) for k in range(3)] == [(255, 255, 255)] * 3
+    assert [px(r, base + k) for k in range(3)] == [leds.COLOURS[0]] * 3  # the darts left, as ever
+
+
+def test_a_win_runs_a_short_bright_chase_forward_over_a_dim_strip_in_the_winners_colour():
+    g = rules.new_game(["A", "B"])
+    g.next()
+    for bed in range(1, 10):
+        g.marks[g.nb + bed - 1] = 3
+    g.marks[g.nb + 8] = 2
+    g.throw(segments.encode("S9"))  # B wins
+    r = leds.Renderer(brightness=255)
+    heads = []
+    for t in (0, 200, 400):
+        r.render(g, t)
+        pixels = [px(r, i) for i in range(r.count)]
+        for p in pixels:  # every pixel in B's colour, none dark
+            assert p != (0, 0, 0) and all((p[k] == 0) == (leds.COLOURS[1][k] == 0) for k in range(3)), p
+        bright = [i for i, p in enumerate(pixels) if max(p) > 60]
+        assert 1 <= len(bright) <= 8, bright  # a short chase, the rest dim
+        heads.append(max(range(r.count), key=lambda i: max(pixels[i])))
+    assert heads[0] < heads[1] < heads[2]  # it runs forward along the strip
