@@ -57,9 +57,14 @@ flash: $(STAMP)
 deploy: $(STAMP)
 	$(BIN)/hapenny deploy $(if $(PORT),--port $(PORT)) $(if $(PROFILE),--profile $(PROFILE))
 
-# every defect in tests/mutants.py must make the suite fail (a few minutes)
+# mutation testing. mutmut makes every small defect of the pure firmware modules and runs
+# the CPython tests that reach it (tests/mutation.py; results kept in build/mutmut, so a
+# later run redoes only what changed; FRESH=1 starts over; figures in docs/reliability.md).
+# Then every hand-made defect in tests/mutants.py (code that runs only in MicroPython or on
+# the board layer) must make its tests fail.
 mutants: $(STAMP)
-	$(BIN)/python tests/mutants.py
+	nice -n 10 $(BIN)/python tests/mutation.py $(if $(FRESH),--fresh); a=$$?; \
+	$(BIN)/python tests/mutants.py; b=$$?; exit $$((a || b))
 
 # the full counts (about 40 minutes; make test runs a short version of each): 10,000 darts
 # through the virtual board's matrix, 100,000 hostile lines, 1,000 power cuts (100 in a deploy)

@@ -71,9 +71,6 @@ class LineBuffer:
             self.n = m + k
         return j
 
-    def pending(self):
-        return self.n > 0 or self.over
-
 
 def valid_utf8(b):
     """Strict UTF-8 (no overlongs, surrogates or bytes past U+10FFFF): the

@@ -154,6 +154,16 @@ def test_bull_off_dart_carries_the_contenders():
     ev = events.dart(g, segments.encode("SB"), "host", 0, res, None)
     assert ev["phase"] == "bull_off" and ev["contenders"] == [0, 1] and ev["turn"] == 1
     assert ev["tally"] == [] and ev["bed"] is None
+    # a side out of the bull-off is no longer a contender in the events that follow
+    g = rules.new_game(["Ann", "Bob", "Cid"], None, "classic", {"bull_off": True})
+    for s in ("SB", "MISS"):
+        g.throw(segments.encode(s))
+    res = g.throw(segments.encode("SB"))
+    ev = events.dart(g, segments.encode("SB"), "host", 2, res, None)
+    assert ev["contenders"] == [0, 2] and ev["turn"] == 0
+    res = g.throw(segments.encode("MISS"))
+    ev = events.dart(g, segments.encode("MISS"), "host", 0, res, None)
+    assert ev["contenders"] == [0, 2] and ev["turn"] == 2
 
 
 def _long(i):
@@ -184,3 +194,44 @@ def test_dart_event_fits_256_bytes_in_the_worst_cases():
         res = g.throw(code)
         worst = max(worst, len(_line(g, code, s, res)))
     assert worst <= events.MAX_DART_EVENT, worst
+
+
+def test_a_game_against_the_board_comes_back_with_its_computer_sides_and_seed():
+    # after a power cut the board must go on playing the same computer sides
+    # at the same levels, drawing its darts from the same seed
+    g = rules.new_game(["Ann", "cpu:4", "cpu:2"], None, "classic", None, None, 0x2345678)
+    for s in ("T1", "S2"):
+        g.throw(segments.encode(s))
+    g.next()
+    h, n, clean = journal.decode(journal.encode(g))
+    assert clean and n == 3
+    assert list(h.cpu) == [0, 4, 2] and h.seed == 0x2345678
+    assert h.to_state() == g.to_state() and h.to_state()["cpu"] == [0, 4, 2]
+    # a people-only game has no computer sides to restore
+    p = journal.decode(journal.encode(rules.new_game(["Ann", "Bob"], None, "classic", None, None, 7)))[0]
+    assert list(p.cpu) == [0, 0] and "cpu" not in p.to_state()
+
+
+def test_damage_to_a_record_within_eight_neighbouring_bits_is_always_refused():
+    # what a CRC-8 with a polynomial of eight degrees promises: every burst
+    # of errors no longer than 8 bits is seen (a scratch on flash, a torn
+    # program); a damaged record must never replay as another action
+    g = rules.new_game(["Ann", "Bob"], None, "classic", None)
+    log = Log(g)
+    log.add(segments.encode("T20"))
+    data = bytes(log.data)
+    head = len(data) - journal.REC
+    rec = int.from_bytes(data[head:], "big")
+    missed = []
+    for length in range(1, 9):
+        ends = 1 | (1 << (length - 1))
+        for middle in range(1 << max(0, length - 2)):
+            burst = ends | (middle << 1) if length > 2 else ends
+            for shift in range(25 - length):
+                bad = (rec ^ (burst << shift)).to_bytes(3, "big")
+                try:
+                    journal.decode(data[:head] + bad)
+                except journal.JournalError:
+                    continue
+                missed.append((length, burst << shift))
+    assert missed == [], missed[:5]

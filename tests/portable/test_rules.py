@@ -34,7 +34,7 @@ def refused(code, fn, *args, **kw):
         fn(*args, **kw)
     except RuleError as e:
         assert e.code == code, (e.code, code)
-        assert e.msg
+        assert e.msg and str(e) == e.msg  # text for a person, printed too if it is ever uncaught
         return e
     raise AssertionError("expected %s" % code)
 
@@ -251,6 +251,19 @@ def test_several_pending_first_after_thrower_wins():
     assert g.winner == 2  # C comes right after B
 
 
+def test_a_pending_win_goes_to_the_side_that_completed_not_the_next_in_turn():
+    g = new_game(["A", "B", "C"])
+    set_marks(g, 0, 4, 3)
+    set_marks(g, 1, 4, 3)  # B has closed 4: the surplus passes B by
+    close_all_but(g, 2, 4, 1)
+    throw(g, "S4")  # A's surplus mark completes C
+    st = g.to_state()
+    assert st["pending"] == [2] and st["winner"] is None
+    g.next()
+    st = g.to_state()
+    assert st["winner"] == 2 and st["phase"] == "over" and st["pending"] == []
+
+
 def test_every_variant_plays_to_a_win():
     for name in rules.VARIANTS:
         g = new_game(["A", "B"], variant=name)
@@ -394,6 +407,35 @@ def test_bull_off_next_counts_as_a_miss_and_one_side_skips_it():
     assert new_game(["Solo"], rules={"bull_off": True}).phase == rules.PLAY
 
 
+def test_a_side_out_of_the_bull_off_stays_out_when_the_rest_all_miss():
+    g = new_game(["A", "B", "C", "D"], rules={"bull_off": True})
+    throw(g, "SB", "MISS", "SB", "T20")  # A and C tie on the single bull: B and D are out
+    assert g.to_state()["contenders"] == [0, 2] and g.turn == 0
+    throw(g, "MISS", "S5")  # both miss: the tie stands between A and C alone
+    assert g.phase == rules.BULL_OFF and g.to_state()["contenders"] == [0, 2] and g.turn == 0
+    throw(g, "S1", "DB")  # C's double bull beats A's nothing
+    assert g.phase == rules.PLAY and g.turn == 2 and g.thrower() == "C" and g.darts_left == 3
+
+
+def test_players_named_cpu_and_a_level_are_the_boards_own_sides():
+    # docs/protocol.md: a player "cpu:N" (N 1..6) is a computer side; anything else is a name
+    table = (
+        (["Ann", "cpu:3"], ["Ann", "CPU 3"], [0, 3]),
+        (["CPU:1", "cpu:6"], ["CPU 1", "CPU 6"], [1, 6]),
+        (["cpu:0", "cpu:7", "cpu:x", "cpu:X", "cpu:", "cpu:33", "cpux3", "xcpu:3"], None, None),
+    )
+    for players, names, levels in table:
+        g = new_game(players)
+        if names is None:
+            assert g.names == players and "cpu" not in g.to_state(), players
+        else:
+            assert g.names == names and g.to_state()["cpu"] == levels, players
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, [0, 7])
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, [0])
+    refused("bad_rules", new_game, None, [["Ann"], ["Bob"]], "classic", None, "0,1")
+    assert list(new_game(None, [["Ann"], ["Bob"]], "classic", None, [6, 0]).cpu) == [6, 0]
+
+
 # ---- undo ----------------------------------------------------------------
 
 def test_undo_walks_back_to_the_start_exactly():
@@ -517,6 +559,9 @@ def test_state_object_has_the_contract_fields():
         "win_by_gift": False, "progressive": False, "flat": False, "bull_off": False,
     }
     assert st["sides"][0]["marks"]["9"] == 0
+    # and what docs/protocol.md adds: the variant's name, the sides pending a win, the moves so far
+    assert st["variant"] == "pub" and st["pending"] == [] and st["moves"] == 0
+    assert st["sides"][0]["name"] == "Ann & Al" and st["sides"][0]["members"] == ["Ann", "Al"]
 
 
 def test_overrides_keep_only_what_differs():

@@ -103,9 +103,17 @@ def test_two_crossings_at_once_the_one_closed_longest_wins():
         ([(1, 1, 10, 0.4), (4, 6, 10.1, 5)], ("hit", 4, 6)),
         ([(4, 6, 10, 5), (1, 1, 10.5, 0.3)], ("hit", 4, 6)),
         ([(0, 7, 10, 2), (7, 0, 10, 2)], ("hit", 0, 7)),  # a tie: the first seen
+        ([(7, 0, 10, 2), (0, 7, 10.05, 2)], ("hit", 7, 0)),  # a tie: the first closed, though scanned later
+        ([(0, 0, 10, 2), (3, 3, 10.05, 2)], ("hit", 0, 0)),  # ... the very first crossing too
     ]
     for pulses, want in table:
         assert kinds(simulate(pulses, 300)) == [want], pulses
+
+
+def test_a_window_longer_than_a_byte_of_scans_still_gives_one_dart():
+    # a long window read fast: a crossing closed in more than 255 scans of it
+    ev = simulate([(2, 3, 10, 40), (5, 1, 10.5, 1)], 200, period_us=50, window_us=30000)
+    assert kinds(ev) == [("hit", 2, 3)]
 
 
 def test_darts_apart_are_separate_hits_within_lockout_are_one():

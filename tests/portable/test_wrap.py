@@ -74,3 +74,22 @@ def test_flash_ends_even_when_the_clock_comes_round_again():
     assert r.animating(g, _w(WRAP - 10 + leds.FLASH_MS)) is False
     # a whole wrap later the same tick comes back: the flash must not
     assert r.animating(g, WRAP - 5) is False
+
+
+def test_tick_differences_are_signed_and_stay_right_across_the_wrap():
+    # the ESP32's ticks_diff: the difference of two 30-bit ticks, read as a
+    # signed number from -2**29 to 2**29 - 1 (ticks more than half the period
+    # apart are taken as the other way round)
+    from shove.scanner import ticks_add, ticks_diff
+
+    half = WRAP // 2
+    table = (
+        (5, 3, 2), (3, 5, -2), (0, WRAP - 1, 1), (WRAP - 1, 0, -1), (7, WRAP - 3, 10), (WRAP - 3, 7, -10),
+        (half - 1, 0, half - 1), (0, half - 1, -(half - 1)), (half, 0, -half), (0, half, -half),
+        (half + 1, 0, -(half - 1)), (WRAP - 1, half, half - 1), (123, 123, 0),
+    )
+    for a, b, want in table:
+        assert ticks_diff(a, b) == want, (a, b)
+    for a in (0, 1000, WRAP - 1, half):
+        for d in (0, 1, 60000, half - 1, -1, -60000, -half):
+            assert ticks_add(a, d) == (a + d) % WRAP and ticks_diff(ticks_add(a, d), a) == d, (a, d)

@@ -1,0 +1,398 @@
+"""`make mutants`, the machine's half: mutmut (pinned in pyproject.toml)
+makes every small defect it knows in the pure firmware modules and runs the
+tests that reach each one, in CPython. Results are kept in
+build/mutmut/mutants/, so a later run tests only the functions that changed
+(and, when the tests changed, the mutants that were not caught before).
+The figures go into docs/reliability.md, between the `mutmut` markers.
+
+    python tests/mutation.py            run, then write the figures
+    python tests/mutation.py --report   write the figures of the last run
+    python tests/mutation.py --fresh    forget every kept result first
+
+Exit status 1 if a mutant survived that tests/mutants_equivalent.txt does not
+list, or if a mutant has no test.
+
+Why a staged copy (build/mutmut/): mutmut names a mutant after its file's
+path (firmware/shove/rules.py would be `firmware.shove.rules`) while the
+firmware imports it as `shove.rules`; with `shove/` at the top of the staged
+tree the two agree. The copy differs from the firmware in one way only:
+`@micropython.native` lines are commented out, because mutmut leaves
+decorated functions alone, and under CPython that decorator returns the
+function unchanged (scanner.py's fallback), so nothing else changes."""
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGE = ROOT / "build" / "mutmut"
+DOC = ROOT / "docs" / "reliability.md"
+EQUIVALENT = ROOT / "tests" / "mutants_equivalent.txt"
+
+# the firmware modules that import nothing from the board: all of their code runs in CPython
+PURE = ("rules", "scanner", "journal", "protocol", "store", "segments", "leds", "events", "buttons",
+        "settings", "cpu", "coach", "throwing")
+# MUTATE=rules,journal: try only those modules' mutants not yet caught (while
+# working on their tests); the others keep what their last run found
+SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
+PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritten
+# every test that runs the firmware inside CPython; the rest run it in the
+# MicroPython port (tests/mutants.py covers what only they can catch)
+TESTS = ["tests/portable", "tests/test_rules_properties.py", "tests/test_cpu_properties.py",
+         "tests/test_gamestate.py", "tests/test_cpu_sim.py", "tests/test_esp32_board.py"]
+
+# Message text is not mutated: the human-readable argument of an error
+# (the protocol promises a code, which is mutated, and "a message", whose
+# wording no client may depend on). Call name -> index of its message argument.
+MESSAGE_ARG = {"RuleError": 1, "ProtoError": 1, "_bad": 0, "bad": 0, "JournalError": 0, "SegError": 0,
+               "ValueError": 0}
+
+STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout",
+          -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not run"}
+
+
+# Loaded into every test run of a mutant (pytest -p): the tests run fastest
+# first, so a caught mutant is usually caught in a fraction of a second, and
+# the property tests try a tenth of their examples (at least 25); a mutant
+# only the full count would catch counts as survived, so the score is if
+# anything low. 30 minutes on two cores is the budget for a whole run.
+PLUGIN = """
+import json
+
+from hypothesis import settings
+
+
+def pytest_collection_modifyitems(items):
+    try:
+        with open("mutmut-stats.json") as f:
+            took = json.load(f)["duration_by_test"]
+    except (OSError, ValueError, KeyError):
+        took = {}
+    items.sort(key=lambda item: took.get(item.nodeid, 0.0))
+    for item in items:
+        fn = getattr(item, "obj", None)
+        s = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if s is not None and s.max_examples > 25:
+            fn._hypothesis_internal_use_settings = settings(s, max_examples=max(25, s.max_examples // 10))
+"""
+
+
+# ---- the staged tree --------------------------------------------------------------
+def _stage_text(rel, data):
+    if rel.endswith(".py"):
+        text = data.decode()
+        text = re.sub(r"(?m)^(\s*)@micropython\.native\b", r"\1# @micropython.native", text)
+        return text.encode()
+    return data
+
+
+def _sync(src, dst, transform=None, top_only=False):
+    """Make dst a copy of src, rewriting only files whose content changed
+    (mutmut makes a file's mutants again when it is newer than they are)."""
+    seen = set()
+    for path in sorted(src.glob("*") if top_only else src.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        rel = path.relative_to(src)
+        seen.add(rel)
+        data = path.read_bytes()
+        if transform:
+            data = transform(str(rel), data)
+        out = dst / rel
+        if out.exists() and out.read_bytes() == data:
+            continue
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)  # now: newer than any mutant made from the old content
+    if dst.exists() and not top_only:
+        for path in sorted(dst.rglob("*"), reverse=True):
+            if path.is_file() and path.relative_to(dst) not in seen and "__pycache__" not in path.parts:
+                path.unlink()
+
+
+def _toml_list(items):
+    return "[" + ", ".join(json.dumps(x) for x in items) + "]"
+
+
+def stage():
+    STAGE.mkdir(parents=True, exist_ok=True)
+    _sync(ROOT / "firmware" / "shove", STAGE / "shove", _stage_text)
+    _sync(ROOT / "tests", STAGE / "tests")
+    _sync(ROOT / "bench", STAGE / "bench")
+    _sync(ROOT / "hardware", STAGE / "hardware")
+    (STAGE / "pyproject.toml").write_text(
+        "# made by tests/mutation.py\n"
+        "[tool.mutmut]\n"
+        'source_paths = ["shove"]\n'
+        "only_mutate = %s\n" % _toml_list("shove/%s.py" % m for m in PURE)
+        + 'also_copy = ["bench", "hardware"]\n'
+        "pytest_add_cli_args_test_selection = %s\n" % _toml_list(TESTS)
+        + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "hapenny_mutation", '
+          '"-m", "not micropython"]\n'
+        # a mutant that loops for ever is stopped after twice its tests' time (CPU seconds)
+        "timeout_multiplier = 1.0\ntimeout_constant = 2.0\n"
+        'use_git_change_detection = false\n'
+        'on_dependency_change = "ignore"\n'
+        "\n[tool.pytest.ini_options]\n"
+        'markers = ["micropython: runs code inside the MicroPython unix port"]\n'
+    )
+    mutants = STAGE / "mutants"
+    mutants.mkdir(exist_ok=True)
+    (mutants / "hapenny_mutation.py").write_text(PLUGIN)
+    shutil.rmtree(mutants / "tests", ignore_errors=True)  # mutmut copies them again: none left over
+    # the tests find the firmware at ROOT/firmware: here, its top files and the mutated package
+    fw = mutants / "firmware"
+    if fw.is_symlink():
+        fw.unlink()
+    _sync(ROOT / "firmware", fw, lambda rel, data: data, top_only=True)
+    if not (fw / "shove").is_symlink():
+        (fw / "shove").symlink_to(Path("..") / "shove")
+
+
+def tests_digest():
+    h = hashlib.sha256()
+    for top in ("tests", "bench"):
+        for path in sorted((STAGE / top).rglob("*.py")):
+            h.update(str(path.relative_to(STAGE)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+# ---- inside the staged tree: mutmut itself ------------------------------------------
+def _patch_mutmut():
+    """Leave message text alone (MESSAGE_ARG); mutmut has no setting for one argument."""
+    import libcst as cst
+    from mutmut.mutation import file_mutation
+
+    orig = file_mutation.MutationVisitor._skip_node_and_children
+
+    def skip(self, node):
+        quiet = self.__dict__.setdefault("_hapenny_messages", set())
+        if id(node) in quiet:
+            return True
+        if isinstance(node, cst.Call):
+            f = node.func
+            name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+            i = MESSAGE_ARG.get(name)
+            if i is not None and len(node.args) > i and node.args[i].keyword is None:
+                quiet.add(id(node.args[i].value))
+        return orig(self, node)
+
+    def create(self, node):
+        # a call's own mutations that change only its message argument (to None)
+        i = None
+        if isinstance(node, cst.Call):
+            f = node.func
+            name = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+            i = MESSAGE_ARG.get(name)
+        if i is None or len(node.args) <= i:
+            return create_orig(self, node)
+        before = len(self.mutations)
+        create_orig(self, node)
+        kept = self.mutations[:before]
+        for mu in self.mutations[before:]:
+            new = mu.mutated_node
+            same_but_message = (isinstance(new, cst.Call) and new.func is node.func and len(new.args) == len(node.args)
+                                and all(new.args[j] is node.args[j] for j in range(len(node.args)) if j != i))
+            if not same_but_message:
+                kept.append(mu)
+        self.mutations[:] = kept
+
+    create_orig = file_mutation.MutationVisitor._create_mutations
+    file_mutation.MutationVisitor._skip_node_and_children = skip
+    file_mutation.MutationVisitor._create_mutations = create
+
+
+def mutmut_main(args):
+    os.chdir(STAGE)
+    sys.path.insert(0, str(STAGE / "mutants"))
+    _patch_mutmut()
+    from mutmut.__main__ import cli
+    cli.main(args, prog_name="mutmut")
+
+
+def load_results():
+    """{module: {mutant key: status}} from mutmut's files."""
+    out = {}
+    for m in PURE:
+        meta = STAGE / "mutants" / "shove" / (m + ".py.meta")
+        if not meta.exists():
+            out[m] = {}
+            continue
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        out[m] = {k: STATUS.get(v, "suspicious (%s)" % v) for k, v in codes.items()}
+    return out
+
+
+def diffs(keys):
+    """mutant key -> (function, original line, mutated line), read with mutmut's own helper."""
+    os.chdir(STAGE)
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    out = {}
+    for k in keys:
+        mod = k.split(".x")[0]
+        d = get_diff_for_mutant(k, path=Path(*mod.split(".")).with_suffix(".py"))
+        minus = [ln[1:].strip() for ln in d.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+        plus = [ln[1:].strip() for ln in d.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+        out[k] = (k.split("__mutmut_")[0], " / ".join(minus), " / ".join(plus))
+    return out
+
+
+def load_equivalent():
+    """Entries of four lines: function, `- original`, `+ mutated`, `= why`; '#' comments."""
+    entries = []
+    lines = [ln.rstrip("\n") for ln in EQUIVALENT.read_text().splitlines()] if EQUIVALENT.exists() else []
+    block = []
+    for ln in lines + [""]:
+        if ln.startswith("#"):
+            continue
+        if ln.strip():
+            block.append(ln)
+            continue
+        if block:
+            if len(block) != 4 or not (block[1].startswith("- ") and block[2].startswith("+ ")
+                                       and block[3].startswith("= ")):
+                raise SystemExit("%s: an entry is function, '- line', '+ line', '= reason': %r" % (EQUIVALENT, block))
+            entries.append((block[0].strip(), block[1][2:].strip(), block[2][2:].strip(), block[3][2:].strip()))
+            block = []
+    return entries
+
+
+def report(write=True):
+    results = load_results()
+    survivors = [k for m in results for k, s in results[m].items() if s == "survived"]
+    d = diffs(survivors)
+    entries = load_equivalent()
+    used = set()
+    equivalent = {}
+    for k in survivors:
+        for i, e in enumerate(entries):
+            if i not in used and d[k] == e[:3]:
+                used.add(i)
+                equivalent[k] = e[3]
+                break
+    rows = []
+    tot = dict(mutants=0, killed=0, equivalent=0, survived=0, timeout=0, untested=0, notrun=0)
+    for m in PURE:
+        r = results[m]
+        c = dict(mutants=len(r), killed=0, equivalent=0, survived=0, timeout=0, untested=0, notrun=0)
+        for k, s in r.items():
+            if s == "killed":
+                c["killed"] += 1
+            elif s == "survived":
+                c["equivalent" if k in equivalent else "survived"] += 1
+            elif s == "timeout":
+                c["timeout"] += 1
+            elif s == "not run":
+                c["notrun"] += 1
+            else:
+                c["untested"] += 1
+        for key in tot:
+            tot[key] += c[key]
+        rows.append((m, c))
+    rows.append(("all", tot))
+
+    def pct(c):
+        real = c["mutants"] - c["equivalent"] - c["notrun"]
+        return "%.1f %%" % (100.0 * (c["killed"] + c["timeout"]) / real) if real else "-"
+
+    table = ["| module | mutants | killed | timed out | survived | equivalent | untested | not run | score |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for m, c in rows:
+        name = ("**%s**" % m) if m == "all" else ("`%s`%s" % (m, " (provisional)" if m in PROVISIONAL else ""))
+        table.append("| %s | %d | %d | %d | %d | %d | %d | %d | %s |" % (
+            name, c["mutants"], c["killed"], c["timeout"], c["survived"], c["equivalent"], c["untested"], c["notrun"],
+            pct(c)))
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    import datetime
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    section = ["Recorded %s at commit %s (`make mutants`):" % (when, rev or "?"), ""] + table
+    for line in table:
+        print(line)
+    stale = [e for i, e in enumerate(entries) if i not in used]
+    for e in stale:
+        print("listed as equivalent but no such survivor (remove it): %s: %s -> %s" % e[:3])
+    bad = [k for k in survivors if k not in equivalent]
+    for k in bad[:300]:
+        print("SURVIVED %s: %s -> %s" % (k, d[k][1], d[k][2]))
+    untested = [k for m in results for k, s in results[m].items()
+                if s not in ("killed", "survived", "timeout", "not run")]
+    for k in untested[:50]:
+        print("%s: %s" % (results[k.split(".x")[0].split(".")[-1]][k].upper(), k))
+    print("equivalent: %d of %d mutants (%.1f %%)" % (tot["equivalent"], tot["mutants"],
+                                                     100.0 * tot["equivalent"] / max(1, tot["mutants"])))
+    if write:
+        text = DOC.read_text()
+        start, end = "<!-- mutmut -->\n", "<!-- /mutmut -->"
+        a = text.index(start) + len(start)
+        b = text.index(end, a)
+        DOC.write_text(text[:a] + "\n".join(section) + "\n" + text[b:])
+    notrun = tot["notrun"]
+    if notrun:
+        print("%d mutants not tried yet (an interrupted run): make mutants goes on from here" % notrun)
+    return 1 if bad or untested or notrun else 0
+
+
+def run_mutmut(*args):
+    return subprocess.run([sys.executable, __file__, "--mutmut", *args], cwd=STAGE).returncode
+
+
+def main(argv):
+    if argv[:1] == ["--mutmut"]:
+        return mutmut_main(argv[1:])
+    if argv[:1] == ["--diffs"]:
+        for k, v in diffs(argv[1:]).items():
+            print(k, v)
+        return 0
+    if argv[:1] == ["--report"]:
+        stage()
+        return report()
+    if argv[:1] == ["--fresh"]:
+        shutil.rmtree(STAGE / "mutants", ignore_errors=True)
+    stage()
+    # the mutants themselves depend on this file's settings (the message rule,
+    # the staging): when those change, mutant numbers may mean other defects
+    made = STAGE / "mutants" / "hapenny-config.sha256"
+    import inspect
+    config = hashlib.sha256((repr(MESSAGE_ARG) + PLUGIN + inspect.getsource(_stage_text)
+                             + inspect.getsource(_patch_mutmut)).encode()).hexdigest()
+    if made.exists() and made.read_text() != config:
+        print("tests/mutation.py changed: every mutant is made and tried again")
+        shutil.rmtree(STAGE / "mutants")
+        stage()
+    made.write_text(config)
+    digest = tests_digest()
+    # which tests each module's uncaught mutants were last tried against, and
+    # which tests mutmut learnt what reaches what from
+    mark = STAGE / "mutants" / "hapenny-tests.json"
+    seen = json.loads(mark.read_text()) if mark.exists() else {}
+    if seen.get("stats", digest) != digest:
+        # the tests changed: which test reaches which function is learnt again
+        (STAGE / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    seen["stats"] = digest
+    # the mutants not caught when last tried, in the modules whose tests changed since
+    before = load_results()
+    again = [k for m in SELECT if seen.get(m, digest) != digest
+             for k, st in before[m].items() if st not in ("killed", "not run")]
+    if SELECT == PURE:
+        rc = run_mutmut("run", "--max-children", "2")  # every mutant not tried yet
+        if rc:
+            return rc
+    elif os.environ.get("RETRY"):  # RETRY=1: only the uncaught ones, tried again with the tests as they are
+        again = [k for m in SELECT for k, st in before[m].items() if st not in ("killed", "not run")]
+    else:  # and, for a few modules, the ones not tried yet too
+        again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
+    if again:
+        rc = run_mutmut("run", "--max-children", "2", *again)
+        if rc:
+            return rc
+    for m in SELECT:
+        seen[m] = digest
+    mark.write_text(json.dumps(seen))
+    return report()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
