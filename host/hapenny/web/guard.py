@@ -59,17 +59,26 @@ def is_loopback(host):
         return False
 
 
+def outgoing_address():
+    """The address of the interface this machine reaches the network through,
+    or None (no packet is sent: connecting a UDP socket only picks it)."""
+    try:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect(("192.0.2.1", 9))
+        addr = s.getsockname()[0]
+        s.close()
+        return addr
+    except OSError:
+        return None
+
+
 def own_addresses():
     """This machine's names and addresses, as a browser on the home network
     may write them in the address bar (nothing leaves the machine)."""
     names = set(LOOPBACK_NAMES)
-    try:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing interface
-        names.add(s.getsockname()[0])
-        s.close()
-    except OSError:
-        pass
+    addr = outgoing_address()
+    if addr:
+        names.add(addr)
     host = socket.gethostname()
     names.update({host, host + ".local", host.split(".")[0] + ".local"})
     try:

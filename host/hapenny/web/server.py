@@ -7,7 +7,6 @@ the commands a page needs are accepted, each checked here before it goes to
 the board, which checks it again. Who may send what is guard.py's."""
 import asyncio
 import json
-import socket
 from importlib import resources
 from pathlib import Path
 
@@ -186,15 +185,8 @@ def make_app(port, bridge_factory=Bridge, access=None):
 
 def lan_addresses():
     """This host's addresses on the home network (no lookup leaves the machine)."""
-    out = []
-    try:
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing interface
-        out.append(s.getsockname()[0])
-        s.close()
-    except OSError:
-        pass
-    return [a for a in out if not a.startswith("127.")]
+    addr = guard.outgoing_address()
+    return [addr] if addr and not addr.startswith("127.") else []
 
 
 def parse_listen(text):
