@@ -15,6 +15,13 @@ from hapenny.sim.client import SimClient
 HAPENNY = str(Path(sys.executable).parent / "hapenny")
 
 
+def _ctrl_c_live():
+    # Ctrl-C must reach the child as a user's would: a shell's background job
+    # (or a CI runner) may start the tests with SIGINT ignored, and a child
+    # inherits that, so Python would never raise KeyboardInterrupt in it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_sim(*args):
     proc = subprocess.Popen([HAPENNY, "sim", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stdout.readline().split()
@@ -181,7 +188,8 @@ def test_sim_web_is_make_web(tmp_path):
     port = s.getsockname()[1]
     s.close()
     proc = subprocess.Popen([HAPENNY, "sim", "--web", "127.0.0.1:%d" % port, "--board-dir", str(tmp_path / "b")],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=_ctrl_c_live)
     try:
         lines = []
         while not any("open http" in x for x in lines):
