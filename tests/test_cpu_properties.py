@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 from shove import coach, cpu, rules, segments
 from shove.rules import RuleError, new_game
 from oracle import gives_game
-from strategies import scripts, setups
+from strategies import examples, scripts, setups
 
 PLAYERS = {lv: cpu.Player(lv) for lv in (1, 3, 6)}
 ALL_TARGETS = [segments.DB, segments.SB] + [segments.encode(r + str(n)) for n in range(1, 21) for r in "SDT"]
@@ -56,7 +56,7 @@ def positions(draw):
     return setup, draw(scripts(setup, max_len=120)), draw(st.sampled_from(sorted(PLAYERS)))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(positions())
 def test_never_hands_over_the_game_when_some_target_would_not(pos):
     setup, actions, level = pos
@@ -71,7 +71,7 @@ def test_never_hands_over_the_game_when_some_target_would_not(pos):
         assert all(gives_game(g, c) for c in ALL_TARGETS), segments.name(aim)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(positions())
 def test_the_coach_always_has_a_target_and_a_line(pos):
     setup, actions, level = pos
@@ -85,7 +85,7 @@ def test_the_coach_always_has_a_target_and_a_line(pos):
     assert len(h["reason"].encode()) <= 200, h["reason"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(positions())
 def test_worked_out_outcomes_agree_with_the_referee(pos):
     """The strategy works out darts without surplus itself: each value must be

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import scenario
 from mphelp import PORTABLE, TESTS, mp_env
-from strategies import scripts, setups
+from strategies import examples, scripts, setups
 
 pytestmark = pytest.mark.micropython
 
@@ -41,7 +41,7 @@ def games(draw):
     return setup, draw(scripts(setup))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(games())
 def test_micropython_and_cpython_agree(worker, game):
     setup, actions = game

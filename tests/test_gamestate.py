@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from hapenny import gamestate
 from shove import events, protocol, rules, segments
 from shove.rules import RuleError
-from strategies import scripts, setups
+from strategies import examples, scripts, setups
 
 
 @st.composite
@@ -17,7 +17,7 @@ def games(draw):
     return setup, draw(scripts(setup, max_len=80))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(games())
 def test_dart_events_keep_a_client_copy_exact(game):
     setup, actions = game

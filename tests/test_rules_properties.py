@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 import scenario
 from shove import rules, segments
 from shove.rules import RuleError, new_game
-from strategies import scripts, setups
+from strategies import examples, scripts, setups
 
 
 def make(setup):
@@ -35,7 +35,7 @@ def games(draw):
     return setup, draw(scripts(setup, max_len=80))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(games())
 def test_marks_stay_within_range_and_only_grow_except_by_undo(game):
     setup, actions = game
@@ -48,7 +48,7 @@ def test_marks_stay_within_range_and_only_grow_except_by_undo(game):
             assert all(x >= y for x, y in zip(g.marks, before))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(games())
 def test_undo_restores_every_earlier_state_exactly(game):
     setup, actions = game
@@ -68,7 +68,7 @@ def test_undo_restores_every_earlier_state_exactly(game):
     assert g.moves() == 0
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(games())
 def test_marks_are_conserved(game):
     setup, actions = game
@@ -96,7 +96,7 @@ def test_marks_are_conserved(game):
             assert not gifts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(setups(max_sides=8), st.randoms(use_true_random=False))
 def test_always_hitting_an_open_bed_ends_with_a_winner(setup, rnd):
     g = make(setup)
@@ -118,7 +118,7 @@ def test_always_hitting_an_open_bed_ends_with_a_winner(setup, rnd):
     assert g.missing(g.winner) == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(games())
 def test_refused_actions_change_nothing(game):
     setup, actions = game
@@ -148,7 +148,7 @@ def test_replaying_the_action_log_rebuilds_the_game():
     assert h.to_state() == g.to_state() == rec[-1]["state"]
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.binary(max_size=24))
 def test_utf8_check_agrees_with_cpython(data):
     from shove import protocol
@@ -167,7 +167,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
                      max_leaves=8)
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(_JSON, st.lists(st.tuples(st.integers(0, 200), st.sampled_from(list(b'{}[]:,"\\ 0.-etnx'))), max_size=3),
        st.sampled_from([", ", ","]))
 def test_json_check_agrees_with_cpython(value, edits, sep):
@@ -193,7 +193,7 @@ def test_json_check_agrees_with_cpython(value, edits, sep):
     assert protocol.valid_json(bytes(data)) == ok, bytes(data)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(max_size=17))
 def test_an_accepted_name_is_visible_text_that_encodes(name):
     import unicodedata
@@ -209,7 +209,7 @@ def test_an_accepted_name_is_visible_text_that_encodes(name):
     assert cats - {"Zs"}, "a blank name was accepted: %r" % name
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(st.text(max_size=5))
 def test_segment_text_is_a_code_or_bad_seg(text):
     try:
