@@ -105,7 +105,7 @@ def start_app():
     a.poll = select.poll()  # nothing on stdin here: the host's lines are fed below
     a.boot()
     T.a = a
-    a.board.slow = False  # no modelled flash or strip waits: the heap is the same
+    a.board.clock.slow = False  # no modelled flash or strip waits: the heap is the same
     prof = a.prof
     # the mapped crossings, as row * cols + col in a bytearray: the driver's
     # own data is counted in the live heap, so it is kept small (a list of
@@ -127,7 +127,7 @@ def passes(n, jump_us=200):
     sc = a.scanner
     snap = sc.snap
     for _ in range(n):
-        board._total += jump_us
+        board.clock.total += jump_us
         board.read_matrix(snap)
         sc.step(board.ticks_us())
         a.passes += 1

@@ -15,7 +15,7 @@
 import gc
 import sys
 
-from shove import buttons, events, handover, journal, leds, protocol, release, rules, scanner, segments, store
+from shove import buttons, events, handover, journal, leds, pacing, protocol, release, rules, scanner, segments, store
 from shove.commands import CPU_MODULES, Commands
 from shove.settings import GAME_FILE, VERSION
 from shove.boards import open_board
@@ -47,7 +47,6 @@ SERIAL_SLICE = 16
 SERIAL_MORE = 64
 SERIAL_RUN = 7
 LED_QUIET_MS = 250  # write a pending frame anyway after this long
-UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
@@ -68,21 +67,17 @@ class Kept:
 
 class App(Commands):
     def __init__(self, board=None, out=None):
-        self.out = out or sys.stdout
-        self._bin = getattr(self.out, "buffer", None)  # bytes straight to the port
-        self._outq = bytearray()  # lines waiting for the UART
-        self._outpos = 0
-        self._tx_end = 0  # tick (us) the UART's FIFO will have sent all it was given
+        text = out or sys.stdout
         self.notices = []  # storage problems found at boot, sent after `boot` (see loading.py)
         from shove import loading  # start-up only: let go at the end of __init__
 
         self.prof = Kept(loading.read_profile(self), PROFILE_KEEPS)
         self.board = board or open_board(self.prof)
+        binary = getattr(text, "buffer", None)  # bytes straight to the port
         if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
-            self._bin = getattr(self.board, "console", None) or self._bin
+            binary = getattr(self.board, "console", None) or binary
         # output paced to the UART's FIFO, which the board also feeds inside its quiet bursts
-        self._paced = bool(self.board.uart_us_per_byte) and self._bin is not None
-        self.board.tx_out = self._bin
+        self.tx = pacing.TxQueue(binary, text, self.board.uart_us_per_byte, self.board.ticks_us)
         t = self.prof.timing
         self.scanner = scanner.Scanner(
             self.prof.rows, self.prof.cols, t["window_us"], t["lockout_ms"] * 1000,
@@ -170,65 +165,13 @@ class App(Commands):
         b = self.config["brightness"]
         return self.prof.brightness if b < 0 else b
 
-    # ---- output ------------------------------------------------------------------------
-    # Output goes out at the UART's pace. The ESP32's console write fills the
-    # 128-byte hardware FIFO and then blocks in whole 10 ms RTOS ticks until
-    # the rest fits (ports/esp32/uart.c, uart_stdout_tx_strn): a 600-byte
-    # reply would stop the scanner for 50 ms. So lines are queued and each
-    # pass writes only what the FIFO has drained since the last write.
+    # ---- output: paced to the UART (shove/pacing.py) ---------------------------------------
     def send(self, line):
-        self._outq.extend(line.encode())
-        self._outq.extend(b"\n")
-        self._drain()
-
-    def _drain(self):
-        """Write what the UART's FIFO has room for."""
-        # the fewest calls that will do: on the chip each is tens of us
-        # with the matrix unread
-        q = self._outq
-        pos = self._outpos
-        left = len(q) - pos
-        if not left:
-            return
-        board = self.board
-        per_byte = board.uart_us_per_byte
-        if not per_byte or self._bin is None:
-            self._write(pos, left)
-            return
-        # room in the FIFO: what is still in it (ticks wrap at 2**30), rounded up
-        backlog = scanner.ticks_diff(self._tx_end, board.ticks_us())
-        if backlog < 0:
-            backlog = 0
-        n = UART_FIFO - (backlog + per_byte - 1) // per_byte
-        if n <= 0:
-            return
-        if n > left:
-            n = left
-        self._write(pos, n)
-        # the FIFO empties once it has sent what it held and these bytes,
-        # counted from the end of the write (bytes go in while it runs: from
-        # its start, the FIFO could be overfilled by the next write, which
-        # would then block for an RTOS tick)
-        self._tx_end = scanner.ticks_add(board.ticks_us(), backlog + n * per_byte)
-
-    def _write(self, pos, n):
-        if self._bin is None:
-            self.out.write(bytes(self._outq[pos:pos + n]).decode())
-        else:
-            self._bin.write(self._outq, pos, n)  # the stream's write(buf, off, n): no slice to allocate
-        self._sent(pos + n)
-
-    def _sent(self, pos):
-        self._outpos = pos
-        if pos == len(self._outq):
-            self._outq = bytearray()
-            self._outpos = 0
+        self.tx.put(line)
 
     def flush(self):
         """Everything queued, now (before a reset or the REPL hand-over)."""
-        left = len(self._outq) - self._outpos
-        if left:
-            self._write(self._outpos, left)
+        self.tx.flush()
 
     def emit(self, name, fields=None):
         self.send(protocol.event(name, fields, self.scan_point))
@@ -432,8 +375,8 @@ class App(Commands):
         visit and auto next; the strip. Each slice does little when nothing
         happens, so the matrix is never left unread for long (a 0.5 ms
         contact must meet a read). The UART is fed in every slice."""
-        if self._outq:
-            self._drain()
+        if self.tx.q:
+            self.tx.drain()
         board = self.board
         s = self.slice
         self.slice = _NEXT_SLICE[s]
@@ -604,7 +547,7 @@ class App(Commands):
                     continue
                 n = BURST
                 until = -1
-                q = None  # output the board feeds to the UART inside a quiet burst
+                tx = None  # output the board feeds to the UART inside a quiet burst
                 if not self.slice and not self.serial_run and self.buttons.idle:
                     self.lean = False
                     due = self.due
@@ -614,7 +557,7 @@ class App(Commands):
                         n = QUIET
                         until = self.strip_at
                     if n == QUIET:
-                        if self._outq and self._paced:
+                        if self.tx.q and self.tx.per_byte:
                             # the UART takes more once its FIFO has drained. A
                             # long reply needs a FIFO load every 11 ms for a
                             # quarter second: the board writes each between
@@ -622,13 +565,10 @@ class App(Commands):
                             # for it would cost the loop's bookkeeping and the
                             # app's own pacing each time, about a millisecond
                             # of bytecode
-                            q = self._outq
+                            tx = self.tx
                         self.feeds = FEED_EVERY  # the next serial slice checks in with the watchdog
-                k = board.scan_idle(snap, n, until, q, self._outpos, self._tx_end)
+                k = board.scan_idle(snap, n, until, tx)
                 sc.scans += k
-                if q is not None:  # what the board wrote meanwhile
-                    self._tx_end = board.tx_end
-                    self._sent(board.tx_pos)
                 if k == n or board.woke:  # all open: no step, so no event; a service slice
                     # a quiet burst that ran its course or reached its time:
                     # a lean round; input or a button: all five slices

@@ -207,10 +207,10 @@ def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
         sent = []
         real = a.board.scan_idle
 
-        def spy(snap, n, until=-1, q=None, pos=0, tx_end=0):
+        def spy(snap, n, until=-1, tx=None):
             bursts.append(n)
             a.leaving = 1  # the loop returns at its next check
-            k = real(snap, 1, until, q, pos, tx_end)  # one read stands for the burst
+            k = real(snap, 1, until, tx)  # one read stands for the burst
             return n if k == 1 else k
 
         a.board.scan_idle = spy
