@@ -37,8 +37,8 @@ MUTANTS = [
      "if self.armed and not live:", ["tests/portable/test_handover.py"]),
     ("firmware/shove/rules.py", "take -= 1  # the last mark of a game must be scored, never given",
      "take -= 0", ["tests/portable/test_rules.py"]),
-    ("firmware/shove/loading.py", "    app.jdirty = not clean\n",
-     "    app.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
+    ("firmware/shove/loading.py", "    keeper.jdirty = not clean\n",
+     "    keeper.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
     ("firmware/shove/boards/virtual_uart.py", "    us_per_byte = UART_US_PER_BYTE  # the app paces",
      "    us_per_byte = 0  # the app paces", ["tests/test_esp32_timing.py"]),
     ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",
@@ -103,16 +103,17 @@ MUTANTS = [
      "            if self.buttons_down():\n",
      ["tests/test_esp32_board.py::test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls"]),
     # ... or that runs past the time a waiting frame is due
-    ("firmware/shove/app.py", "                        until = self.strip_at\n", "",
+    ("firmware/shove/app.py", "                        until = self.strip.at\n", "",
      ["tests/test_esp32_timing.py::test_a_frame_that_waits_is_written_on_time_during_quiet_bursts"]),
     # the console read a byte at a time through the line buffer, or in short slices only: the
     # UART's ring fills up while a long line comes in at the full baud rate
-    ("firmware/shove/app.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
+    ("firmware/shove/commands.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
      "            if False:\n", ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
-    ("firmware/shove/app.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
+    ("firmware/shove/commands.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
      ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
     # the model letting the board sleep while bytes are on their way in
-    ("firmware/shove/boards/virtual_bench.py", "not app.tx.q and not b.serial.rxq\n", "not app.tx.q\n",
+    ("firmware/shove/boards/virtual_bench.py", "and not b.serial.rxq and not b.buttons_down()",
+     "and not b.buttons_down()",
      ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
     # a REPL byte taken into a line instead of going to the watch
     ("firmware/shove/protocol.py", '_STOPS = (b"\\n", b"\\x03", b"\\x01")', '_STOPS = (b"\\n", b"\\x01")',
@@ -134,8 +135,8 @@ MUTANTS = [
     ("firmware/shove/app.py", "                elif st == scanner.IDLE:  # re-armed", "                else:  # re-armed",
      ["tests/test_portable_on_micropython.py"]),
     # a gift's flash waits for its end once its first frame is written (in the lockout)
-    ("firmware/shove/app.py", "self.strip_waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
-     "self.strip_waits = False", ["tests/test_esp32_timing.py"]),
+    ("firmware/shove/strip.py", "self.waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
+     "self.waits = False", ["tests/test_esp32_timing.py"]),
     # a frame reads the matrix after each bed
     ("firmware/shove/leds.py", "            if tick is not None:\n                tick()\n", "",
      ["tests/portable/test_panel.py"]),

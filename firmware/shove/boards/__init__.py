@@ -18,7 +18,9 @@
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
-#   service(app)                      per-loop housekeeping (control channel)
+#   hooks(stats, quiet)               the loop's callbacks, given once at boot: stats()
+#                                     its figures, quiet() nothing waits the board cannot see
+#   service()                         per-loop housekeeping (the virtual one's control channel)
 #   feed(), reset()                   watchdog, power cycle
 #   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end
 # This module opens the board (open_board) and asks the chip what no board

@@ -339,7 +339,10 @@ class Board:
                 pass
             self._log = None
 
-    def service(self, app):
+    def hooks(self, stats, quiet):
+        pass  # nothing here serves the loop's figures or waits on it
+
+    def service(self):
         pass
 
     # The watchdog is fed from a timer only while the main loop keeps

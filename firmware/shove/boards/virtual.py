@@ -70,7 +70,9 @@ class Board:
         self.last_read = 0  # board time of the last matrix read
         self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
-        self._app = None  # the loop, once it has served (scan_idle serves the control channel for it)
+        self._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
+        self._quiet = None  # ... and whether nothing waits that the board cannot see
+        self._served = False  # the loop has run a slice (scan_idle may serve the control channel for it)
         self._wdt = None
         self._run_timers = None
         self._timer_ms = None
@@ -183,10 +185,10 @@ class Board:
                     tx = None
                 c.charge()
             if self.bench is not None:
-                if self._app is None:  # no loop to serve the test bench's lines with yet
+                if not self._served:  # no loop to serve the test bench's lines with yet
                     self.woke = WOKE_INPUT
                     break
-                k += self.bench.look(self._app, n - k, until, tx)
+                k += self.bench.look(self._stats, n - k, until, tx)
         return k
 
     def line_test(self):
@@ -232,10 +234,14 @@ class Board:
         c.sim(0)  # the copy and the report above are the simulator's
 
     # ---- the loop's housekeeping -------------------------------------------------
-    def service(self, app):
-        self._app = app
+    def hooks(self, stats, quiet):
+        self._stats = stats
+        self._quiet = quiet
+
+    def service(self):
+        self._served = True
         if self.bench is not None:
-            self.bench.service(app)
+            self.bench.service(self._stats, self._quiet)
 
     # The watchdog as on the ESP32 (esp32.py): armed once, fed from a timer
     # only while the loop checks in, and fed unconditionally once the loop

@@ -35,7 +35,7 @@ class Bench:
         # unbuffered already; flush() would fsync, which a pipe refuses
         self.out.write(json.dumps(obj).encode() + b"\n")
 
-    def service(self, app):
+    def service(self, stats, quiet):
         """The loop's slice for the board: the bench's lines, then, with
         nothing due, an idle wait."""
         b = self.board
@@ -43,20 +43,19 @@ class Bench:
         c.work()
         c.in_sim = True  # the control channel is the test bench, not the board
         try:
-            self.serve(app)
+            self.serve(stats)
         finally:
             c.in_sim = False
         # nothing due: no closure scheduled, the scanner idle, no button
         # held, no output waiting for the UART, no byte on its way in (the
         # timers are fed by the loop and due no sooner than IDLE_MS)
-        idle = (b.model.idle and app.scanner.state == scanner.IDLE and not app.tx.q and not b.serial.rxq
-                and not b.buttons_down())
+        idle = b.model.idle and quiet() and not b.serial.rxq and not b.buttons_down()
         c.sim(0)  # the control channel and this check are the test bench's, not the board's
         if idle:
             c.ticks_us()
             c.wait(self.wake, b.timer_wait(IDLE_MS))
 
-    def look(self, app, left, until, tx):
+    def look(self, stats, left, until, tx):
         """Between two bursts of a quiet scan_idle: the bench's lines, served
         here (the simulator's work, not the chip's, and no reason for the
         loop to wake); then, if nothing can close, a doze. Returns the reads
@@ -65,7 +64,7 @@ class Bench:
         c = b.clock
         c.in_sim = True
         try:
-            self.serve(app)
+            self.serve(stats)
         finally:
             c.in_sim = False
         c.sim(0)
@@ -97,7 +96,7 @@ class Bench:
         self.board.doze_reads += r
         return r
 
-    def serve(self, app):
+    def serve(self, stats):
         # every line waiting: the test bench's messages are not the
         # firmware's to pace (the service polls this once in five slices).
         # The simulator writes each line with one write() to a pipe, which
@@ -110,11 +109,11 @@ class Bench:
             if not line:  # the simulator went away: the power is off
                 sys.exit(0)
             try:
-                self._control(json.loads(line), app)
+                self._control(json.loads(line), stats)
             except Exception as e:
                 self.send({"error": str(e)})
 
-    def _control(self, msg, app):
+    def _control(self, msg, stats):
         b = self.board
         op = msg.get("op")
         seq = msg.get("seq")
@@ -161,7 +160,7 @@ class Bench:
             b.flash.full = bool(msg["full"])
             self.send({"seq": seq, "ok": True})
         elif op == "stats":
-            self.send({"seq": seq, "stats": self._stats(app.stats())})
+            self.send({"seq": seq, "stats": self._stats(stats())})
         else:
             self.send({"seq": seq, "error": "unknown op"})
 
