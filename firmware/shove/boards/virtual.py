@@ -92,6 +92,7 @@ class Board:
             self.clock = Esp32Clock(esp32_scale)
             self.serial = Uart(self.clock, poll)
             self.flash = Esp32Flash(self.clock)
+            self.read_matrix = self._read_charged
         else:
             self.clock = Clock()
             self.serial = Serial(poll)
@@ -106,13 +107,10 @@ class Board:
             self.bench = Bench(self, ctl)
             self.flash.send = self.bench.send
         # the parts' own methods, called straight
-        self.ticks_us = self.clock.ticks_us
-        self.ticks_ms = self.clock.ticks_ms
-        self.serial_ready = self.serial.ready
-        self.serial_take = self.serial.take
-        self.read_file = self.flash.read_file
-        self.write_file = self.flash.write_file
-        self.append_file = self.flash.append_file
+        self.ticks_us, self.ticks_ms = self.clock.ticks_us, self.clock.ticks_ms
+        self.serial_ready, self.serial_take = self.serial.ready, self.serial.take
+        f = self.flash
+        self.read_file, self.write_file, self.append_file = f.read_file, f.write_file, f.append_file
 
     # the figures the app's stats read from any board
     @property
@@ -138,18 +136,18 @@ class Board:
         full = self.full
         for r in range(self.rows):
             snap[r] = ~m.levels(r, now) & full
-        # the electrical model is this simulator's work, not the chip's:
-        # the ESP32 model charges what esp32.py's viper read costs there instead
-        c.sim(READ_US)
+
+    def _read_charged(self, snap):
+        """read_matrix in the ESP32 model: the electrical model is the simulator's
+        work; what esp32.py's viper read costs on the chip is charged instead."""
+        Board.read_matrix(self, snap)
+        self.clock.sim(READ_US)
 
     def scan_idle(self, snap, n, until=-1, tx=None):
-        """Read the matrix up to `n` times while every crossing reads open;
-        return how many reads found it open. Fewer than `n`: the last read
-        found a closure and `snap` holds it, or (self.woke set) a serial byte,
-        a button or the tick `until` (ms; -1: none) wants the loop (see
-        esp32.py: a viper call of up to WAKE_EVERY reads, then a look at the
-        console, the buttons and the clock, and the next load of `tx` (a
-        pacing.TxQueue) into the UART's FIFO once it has sent everything)."""
+        """As esp32.py's (boards/__init__.py has the interface): bursts of up
+        to WAKE_EVERY reads, between them a look at the console, the buttons
+        and the clock, and the next load of `tx` into the UART's FIFO once it
+        has sent everything."""
         self.woke = 0
         c = self.clock
         if not self.crash:
@@ -274,8 +272,7 @@ class Board:
             c.sim(0)  # the timer emulation, not the chip's work
 
     def timer_wait(self, ms):
-        """`ms`, or less if a timer callback is due sooner: how long the
-        board may wait idle."""
+        """How long the board may wait idle: `ms`, or less if a timer callback is due sooner."""
         t = self._timer_ms
         if t is not None and t < ms:
             return t if t > 0 else 0

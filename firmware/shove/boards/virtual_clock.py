@@ -119,10 +119,11 @@ class Clock:
     def burst(self, board, snap, n):
         """Up to `n` reads while all read open: read by read, each on its
         own clock reading."""
+        rows = board.rows
         k = 0
         while k < n:
-            board.read_matrix(snap)
-            for r in range(board.rows):
+            board.read_matrix(snap)  # (called, not taken: a bound method taken is a new object)
+            for r in range(rows):
                 if snap[r]:
                     return k
             k += 1
