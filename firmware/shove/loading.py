@@ -59,17 +59,17 @@ def read_map(app):
     return bytearray(app.prof.map)
 
 
-def read_game(app):
+def read_game(app, keeper):
     data = store.read(GAME_FILE)
     if data is None:
         return None
     try:
-        game, app.jrecs, clean = journal.decode(data)
+        game, keeper.jrecs, clean = journal.decode(data)
     except journal.JournalError as e:
         store.quarantine(GAME_FILE)
         _notice(app, GAME_FILE, "%s; the game could not be restored" % e)
         return None
     # a torn last record (a cut during an append) was never acknowledged:
     # rewrite the file so the next append starts on a record boundary
-    app.jdirty = not clean
+    keeper.jdirty = not clean
     return game

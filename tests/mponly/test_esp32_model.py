@@ -3,8 +3,13 @@
 # (400 us of a clock the test controls, which would be 40 ms at the model's
 # factor of 100): the board's clock must move by the flash model's figures.
 from shove import profile, store
-from shove.boards import virtual
+from shove.boards import virtual, virtual_clock, virtual_esp32, virtual_flash
+from shove.boards.virtual_clock import READ_US, WAKE_US
+from shove.boards.virtual_esp32 import TICKS_US
+from shove.boards.virtual_flash import COMMIT_US, PROGRAM_US_PER_KB
 from shove.scanner import WOKE_TIME
+
+TIMED = (virtual, virtual_clock, virtual_esp32)  # the board's modules that read the time
 
 
 class Clock:
@@ -49,23 +54,25 @@ class ModelBoard:
 
     def __enter__(self):
         self.clock = Clock()
-        self.real = virtual.time, virtual.store
-        virtual.time = self.clock
-        virtual.store = SlowHostFiles(self.clock)
-        self.board = virtual.Board(profile.Profile(profile.default_dict()))
-        self.board.esp32_timing(100)
+        self.real = [mod.time for mod in TIMED], virtual_flash.store
+        for mod in TIMED:
+            mod.time = self.clock
+        virtual_flash.store = SlowHostFiles(self.clock)
+        self.board = virtual.Board(profile.Profile(profile.default_dict()), esp32_scale=100)
         return self
 
     def __exit__(self, *exc):
-        virtual.time, virtual.store = self.real
+        for mod, t in zip(TIMED, self.real[0]):
+            mod.time = t
+        virtual_flash.store = self.real[1]
         for f in self.files:
             store.remove(f)
 
     def spent(self, f, *args):
         """Board time a call takes, and what it returned."""
-        t0 = self.board._total
+        t0 = self.board.clock.total
         r = f(*args)
-        return self.board._total - t0, r
+        return self.board.clock.total - t0, r
 
 
 def test_a_journal_append_costs_the_flash_model_not_the_hosts_file_io():
@@ -73,32 +80,32 @@ def test_a_journal_append_costs_the_flash_model_not_the_hosts_file_io():
         store.remove("t_model.jnl")
         spent, _ = m.spent(m.board.append_file, "t_model.jnl", b"abc")
         # a commit plus programming 3 bytes, and one clock read
-        assert spent == virtual.COMMIT_US + virtual.PROGRAM_US_PER_KB * 3 // 1024 + virtual.TICKS_US, spent
+        assert spent == COMMIT_US + PROGRAM_US_PER_KB * 3 // 1024 + TICKS_US, spent
 
 
 def test_a_small_file_rewrite_costs_two_commits_not_the_hosts_file_io():
     with ModelBoard("t_model.json") as m:
         spent, _ = m.spent(m.board.write_file, "t_model.json", b"{}")
-        assert spent == 2 * virtual.COMMIT_US + virtual.TICKS_US, spent
+        assert spent == 2 * COMMIT_US + TICKS_US, spent
         spent, data = m.spent(m.board.read_file, "t_model.json")
         assert data == b"{}"
-        assert spent == virtual.COMMIT_US // 2 + virtual.TICKS_US, spent
+        assert spent == COMMIT_US // 2 + TICKS_US, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():
     with ModelBoard() as m:
         spent, _ = m.spent(m.board.ticks_us)  # nothing ran: only the clock read's own charge
-        assert spent == virtual.TICKS_US, spent
+        assert spent == TICKS_US, spent
         m.clock.t += 7  # the firmware computes for 7 us of this machine
         spent, _ = m.spent(m.board.ticks_us)
-        assert spent == 7 * 100 + virtual.TICKS_US, spent
+        assert spent == 7 * 100 + TICKS_US, spent
 
 
 def _quiet(m):
     """The board with no console input (a poll on nothing) and no control channel."""
     import select
 
-    m.board._spoll = select.poll()
+    m.board.serial.poll = select.poll()
     return m.board
 
 
@@ -112,7 +119,7 @@ def test_a_quiet_burst_charges_its_reads_and_looks_not_the_simulators_work():
         # four of esp32.py's viper calls of 16 reads and the three looks between
         # them; this machine's clock did not move, so nothing else
         assert (k, b.woke) == (64, 0)
-        assert spent == 64 * virtual.READ_US + 3 * virtual.WAKE_US, spent
+        assert spent == 64 * READ_US + 3 * WAKE_US, spent
 
 
 def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
@@ -121,7 +128,7 @@ def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
     # jumps to its next change
     import array
 
-    R, W = virtual.READ_US, virtual.WAKE_US
+    R, W = READ_US, WAKE_US
 
     def at(i):
         return i * R + (i // 16) * W
@@ -137,7 +144,7 @@ def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
         with ModelBoard() as m:
             b = _quiet(m)
             snap = array.array("H", bytes(2 * b.rows))
-            t = b._base + b._total
+            t = b.clock.base + b.clock.total
             assert b.model.close(2, 3, (t + on) & 0x3FFFFFFF, (t + on + length) & 0x3FFFFFFF)
             k = b.scan_idle(snap, 64)
             assert k == want, (on, length, k, want)
@@ -157,4 +164,4 @@ def test_a_quiet_burst_ends_when_the_tick_asked_for_comes():
         spent, k = m.spent(b.scan_idle, snap, 40000, until)
         assert b.woke == WOKE_TIME and k < 40000
         # at the first look after the tick: within one call of 16 reads and a look
-        assert 2000 - 1000 < spent <= 2000 + 16 * virtual.READ_US + virtual.WAKE_US, spent
+        assert 2000 - 1000 < spent <= 2000 + 16 * READ_US + WAKE_US, spent
