@@ -69,7 +69,7 @@ mutants: $(STAMP)
 # the full counts (about 40 minutes; make test runs a short version of each): 10,000 darts
 # through the virtual board's matrix, 100,000 hostile lines, 1,000 power cuts (100 in a deploy)
 soak: $(STAMP)
-	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -o faulthandler_timeout=0 tests/soak tests/hil/test_reliability.py -k "soak or hostile or power"
+	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -o faulthandler_timeout=0 tests/soak tests/hil/test_reliability.py tests/test_flash_journal.py -k "soak or hostile or power"
 	$(BIN)/python tests/figures_doc.py --record "make soak"
 
 # run the reliability tests and record their figures in docs/reliability.md

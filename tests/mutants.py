@@ -39,6 +39,13 @@ MUTANTS = [
      "take -= 0", ["tests/portable/test_rules.py"]),
     ("firmware/shove/loading.py", "    app.jdirty = not clean\n",
      "    app.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
+    # the journal on littlefs: a new game like the last must not inherit its segments
+    ("firmware/shove/jstore.py", "        if tok == self.tok:\n", "        if False:\n",
+     ["tests/test_flash_journal.py::test_power_cuts_at_random_flash_operations_lose_nothing_acknowledged"]),
+    # ... and a new segment directory (an erase) is made only where no dart can follow
+    ("firmware/shove/app.py", "        if ended:\n            try:\n                self.jstore.boundary",
+     "        if False:\n            try:\n                self.jstore.boundary",
+     ["tests/test_flash_journal.py::test_a_long_game_erases_a_block_at_most_every_20_darts_and_never_inside_a_visit"]),
     ("firmware/shove/boards/virtual.py", "        self.uart_us_per_byte = UART_US_PER_BYTE\n",
      "        self.uart_us_per_byte = 0\n", ["tests/test_esp32_timing.py"]),
     ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",

@@ -15,7 +15,7 @@
 import gc
 import sys
 
-from shove import buttons, events, handover, journal, leds, protocol, release, rules, scanner, segments, store
+from shove import buttons, events, handover, journal, jstore, leds, protocol, release, rules, scanner, segments, store
 from shove.commands import CPU_MODULES, Commands
 from shove.settings import GAME_FILE, VERSION
 from shove.boards import open_board
@@ -51,6 +51,7 @@ UART_FIFO = 128  # bytes the ESP32's REPL UART takes without blocking
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
+JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
 UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
 # What a profile keeps once read: its module (the validation, 5 KB of heap
 # as bytecode) is let go after boot, so the App keeps plain data.
@@ -93,7 +94,8 @@ class App(Commands):
         self.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], self._brightness())
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
-        self.jrecs = 0  # records in the journal file (the next one's sequence number)
+        self.jrecs = 0  # records in the journal (the next one's sequence number)
+        self.jstore = jstore.Store()
         self.jdirty = False  # the file must be rewritten before the next append
         self.game = loading.read_game(self)
         self.lines = protocol.LineBuffer()
@@ -138,6 +140,7 @@ class App(Commands):
         try:
             if self.game is None:
                 store.remove(GAME_FILE)
+                self.jstore.load()  # no game: its segments go
             else:
                 self._rewrite_journal()
         except OSError as e:
@@ -147,24 +150,32 @@ class App(Commands):
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _rewrite_journal(self):
-        self.board.write_file(GAME_FILE, journal.encode(self.game))
+        self.jstore.write(journal.encode(self.game), self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
 
     def _log_action(self, action, rollback):
         """Store one action (already applied in RAM) by appending its record;
-        a full rewrite after a failed append, or when the log has grown long."""
+        a full rewrite after a failed append, or when the log has grown long
+        (both at the end of a visit, where the erases they cost blind no dart)."""
+        g = self.game
+        ended = action == rules.NEXT_ACTION or g.phase != rules.PLAY
         try:
-            if self.jdirty or self.jrecs >= JOURNAL_MAX_RECORDS:
+            if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
                 self._rewrite_journal()
             else:
-                self.board.append_file(GAME_FILE, journal.record(action, self.jrecs))
+                self.jstore.append(journal.record(action, self.jrecs), self.board.save_file)
                 self.jrecs += 1
         except OSError as e:
             # part of the record may be on flash: the next save rewrites the file
             self.jdirty = True
             rollback()
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+        if ended:
+            try:
+                self.jstore.boundary(g.rules.darts)
+            except OSError:
+                pass  # the next record makes the directory, or reports the flash
 
     def _brightness(self):
         b = self.config["brightness"]

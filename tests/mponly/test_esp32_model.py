@@ -68,21 +68,25 @@ class ModelBoard:
         return self.board._total - t0, r
 
 
-def test_a_journal_append_costs_the_flash_model_not_the_hosts_file_io():
-    with ModelBoard("t_model.jnl") as m:
-        store.remove("t_model.jnl")
-        spent, _ = m.spent(m.board.append_file, "t_model.jnl", b"abc")
-        # a commit plus programming 3 bytes, and one clock read
-        assert spent == virtual.COMMIT_US + virtual.PROGRAM_US_PER_KB * 3 // 1024 + virtual.TICKS_US, spent
+def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
+    with ModelBoard() as m:
+        b = m.board
 
+        def op(kind, n, pages):  # as the counting block device calls the board around an operation
+            b.flash_begin()
+            m.clock.t += 400  # the host's file I/O: 40 ms at the factor, if it were charged
+            b.flash_end(kind, n, pages)
 
-def test_a_small_file_rewrite_costs_two_commits_not_the_hosts_file_io():
-    with ModelBoard("t_model.json") as m:
-        spent, _ = m.spent(m.board.write_file, "t_model.json", b"{}")
-        assert spent == 2 * virtual.COMMIT_US + virtual.TICKS_US, spent
-        spent, data = m.spent(m.board.read_file, "t_model.json")
-        assert data == b"{}"
-        assert spent == virtual.COMMIT_US // 2 + virtual.TICKS_US, spent
+        spent, _ = m.spent(op, 1, 4096, 0)  # an erase
+        assert spent == virtual.ERASE_TYP_US, spent
+        spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages
+        assert spent == 2 * virtual.PAGE_TYP_US, spent
+        spent, _ = m.spent(op, 0, 1000, 0)  # a read
+        assert spent == virtual.READ_CALL_US + 1000 // virtual.READ_BYTES_PER_US, spent
+        assert b.flash_busy_us == virtual.ERASE_TYP_US + 2 * virtual.PAGE_TYP_US + virtual.READ_CALL_US + 100
+        b._erase_us, b._page_us = virtual.ERASE_MAX_US, virtual.PAGE_MAX_US  # HAPENNY_FLASH=worst
+        spent, _ = m.spent(op, 1, 4096, 0)
+        assert spent == virtual.ERASE_MAX_US, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():

@@ -13,11 +13,38 @@ from shove import scanner, store
 from shove.boards.matrix_model import MatrixModel
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
+try:  # the simulator's runtime: the flash is mounted at "/", host files through it
+    from flashdev import host_open, DEV as _FLASH  # type: ignore[import-not-found]
+except ImportError:  # a bare unix port (tests): the working directory is the flash
+    host_open = open
+    _FLASH = []
+
 _MASK = 0x3FFFFFFF
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
-FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
-FLASH_MS_PER_KB = 4
-FLASH_APPEND_US = 1500  # program a few bytes into an erased block + a metadata commit
+# The flash: littlefs (MicroPython's own) on a block device that counts
+# every operation (host/hapenny/sim/runtime/flashdev.py); each costs what a
+# common 4 MB SPI NOR flash takes, from Winbond's W25Q32FV datasheet (AC
+# electrical characteristics): sector erase (4 KB) tSE 45 ms typical, 400 ms
+# at most; page program (up to 256 bytes) tPP 0.7 ms typical, 3 ms at most.
+# Reads: 40 MHz dual I/O, about 10 bytes a us, and some 15 us a call for
+# esp_flash_read's set-up. While the flash is busy the cache is off and the
+# CPU stalls (ESP-IDF's spi_flash guard), so the scanner is blind for all of
+# it; the REPL UART's interrupt handler lives in IRAM and keeps filling the
+# 259-byte stdin ring meanwhile (ports/esp32/uart.c: IRAM_ATTR,
+# ESP_INTR_FLAG_IRAM), which the UART model below does too.
+# HAPENNY_FLASH=worst charges the worst-case figures.
+ERASE_TYP_US = 45000
+ERASE_MAX_US = 400000
+PAGE_TYP_US = 700
+PAGE_MAX_US = 3000
+READ_CALL_US = 15
+READ_BYTES_PER_US = 10
+# littlefs is C on the chip as here: its work between two flash operations
+# is charged at the ratio of the two CPUs on C code (CoreMark: about 1,100
+# for a 240 MHz ESP32, some 25,000 for a core of this machine), not at the
+# bytecode factor; the interval also holds the call into this Python block
+# device, which the chip's C one does not make, so this errs slow.
+LFS_SCALE = 25
 RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
 # An ESP32 running the scan loop is never paused by an operating system; this
 # process is. A gap longer than this between two reads of the clock is the OS
@@ -41,20 +68,14 @@ IDLE_MS = 20
 #   FIFO and, when it is full, waits a whole RTOS tick (10 ms) before trying
 #   again (ports/esp32/uart.c, uart_stdout_tx_strn); the FIFO drains at
 #   87 us a byte at 115200 baud;
-# - littlefs: a file rewritten beyond its inline size (128 bytes: cache_size
-#   = 4 x 32-byte program size, extmod/vfs_lfsx.c) takes a freshly erased
-#   4 KB block (an erase, ~45 ms typical) and its programming; bytes appended
-#   to a file kept open are only programmed; every sync commits metadata;
+# - the flash: each erase, program and read littlefs makes, as counted by
+#   the block device (see ERASE_TYP_US);
 # - the strip, as in the default model.
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
 UART_FIFO = 128
 LINE_LOG = 64  # console lines whose time of sending the control channel can tell
 RTOS_TICK_US = 10000
-ERASE_US = 45000
-PROGRAM_US_PER_KB = 2000
-COMMIT_US = 1000
-INLINE_MAX = 128
 # esp32.py's matrix read on the chip: per row a drive, settle and recovery
 # reads of the GPIO registers from viper code (docs/performance.md, "The
 # scan on an ESP32"), about 1.7 us a row, plus calling it from bytecode.
@@ -159,8 +180,8 @@ class Board:
         ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
         if ctl:
             rfd, wfd = ctl.split(",")
-            self._ctl_in = open("/dev/fd/" + rfd, "rb")
-            self._ctl_out = open("/dev/fd/" + wfd, "wb")
+            self._ctl_in = host_open("/dev/fd/" + rfd, "rb")
+            self._ctl_out = host_open("/dev/fd/" + wfd, "wb")
             self._poll = select.poll()
             self._poll.register(self._ctl_in, select.POLLIN)
             self._wake = select.poll()  # what ends an idle wait: a serial byte or a control line
@@ -170,6 +191,19 @@ class Board:
         self.flash_full = False  # a test can make the flash refuse every write
         self.crash = False  # a test can make the scan loop raise once
         self._hold = None  # a test can stop the next flash write at a stage (_flash_wait)
+        self.flash_busy_us = 0  # board time the flash kept the CPU stalled
+        self.store_max_us = 0  # the longest storage call (stats: since the last stats)
+        self._fl_mark = -1  # the clock's raw reading at the end of the last flash operation
+        self._erase_us = ERASE_TYP_US
+        self._page_us = PAGE_TYP_US
+        if os.getenv("HAPENNY_FLASH") == "worst":
+            self._erase_us = ERASE_MAX_US
+            self._page_us = PAGE_MAX_US
+        self.flash = _FLASH[0] if _FLASH else None  # the counting block device under "/"
+        if self.flash:
+            self.flash.clock = self
+            # with the simulator around, a cut holds the board there until it cuts the power
+            self.flash.on_cut = self._flash_cut if self._ctl_out else None
         self._wdt = None
         self._run_timers = None
         self._timer_ms = None
@@ -192,7 +226,7 @@ class Board:
         self.uart_us_per_byte = UART_US_PER_BYTE
         self.slow = False  # the modelled costs are charged to the clock, not slept
         self._scale = scale
-        self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+        self._cpu_f = host_open("/proc/self/schedstat", "rb")  # on-CPU time, ns
         self._cpu_buf = bytearray(64)
         self._cpu_last = self._cpu_ns()
         self._fifo_empty = 0  # board time the UART's FIFO runs dry
@@ -280,17 +314,53 @@ class Board:
         self._spent(block)
         self.sent_us = self._total
 
-    def _flash_read_us(self, data):
-        # littlefs reads at SPI flash speed (~10 MB/s with the cache): a
-        # directory lookup and the file's blocks
-        return COMMIT_US // 2 + (len(data) if data else 0) // 10
+    # ---- the flash's time, called by the block device around each operation ------
+    def flash_begin(self):
+        if self.esp32:
+            if self._last == self._fl_mark:
+                # since the last operation only littlefs ran (C, and the call
+                # into this Python block device, which the chip's C one has not)
+                raw = time.ticks_us()
+                gap = time.ticks_diff(raw, self._last)
+                self._last = raw
+                self._total += gap * LFS_SCALE if gap <= STALL_US else self._esp32_gap(gap)
+            else:
+                self._charge()  # the firmware's work up to here
+            # what the host has written by now is on the wire from here: the
+            # stall that follows does not stop it arriving, and the ring
+            # (filled by the UART's IRAM interrupt) loses what it cannot hold
+            try:
+                self._rx_advance()
+            except MemoryError:  # a file closed by its finaliser: the heap is locked
+                pass
+            self._emulated(0)
+        else:
+            self.ticks_us()
 
-    def _flash_us(self, nbytes, append):
-        if append:
-            return COMMIT_US + PROGRAM_US_PER_KB * nbytes // 1024
-        if nbytes <= INLINE_MAX:
-            return 2 * COMMIT_US  # stored in the directory's metadata: the file and the rename
-        return ERASE_US + PROGRAM_US_PER_KB * nbytes // 1024 + 2 * COMMIT_US
+    def flash_end(self, kind, n, pages):
+        """An operation of `kind` (0 read, 1 erase, 2 program) of n bytes,
+        touching `pages` program pages, ended: the CPU was stalled for it."""
+        if kind == 1:
+            us = self._erase_us
+        elif kind == 2:
+            us = self._page_us * pages
+        else:
+            us = READ_CALL_US + n // READ_BYTES_PER_US
+        self.flash_busy_us += us
+        if self.esp32:
+            self._emulated(us)  # the host's file I/O is not the chip's
+            self._fl_mark = self._last
+        elif self.slow:
+            time.sleep_us(us)
+            self._spent(us)
+
+    def _flash_cut(self):
+        """The power goes in the middle of a flash operation (the control
+        channel's `cut_flash`): the block device has done part of it; wait
+        here for the simulator to cut the power."""
+        self._send({"held": "cut"})
+        while True:
+            time.sleep_ms(100)
 
     def _idle(self):
         self.ticks_us()
@@ -620,72 +690,69 @@ class Board:
             self._emulated(0)  # the copy and the report above are the simulator's
 
     def read_file(self, path):
-        if not self.esp32:
-            return store.read(path)
-        self.ticks_us()
-        data = store.read(path)
-        self._emulated(self._flash_read_us(data))
-        return data
+        return store.read(path)  # the block device charges its reads
 
     def _flash_check(self):
         if self.flash_full:
             raise OSError(28)  # ENOSPC, as littlefs reports a full or worn flash
 
-    def _flash_wait(self, us, stage):
-        """The chip spends `us` of flash time at this point of a write, so a
-        power cut (the simulator killing this process) can land here. A test
-        can hold the board at a stage (`hold` on the control channel) and cut
-        the power there for certain."""
+    def _flash_wait(self, stage):
+        """A test can hold the board at a stage of a write (`hold` on the
+        control channel) and cut the power there for certain."""
         if self._hold == stage:
             self._send({"held": stage})
             while True:  # until the power is cut
                 time.sleep_ms(100)
-        if self.esp32:
-            self._emulated(us)  # the host's file I/O since the last tick is not the chip's
-        elif self.slow:
-            self.ticks_us()
-            time.sleep_us(us)
-            self._spent(us)
+
+    def _stored(self, t0):
+        """A storage call that began at board time t0 ended: the scan loop was
+        held for all of it (littlefs's work and the flash's stalls)."""
+        self.ticks_us()
+        dt = self._total - t0
+        if dt > self.store_max_us:
+            self.store_max_us = dt
 
     def write_file(self, path, data):
-        # Spent where the chip spends it: programming the temporary file
-        # (a cut leaves it torn beside the committed one), then committing it
-        # before the rename (a cut leaves a whole .tmp beside the old file).
-        # littlefs itself would show an uncommitted file empty or not at all;
-        # a torn one is the stricter case. store.write_atomic makes the
-        # replace and calls back at those two points, so its logic is the one
-        # a board runs.
+        # littlefs's own replace, its time charged by the block device. Held
+        # at a stage (tests), the data is synced halfway ("tmp": a cut leaves
+        # a torn .tmp beside the committed file) and before the rename
+        # ("rename": a whole .tmp beside the old file).
         self._flash_check()
-        n = len(data)
-        if self.esp32:
-            total = self._flash_us(n, False)
-            commit = COMMIT_US
+        self.ticks_us()
+        t0 = self._total
+        if self._hold in ("tmp", "rename"):
+            self._stages = ["tmp", "rename"]
+            store.write_atomic(path, data, self._flash_stage)
         else:
-            total = 1000 * (FLASH_BASE_MS + FLASH_MS_PER_KB * n // 1024)
-            commit = total // 4
-        self._stages = [(total - 2 * commit, "tmp"), (commit, "rename")]
-        if self.esp32:
-            self.ticks_us()  # the firmware's work up to the write is the chip's
-        store.write_atomic(path, data, self._flash_stage)
-        self._flash_wait(commit, "written")
+            store.write_atomic(path, data)
+        self._flash_wait("written")
+        self._stored(t0)
 
     def _flash_stage(self):
-        us, stage = self._stages.pop(0)
-        self._flash_wait(us, stage)
+        self._flash_wait(self._stages.pop(0))
+
+    def save_file(self, path, data):
+        # a small file rewritten in place: one littlefs commit (shove/jstore.py);
+        # held at "append" (tests), the board stops just before it
+        self._flash_check()
+        self._flash_wait("append")
+        self.ticks_us()
+        t0 = self._total
+        with open(path, "wb") as f:
+            f.write(data)
+        self._stored(t0)
 
     def append_file(self, path, data):
-        # Programmed byte by byte into the open block: a cut can tear the
-        # record (littlefs would drop an unsynced append whole; torn is stricter).
+        # held at "append" (tests), the first part of the record is synced
+        # first: a cut there leaves a torn record (littlefs alone would drop
+        # an unsynced append whole; torn is the stricter case)
         self._flash_check()
-        us = self._flash_us(len(data), True) if self.esp32 else FLASH_APPEND_US
-        half = len(data) // 2
-        if self.esp32:
-            self.ticks_us()
-        store.append(path, data[:half])
-        self._flash_wait(us, "append")
-        store.append(path, data[half:])
-        if self.esp32:
-            self._emulated(0)
+        if self._hold == "append":
+            half = len(data) // 2
+            store.append(path, data[:half])
+            self._flash_wait("append")
+            data = data[half:]
+        store.append(path, data)
 
     # ---- control channel -----------------------------------------------------------
     def _send(self, obj):
@@ -776,6 +843,10 @@ class Board:
         elif op == "hold":
             self._hold = msg["stage"]
             self._send({"seq": seq, "ok": True})
+        elif op == "cut_flash":
+            # the power goes in the middle of the n-th erase or program from now
+            self.flash.cut_in = msg["ops"]
+            self._send({"seq": seq, "ok": True})
         elif op == "flash":
             self.flash_full = bool(msg["full"])
             self._send({"seq": seq, "ok": True})
@@ -793,6 +864,12 @@ class Board:
             st["rx_peak"] = self.rx_peak  # since the last stats, like gap_max_us
             self.rx_peak = self._rx_ring
             st["rx_last_us"] = self.rx_last_us
+            if self.flash:  # what littlefs did to the flash since start, and the time it stalled the CPU
+                for k, v in self.flash.counts().items():
+                    st["flash_" + k] = v
+                st["flash_busy_us"] = self.flash_busy_us
+                st["store_max_us"] = self.store_max_us
+                self.store_max_us = 0
             # a closure is scheduled or still closed: the scanner may not
             # have seen it yet, so "idle" alone does not mean "decided"
             st["closing"] = not self.model.idle

@@ -1,0 +1,152 @@
+# MicroPython: the firmware's own App on MicroPython's littlefs over the
+# counting block device (host/hapenny/sim/runtime/flashdev.py), as the
+# virtual board runs it, without the simulator around it.
+#   flash_game_mp.py DIR wear DARTS SEED   a long game: what the flash did per dart
+#   flash_game_mp.py DIR cuts N SEED       N power cuts at random block-device operations
+# Prints one JSON line.
+import json
+import os
+import random
+import sys
+import vfs
+
+import flashdev
+
+DIR, MODE, N, SEED = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+random.seed(SEED)
+F = "/f"
+SEGS = ["S%d" % n for n in range(1, 21)] + ["D%d" % n for n in range(1, 21)] + ["T%d" % n for n in range(1, 21)]
+SEGS += ["SB", "DB"]
+
+
+class Out:
+    def __init__(self):
+        self.lines = []
+
+    def write(self, s):
+        self.lines.append(s)
+
+
+def boot(install):
+    """Power on: mount (as the boot ROM does), then the firmware's App."""
+    dev = flashdev.mount(DIR + "/flash.img", F)
+    os.chdir(F)
+    if install:
+        with open(DIR + "/profile.json", "rb") as f:
+            data = f.read()
+        with open("profile.json", "wb") as f:
+            f.write(data)
+    from shove import app
+
+    out = Out()
+    a = app.App(out=out)
+    return dev, a, out
+
+
+def power_off():
+    os.chdir("/")
+    try:
+        vfs.umount(F)
+    except OSError:
+        pass
+
+
+def request(a, out, line):
+    """A request; True once its ok reply went out (acknowledged)."""
+    out.lines = []
+    a.handle_line(line)
+    a._drain()
+    return any('"ok":true' in s or '"ok": true' in s for s in out.lines)
+
+
+def next_line(a):
+    g = a.game
+    from shove import rules
+
+    if g is None or g.phase == rules.OVER:
+        return '{"cmd":"new","id":1,"players":["Ann","Bob"],"rules":{"marks":9,"beds":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}}'
+    if g.phase == rules.HOLD:
+        return '{"cmd":"next","id":2}'
+    if g.moves() and random.random() < 0.03:
+        return '{"cmd":"undo","id":3}'
+    return '{"cmd":"throw","id":4,"seg":"%s"}' % random.choice(SEGS)
+
+
+def snapshot(a):
+    from shove import journal
+
+    return journal.encode(a.game) if a.game else None
+
+
+def wear():
+    dev, a, out = boot(True)
+    darts = 0
+    mid = []  # erases of darts that left darts in the visit (a dart may follow soon)
+    per = []
+    from shove import rules
+
+    while darts < N:
+        line = next_line(a)
+        e0, p0, b0 = dev.erases, dev.pages, dev.prog_bytes
+        assert request(a, out, line), out.lines
+        if '"throw"' in line:
+            darts += 1
+            e = dev.erases - e0
+            per.append((e, dev.prog_bytes - b0, dev.pages - p0))
+            if a.game and a.game.phase == rules.PLAY:
+                mid.append(e)
+    total = sum(x[0] for x in per)
+    print(json.dumps({"darts": darts, "erases": dev.erases, "erases_on_darts": total,
+                      "mid_visit_erases": sum(mid), "prog_bytes": sum(x[1] for x in per),
+                      "pages": sum(x[2] for x in per), "max_dart_erases": max(x[0] for x in per)}))
+
+
+def expected_after(want, line):
+    """What the request in `line` makes of the journal `want` (None: a new game)."""
+    from shove import journal, segments
+
+    if want is None or '"new"' in line:
+        return None
+    g = journal.decode(want)[0]
+    if '"throw"' in line:
+        g.throw(segments.encode(line.split('"seg":"')[1].split('"')[0]))
+    elif '"next"' in line:
+        g.next()
+    else:
+        g.undo()
+    return journal.encode(g)
+
+
+def cuts():
+    dev, a, out = boot(True)
+    lost = []
+    done = 0
+    kinds = {}
+    while done < N:
+        want = snapshot(a)
+        line = next_line(a)
+        dev.cut_in = random.randint(1, 12)
+        try:
+            request(a, out, line)
+        except flashdev.PowerCut:
+            pass
+        if not dev.dead:  # (a cut inside a `with` block surfaces as the closing file's error)
+            dev.cut_in = 0
+            continue
+        done += 1
+        kind = line.split('"cmd":"')[1].split('"')[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+        power_off()
+        dev, a, out = boot(False)
+        got = snapshot(a)
+        if got == want:
+            continue
+        after = expected_after(want, line)
+        if after is None and a.game is not None and a.game.moves() == 0:
+            continue  # the new game the cut request asked for
+        if got != after:
+            lost.append([kind, len(want or b""), len(got or b""), a.notices[:1]])
+    print(json.dumps({"cuts": done, "lost": len(lost), "examples": lost[:3], "kinds": kinds}))
+
+
+wear() if MODE == "wear" else cuts()
