@@ -80,25 +80,34 @@ def snapshot(a):
 
 def wear():
     dev, a, out = boot(True)
-    darts = 0
-    mid = []  # erases of darts that left darts in the visit (a dart may follow soon)
-    per = []
+    e_start = dev.erases  # the firmware's own files, written at the first boot, are not the game's
     from shove import rules
 
-    while darts < N:
+    # sums and maxima, not lists: a list of thousands grows into blocks a
+    # fragmented heap may not have
+    t = {"darts": 0, "erases_on_darts": 0, "mid_visit_erases": 0, "prog_bytes": 0, "pages": 0,
+         "max_dart_erases": 0, "reads": 0, "max_dart_reads": 0, "nexts": 0, "erases_on_nexts": 0}
+    while t["darts"] < N:
         line = next_line(a)
-        e0, p0, b0 = dev.erases, dev.pages, dev.prog_bytes
+        e0, p0, b0, r0 = dev.erases, dev.pages, dev.prog_bytes, dev.reads
         assert request(a, out, line), out.lines
+        e = dev.erases - e0
         if '"throw"' in line:
-            darts += 1
-            e = dev.erases - e0
-            per.append((e, dev.prog_bytes - b0, dev.pages - p0))
+            t["darts"] += 1
+            t["erases_on_darts"] += e
             if a.game and a.game.phase == rules.PLAY:
-                mid.append(e)
-    total = sum(x[0] for x in per)
-    print(json.dumps({"darts": darts, "erases": dev.erases, "erases_on_darts": total,
-                      "mid_visit_erases": sum(mid), "prog_bytes": sum(x[1] for x in per),
-                      "pages": sum(x[2] for x in per), "max_dart_erases": max(x[0] for x in per)}))
+                t["mid_visit_erases"] += e  # a dart may follow soon
+            t["prog_bytes"] += dev.prog_bytes - b0
+            t["pages"] += dev.pages - p0
+            t["reads"] += dev.reads - r0
+            t["max_dart_erases"] = max(t["max_dart_erases"], e)
+            t["max_dart_reads"] = max(t["max_dart_reads"], dev.reads - r0)
+        elif '"next"' in line:
+            t["nexts"] += 1
+            t["erases_on_nexts"] += e
+    t["erases"] = dev.erases - e_start
+    t["reads_per_dart"] = t.pop("reads") / t["darts"]
+    print(json.dumps(t))
 
 
 def expected_after(want, line):

@@ -45,7 +45,7 @@ MUTANTS = [
     # ... and a new segment directory (an erase) is made only where no dart can follow
     ("firmware/shove/app.py", "        if ended:\n            try:\n                self.jstore.boundary",
      "        if False:\n            try:\n                self.jstore.boundary",
-     ["tests/test_flash_journal.py::test_a_long_game_erases_a_block_at_most_every_20_darts_and_never_inside_a_visit"]),
+     ["tests/test_flash_journal.py::test_a_long_game_erases_a_block_at_most_every_20_darts_and_never_for_a_dart"]),
     ("firmware/shove/boards/virtual.py", "        self.uart_us_per_byte = UART_US_PER_BYTE\n",
      "        self.uart_us_per_byte = 0\n", ["tests/test_esp32_timing.py"]),
     ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",

@@ -157,14 +157,15 @@ class App(Commands):
     def _log_action(self, action, rollback):
         """Store one action (already applied in RAM) by appending its record;
         a full rewrite after a failed append, or when the log has grown long
-        (both at the end of a visit, where the erases they cost blind no dart)."""
+        (at `next`, the player change: no dart of a visit is due there, so the
+        erases it costs blind the scanner when it loses nothing)."""
         g = self.game
-        ended = action == rules.NEXT_ACTION or g.phase != rules.PLAY
+        ended = action == rules.NEXT_ACTION
         try:
             if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
                 self._rewrite_journal()
             else:
-                self.jstore.append(journal.record(action, self.jrecs), self.board.save_file)
+                self.jstore.append(journal.record(action, self.jrecs), self.board.sync_write)
                 self.jrecs += 1
         except OSError as e:
             # part of the record may be on flash: the next save rewrites the file

@@ -198,7 +198,7 @@ def _deploy_cut(b, rnd):
     after = _firmware(b.sim)
     # every firmware file is whole: old or new, which are the same build here
     torn = sorted(name for name, data in after.items() if name in before and data != before[name])
-    parts = sorted(p.rsplit("/", 1)[-1] for p in b.sim.files() if p.endswith(".part"))
+    parts = sorted(p.rsplit("/", 1)[-1] for p in b.sim.names() if p.endswith(".part"))
     return torn, parts
 
 
@@ -337,7 +337,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
             b.wait("boot", timeout=20)
             _quiet(b.link)
         bad = [e for e in b.link.events if e.get("ev") == "storage"]
-        set_aside = sorted(p for p in b.sim.files() if p.endswith(".bad"))  # what the board found damaged
+        set_aside = sorted(p for p in b.sim.names() if p.endswith(".bad"))  # what the board found damaged
         damaged += len(bad) + len(set_aside)
         assert not bad and not set_aside, (kind, bad, set_aside)
         b.connect()

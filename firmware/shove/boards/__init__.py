@@ -16,6 +16,7 @@
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
+#   sync_write(f, data)               bytes added to an open file and synced (the journal)
 #   service(app)                      per-loop housekeeping (control channel)
 #   feed(), reset()                   watchdog, power cycle
 #   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end

@@ -325,12 +325,13 @@ class Board:
         self._close_log()  # the rename replaces the file an open log points at
         store.write_atomic(path, data)
 
-    # A small file rewritten in place: for one that fits littlefs's inline
-    # size (128 bytes here) this is a single metadata commit, atomic and
+    # Bytes added to a file kept open, then synced: flush() is lfs2_file_sync
+    # (extmod/vfs_lfsx_file.c, MP_STREAM_FLUSH). For a file within littlefs's
+    # inline size (128 bytes here) that is one metadata commit, atomic and
     # without an erase (shove/jstore.py says why the journal relies on it).
-    def save_file(self, path, data):
-        with open(path, "wb") as f:
-            f.write(data)
+    def sync_write(self, f, data):
+        f.write(data)
+        f.flush()
 
     def append_file(self, path, data):
         with open(path, "ab") as f:

@@ -467,6 +467,10 @@ class VirtualBoard:
         """Every file on the board's flash, {path: bytes}, read from its image."""
         return flashimg.files_retry(self.board_dir)
 
+    def names(self):
+        """Every file's path on the board's flash, {path: size}, none read."""
+        return flashimg.files_retry(self.board_dir, read=flashimg.names)
+
     def edit_flash(self, files=None, remove=()):
         """Power off, change files on the flash from the host (as with the
         flash taken out), power on again; returns once it is starting."""

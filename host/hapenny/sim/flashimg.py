@@ -42,6 +42,18 @@ def _run(board_dir, *args):
                        timeout=120)
     if r.returncode:
         raise OSError("flash image %s: %s" % (image(board_dir), (r.stdout + r.stderr).strip()))
+    return r.stdout
+
+
+def names(board_dir):
+    """Every file on the flash: {path: size}, without reading any (quicker than files())."""
+    if not image(board_dir).exists():
+        return {}
+    out = {}
+    for line in _run(board_dir, "ls").splitlines():
+        size, path = line.split(" ", 1)
+        out[path] = int(size)
+    return out
 
 
 def put(board_dir, files, if_missing=None, prune=None, remove=()):
@@ -68,13 +80,13 @@ def files(board_dir):
         return {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(Path(tmp).rglob("*")) if p.is_file()}
 
 
-def files_retry(board_dir, tries=5):
-    """files() of a board that may be writing (a read can land mid-commit)."""
+def files_retry(board_dir, tries=5, read=None):
+    """files() (or `read`) of a board that may be writing (a read can land mid-commit)."""
     import time
 
     for i in range(tries):
         try:
-            return files(board_dir)
+            return (read or files)(board_dir)
         except OSError:
             if i == tries - 1:
                 raise

@@ -4,6 +4,7 @@
 #                                        only where the flash has none); PRUNE: a folder of
 #                                        the flash whose files SRC does not have are removed
 #   flashtool.py IMAGE get DEST          copy every file out into DEST
+#   flashtool.py IMAGE ls                every file's path and size, a line each (none read)
 # Never while the board runs: one writer at a time, as on the chip.
 import os
 import sys
@@ -94,6 +95,9 @@ def main():
         put(sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
     elif op == "get":
         get(sys.argv[3])
+    elif op == "ls":
+        for r in walk(F):
+            print("%d %s" % (os.stat(F + "/" + r)[6], r))
     else:
         raise SystemExit("unknown op " + op)
 
