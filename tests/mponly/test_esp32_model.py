@@ -77,16 +77,22 @@ def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
             m.clock.t += 400  # the host's file I/O: 40 ms at the factor, if it were charged
             b.flash_end(kind, n, pages)
 
-        spent, _ = m.spent(op, 1, 4096, 0)  # an erase
+        lfs = virtual.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
+        spent, _ = m.spent(op, 1, 4096, 0)  # an erase (the first operation: nothing before it)
         assert spent == virtual.ERASE_TYP_US, spent
-        spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages
-        assert spent == 2 * virtual.PAGE_TYP_US, spent
+        spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages, its bytes CRC'd by littlefs
+        assert spent == lfs + 2 * virtual.PAGE_TYP_US + 300 * virtual.LFS_NS_PER_BYTE // 1000, spent
+        m.clock.t += 7000  # between two operations: 7 ms of the host's time (a call, the OS): not the chip's
         spent, _ = m.spent(op, 0, 1000, 0)  # a read
-        assert spent == virtual.READ_CALL_US + 1000 // virtual.READ_BYTES_PER_US, spent
+        assert spent == lfs + virtual.READ_CALL_US + 1000 // virtual.READ_BYTES_PER_US + 100, spent
         assert b.flash_busy_us == virtual.ERASE_TYP_US + 2 * virtual.PAGE_TYP_US + virtual.READ_CALL_US + 100
         b._erase_us, b._page_us = virtual.ERASE_MAX_US, virtual.PAGE_MAX_US  # HAPENNY_FLASH=worst
         spent, _ = m.spent(op, 1, 4096, 0)
-        assert spent == virtual.ERASE_MAX_US, spent
+        assert spent == lfs + virtual.ERASE_MAX_US, spent
+        b.ticks_us()  # the firmware runs: its work before the next operation is charged at the factor
+        m.clock.t += 100
+        spent, _ = m.spent(op, 0, 32, 0)
+        assert spent == 100 * 100 + virtual.READ_CALL_US + 3 + 3, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():

@@ -20,37 +20,6 @@ except ImportError:  # a bare unix port (tests): the working directory is the fl
     _FLASH = []
 
 _MASK = 0x3FFFFFFF
-
-
-class _Probe:
-    """Stands in for the board while _call_cost times calls into the block device."""
-
-    def __init__(self):
-        self.end = 0
-        self.gaps = []
-
-    def flash_begin(self):
-        self.gaps.append(time.ticks_diff(time.ticks_us(), self.end))
-
-    def flash_end(self, kind, n, pages):
-        self.end = time.ticks_us()
-
-
-def _call_cost(dev, n=65):
-    """The host's time from the end of one block-device operation to the
-    start of the next when nothing runs between them: a call into the Python
-    block device and back (the median of n; the counts are left as they were)."""
-    probe = _Probe()
-    saved = dev.clock, dev.reads, dev.read_bytes
-    dev.clock = probe
-    buf = bytearray(32)
-    try:
-        for _ in range(n):
-            dev.readblocks(0, buf, 0)
-    finally:
-        dev.clock, dev.reads, dev.read_bytes = saved
-    g = sorted(probe.gaps[1:])
-    return g[len(g) // 2]
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
 # The flash: littlefs (MicroPython's own) on a block device that counts
 # every operation (host/hapenny/sim/runtime/flashdev.py); each costs what a
@@ -70,14 +39,16 @@ PAGE_TYP_US = 700
 PAGE_MAX_US = 3000
 READ_CALL_US = 15
 READ_BYTES_PER_US = 10
-# littlefs is C on the chip as here: its work between two flash operations
-# is charged at the ratio of the two CPUs on C code (CoreMark: about 1,100
-# for a 240 MHz ESP32, some 25,000 for a core of this machine), not at the
-# bytecode factor. The interval also holds the call into this Python block
-# device and back, which the chip's C one does not make (its own set-up is
-# in READ_CALL_US): that cost is measured at start (_call_cost) and taken
-# off each interval.
-LFS_SCALE = 25
+# littlefs's own work (C) is charged from what it does, not from this
+# machine's time between two operations (that holds the call into this
+# Python block device, which the chip's C one does not make, and whatever
+# the OS takes, both far above littlefs's own microseconds): LFS_OP_US an
+# operation for its cache and tag bookkeeping, and LFS_NS_PER_BYTE for every
+# byte read or programmed, which littlefs checks or makes a CRC of
+# (lfs2_crc in lfs2_util.c: a 16-entry table, two steps a byte, some 20
+# cycles at 240 MHz; 100 ns errs slow).
+LFS_OP_US = 10
+LFS_NS_PER_BYTE = 100
 RESET_EXIT = 12  # exit status the simulator reads as "power-cycle me"
 # An ESP32 running the scan loop is never paused by an operating system; this
 # process is. A gap longer than this between two reads of the clock is the OS
@@ -226,16 +197,14 @@ class Board:
         self._hold = None  # a test can stop the next flash write at a stage (_flash_wait)
         self.flash_busy_us = 0  # board time the flash kept the CPU stalled
         self.store_max_us = 0  # the longest storage call (stats: since the last stats)
-        self._fl_mark = -1  # the clock's raw reading at the end of the last flash operation
+        self._fl_mark = -1  # the board time at the end of the last flash operation (unchanged since: only littlefs ran)
         self._erase_us = ERASE_TYP_US
         self._page_us = PAGE_TYP_US
         if os.getenv("HAPENNY_FLASH") == "worst":
             self._erase_us = ERASE_MAX_US
             self._page_us = PAGE_MAX_US
         self.flash = _FLASH[0] if _FLASH else None  # the counting block device under "/"
-        self._lfs_call = 0  # the host's cost of a call into that Python block device
         if self.flash:
-            self._lfs_call = _call_cost(self.flash)
             self.flash.clock = self
             # with the simulator around, a cut holds the board there until it cuts the power
             self.flash.on_cut = self._flash_cut if self._ctl_out else None
@@ -352,16 +321,10 @@ class Board:
     # ---- the flash's time, called by the block device around each operation ------
     def flash_begin(self):
         if self.esp32:
-            if self._last == self._fl_mark:
+            if self._total == self._fl_mark:
                 # since the last operation only littlefs ran (C, and the call
                 # into this Python block device, which the chip's C one has not)
-                raw = time.ticks_us()
-                gap = time.ticks_diff(raw, self._last)
-                self._last = raw
-                if gap > STALL_US:
-                    self._total += self._esp32_gap(gap)
-                elif gap > self._lfs_call:
-                    self._total += (gap - self._lfs_call) * LFS_SCALE
+                self._emulated(LFS_OP_US)
             else:
                 self._charge()  # the firmware's work up to here
             # what the host has written by now is on the wire from here: the
@@ -386,8 +349,9 @@ class Board:
             us = READ_CALL_US + n // READ_BYTES_PER_US
         self.flash_busy_us += us
         if self.esp32:
-            self._emulated(us)  # the host's file I/O is not the chip's
-            self._fl_mark = self._last
+            # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
+            self._emulated(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))
+            self._fl_mark = self._total
         elif self.slow:
             time.sleep_us(us)
             self._spent(us)
@@ -890,7 +854,19 @@ class Board:
             self.flash_full = bool(msg["full"])
             self._send({"seq": seq, "ok": True})
         elif op == "stats":
-            st = app.stats()
+            dev = self.flash
+            if dev:
+                # the modules stats loads (and lets go) are read from the flash:
+                # the test bench's doing, neither counted nor timed
+                was = dev.counts()
+                dev.clock = None
+            try:
+                st = app.stats()
+            finally:
+                if dev:
+                    dev.clock = self
+                    dev.erases, dev.programs, dev.pages = was["erases"], was["programs"], was["pages"]
+                    dev.prog_bytes, dev.reads, dev.read_bytes = was["prog_bytes"], was["reads"], was["read_bytes"]
             self.ticks_us()
             st["board_us"] = self._total  # the board's clock since start, unwrapped
             st["sent_us"] = self.sent_us
