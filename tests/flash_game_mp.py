@@ -85,6 +85,15 @@ def wear():
 
     # sums and maxima, not lists: a list of thousands grows into blocks a
     # fragmented heap may not have
+    per_block = bytearray(flashdev.BLOCKS)  # the game's erases, by block (wear levelling)
+    erase = dev.ioctl
+
+    def ioctl(op, arg):
+        if op == 6 and per_block[arg] < 255:
+            per_block[arg] += 1
+        return erase(op, arg)
+
+    dev.ioctl = ioctl
     t = {"darts": 0, "erases_on_darts": 0, "mid_visit_erases": 0, "prog_bytes": 0, "pages": 0,
          "max_dart_erases": 0, "reads": 0, "max_dart_reads": 0, "nexts": 0, "erases_on_nexts": 0}
     while t["darts"] < N:
@@ -106,6 +115,8 @@ def wear():
             t["nexts"] += 1
             t["erases_on_nexts"] += e
     t["erases"] = dev.erases - e_start
+    t["blocks_erased"] = sum(1 for c in per_block if c)
+    t["most_erases_on_a_block"] = max(per_block)
     t["reads_per_dart"] = t.pop("reads") / t["darts"]
     print(json.dumps(t))
 

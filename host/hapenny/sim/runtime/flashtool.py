@@ -15,16 +15,16 @@ F = "/flash"
 IFMISSING = ".ifmissing"
 
 
-def isdir(p):
-    return os.stat(p)[0] & 0x4000
-
-
-def walk(top, rel=""):
-    for name in os.listdir(top + ("/" + rel if rel else "")):
-        r = rel + "/" + name if rel else name
-        if isdir(top + "/" + r):
-            yield from walk(top, r)
+def walk(top, rel="", sizes=None):
+    # ilistdir gives each entry's type and size from the directory itself:
+    # no path looked up again for each (a stat would)
+    for e in os.ilistdir(top + ("/" + rel if rel else "")):
+        r = rel + "/" + e[0] if rel else e[0]
+        if e[1] & 0x4000:
+            yield from walk(top, r, sizes)
         else:
+            if sizes is not None:
+                sizes[r] = e[3]
             yield r
 
 
@@ -96,8 +96,9 @@ def main():
     elif op == "get":
         get(sys.argv[3])
     elif op == "ls":
-        for r in walk(F):
-            print("%d %s" % (os.stat(F + "/" + r)[6], r))
+        sizes = {}
+        for r in walk(F, "", sizes):
+            print("%d %s" % (sizes[r], r))
     else:
         raise SystemExit("unknown op " + op)
 
