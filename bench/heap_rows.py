@@ -43,6 +43,10 @@ ROLE = {  # when each module's code is in the heap
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.boards.matrix_model": "always (virtual board only)", "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
+    "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
+    "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
+    "shove.pacing": "always",
 }
 
 

@@ -105,12 +105,12 @@ def start_app():
     a.poll = select.poll()  # nothing on stdin here: the host's lines are fed below
     a.boot()
     T.a = a
-    a.board.slow = False  # no modelled flash or strip waits: the heap is the same
+    a.board.clock.slow = False  # no modelled flash or strip waits: the heap is the same
     prof = a.prof
     # the mapped crossings, as row * cols + col in a bytearray: the driver's
     # own data is counted in the live heap, so it is kept small (a list of
     # tuples would be over 1 KB)
-    T.cells = bytearray(i for i in range(prof.rows * prof.cols) if a.map[i] != 255)
+    T.cells = bytearray(i for i in range(prof.rows * prof.cols) if a.keeper.map[i] != 255)
 
 
 def power_cut():
@@ -127,7 +127,7 @@ def passes(n, jump_us=200):
     sc = a.scanner
     snap = sc.snap
     for _ in range(n):
-        board._total += jump_us
+        board.clock.total += jump_us
         board.read_matrix(snap)
         sc.step(board.ticks_us())
         a.passes += 1
@@ -136,18 +136,18 @@ def passes(n, jump_us=200):
 
 
 def line(s):
-    T.a.handle_line(s.encode() if isinstance(s, str) else s)
+    T.a.commands.handle_line(s.encode() if isinstance(s, str) else s)
 
 
 def dart(i):
     """One dart at a cell through the matrix, scored (or ignored) by the loop."""
     a = T.a
     r, c = divmod(T.cells[(i * 7) % len(T.cells)], a.prof.cols)
-    d0 = a.darts
-    i0 = a.ignored
+    d0 = a.keeper.darts
+    i0 = a.keeper.ignored
     a.board.press(r, c, 5)
     n = 0
-    while a.darts == d0 and a.ignored == i0 and n < 100:
+    while a.keeper.darts == d0 and a.keeper.ignored == i0 and n < 100:
         passes(100)
         n += 1
     while a.scanner.state != 0 and n < 400:  # lockout, then re-armed
@@ -166,7 +166,7 @@ def play(first, n, nxt=3, state_every=10):
             line(b'{"cmd":"next","id":"x"}')
         if state_every and i % state_every == state_every - 1:
             line(b'{"cmd":"state","id":"s"}')
-        g = a.game
+        g = a.keeper.game
         if g is not None and g.phase == 3:
             line(b'{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"id":"n"}')
 
@@ -174,34 +174,34 @@ def play(first, n, nxt=3, state_every=10):
 def undo_all(most):
     a = T.a
     n = 0
-    while a.game.moves() and n < most:
+    while a.keeper.game.moves() and n < most:
         line(b'{"cmd":"undo","id":"u"}')
         n += 1
-    return a.game.moves()
+    return a.keeper.game.moves()
 
 
 def win(most=400):
     """Throws until the game is won (a 2-player piecepack game: one coin a mark)."""
     a = T.a
     i = 0
-    while a.game.phase != 3 and i < most:
+    while a.keeper.game.phase != 3 and i < most:
         dart(i)
         i += 1
-        if a.game.phase == 2:
+        if a.keeper.game.phase == 2:
             line(b'{"cmd":"next","id":"x"}')
-    return a.game.phase == 3
+    return a.keeper.game.phase == 3
 
 
 def cpu_visit(most=40):
     """The computer plays its visit (its pace set to 0): loop passes until the
     turn comes back to a person."""
     a = T.a
-    g = a.game
+    g = a.keeper.game
     n = 0
     while g.cpu[g.turn] and g.phase != 3 and n < most:
         passes(200)
         n += 1
-        g = a.game
+        g = a.keeper.game
 
 
 def soak_mark():
@@ -217,4 +217,4 @@ def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
-                      "darts": T.a.darts if T.a else 0, "mpy": sys.implementation._mpy}))
+                      "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))

@@ -244,9 +244,13 @@ def soak(darts=10000, cap=PLAY_CAP):
 MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove.chip", "shove.startup",
                 "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
-                "shove.leds", "shove.handover", "shove.commands", "shove.app", "shove.boards.matrix_model",
+                "shove.leds", "shove.handover", "shove.pacing", "shove.commands", "shove.app",
+                "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
                 "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
-VIRTUAL = ("shove.boards.matrix_model", "shove.boards.virtual")
+# the virtual board's code in the heap after boot (its ESP32 model and control
+# channel are loaded only when asked for, and neither is in the tour)
+VIRTUAL = ("shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
+           "shove.boards.virtual")
 
 
 def module_costs():

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from mphelp import FIRMWARE
 
 # the firmware modules esp32.py imports, loaded before the models stand in for `os` and `time`
-from shove import chip, safeboot, store  # noqa: F401,E402
+from shove import chip, pacing, safeboot, store  # noqa: F401,E402
 from shove.boards import matrix_model  # noqa: F401,E402
 
 OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1 = (0x3FF44008, 0x3FF4400C, 0x3FF44014, 0x3FF44018,

@@ -37,17 +37,17 @@ MUTANTS = [
      "if self.armed and not live:", ["tests/portable/test_handover.py"]),
     ("firmware/shove/rules.py", "take -= 1  # the last mark of a game must be scored, never given",
      "take -= 0", ["tests/portable/test_rules.py"]),
-    ("firmware/shove/loading.py", "    app.jdirty = not clean\n",
-     "    app.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
+    ("firmware/shove/loading.py", "    keeper.jdirty = not clean\n",
+     "    keeper.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
     # the journal on littlefs: a new game like the last must not inherit its segments
     ("firmware/shove/jstore.py", "        if tok == self.tok:\n", "        if False:\n",
      ["tests/test_flash_journal.py::test_power_cuts_at_random_flash_operations_lose_nothing_acknowledged"]),
     # ... and a new segment directory (an erase) is made only where no dart can follow
-    ("firmware/shove/app.py", "        if ended:\n            try:\n                self.jstore.boundary",
+    ("firmware/shove/keeper.py", "        if ended:\n            try:\n                self.jstore.boundary",
      "        if False:\n            try:\n                self.jstore.boundary",
      ["tests/test_flash_journal.py::test_a_long_game_erases_a_block_at_most_every_20_darts_and_never_for_a_dart"]),
-    ("firmware/shove/boards/virtual.py", "        self.uart_us_per_byte = UART_US_PER_BYTE\n",
-     "        self.uart_us_per_byte = 0\n", ["tests/test_esp32_timing.py"]),
+    ("firmware/shove/boards/virtual_uart.py", "    us_per_byte = UART_US_PER_BYTE  # the app paces",
+     "    us_per_byte = 0  # the app paces", ["tests/test_esp32_timing.py"]),
     ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",
      ["tests/soak/test_soak.py::test_match_counts_misses_doubles_and_order"]),
     ("firmware/shove/commands.py", 'want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")',
@@ -90,12 +90,12 @@ MUTANTS = [
     ("host/hapenny/web/server.py", "    app.on_shutdown.append(on_shutdown)\n", "",
      ["tests/test_sim_process.py::test_sim_web_is_make_web"]),
     # settling on the scanner's "idle" alone: a flake under load before
-    ("firmware/shove/boards/virtual.py", 'st["closing"] = not self.model.idle', 'st["closing"] = False',
+    ("firmware/shove/boards/virtual_bench.py", 'st["closing"] = not b.model.idle', 'st["closing"] = False',
      ["tests/hil/test_board.py::test_settling_waits_for_closures_the_scanner_has_not_seen_yet"]),
-    # the ESP32 model charging the host's file I/O behind a flash write as the chip's work
-    ("firmware/shove/boards/virtual.py",
-     "            self._emulated(us)  # the host's file I/O since the last tick is not the chip's",
-     "            self.ticks_us()\n            self._spent(us)", ["tests/test_portable_on_micropython.py"]),
+    # the ESP32 model charging the host's time between two block-device calls as the chip's work
+    ("firmware/shove/boards/virtual_flash.py",
+     "            c.sim(LFS_OP_US)  # since the last operation only littlefs ran",
+     "            c.charge()", ["tests/test_portable_on_micropython.py"]),
     # reading in bursts while a stuck crossing is masked: its release would go unseen
     ("firmware/shove/scanner.py", "self.calm = self.state == IDLE and not self.masked", "self.calm = self.state == IDLE",
      ["tests/portable/test_scanner.py::test_reading_in_bursts_while_calm_changes_no_event"]),
@@ -104,22 +104,23 @@ MUTANTS = [
      ["tests/test_esp32_board.py::test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure"]),
     # a long quiet burst that does not look at the console: a request waits for its end
     ("firmware/shove/boards/virtual.py",
-     "            if self.buttons_down() or (self._rx_ready() if self.esp32 else _readable(self._spoll)):\n",
+     "            if self.buttons_down() or self.serial.waiting():\n",
      "            if self.buttons_down():\n", ["tests/test_esp32_timing.py::test_a_quiet_board_serves_a_request_at_once"]),
     ("firmware/shove/boards/esp32.py", "            if self.serial_ready() or self.buttons_down():\n",
      "            if self.buttons_down():\n",
      ["tests/test_esp32_board.py::test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_calls"]),
     # ... or that runs past the time a waiting frame is due
-    ("firmware/shove/app.py", "                        until = self.strip_at\n", "",
+    ("firmware/shove/app.py", "                        until = self.strip.at\n", "",
      ["tests/test_esp32_timing.py::test_a_frame_that_waits_is_written_on_time_during_quiet_bursts"]),
     # the console read a byte at a time through the line buffer, or in short slices only: the
     # UART's ring fills up while a long line comes in at the full baud rate
-    ("firmware/shove/app.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
+    ("firmware/shove/commands.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
      "            if False:\n", ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
-    ("firmware/shove/app.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
+    ("firmware/shove/commands.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
      ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
     # the model letting the board sleep while bytes are on their way in
-    ("firmware/shove/boards/virtual.py", "app._outq and not self._rxq\n", "app._outq\n",
+    ("firmware/shove/boards/virtual_bench.py", "and not b.serial.rxq and not b.buttons_down()",
+     "and not b.buttons_down()",
      ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
     # a REPL byte taken into a line instead of going to the watch
     ("firmware/shove/protocol.py", '_STOPS = (b"\\n", b"\\x03", b"\\x01")', '_STOPS = (b"\\n", b"\\x01")',
@@ -129,10 +130,10 @@ MUTANTS = [
      "            board.read_matrix(sc.snap)\n", ["tests/test_portable_on_micropython.py"]),
     ("firmware/shove/protocol.py", "SLICE_DEPTH = 3 ", "SLICE_DEPTH = 2 ", ["tests/portable/test_codec.py"]),
     # a FIFO load of a long reply written straight from the read loop, no round of slices
-    ("firmware/shove/app.py", "                            q = self._outq\n", "",
+    ("firmware/shove/app.py", "                            tx = self.tx\n", "",
      ["tests/test_esp32_timing.py"]),
     # ... and the board's burst writes the next load once the FIFO is empty, then reads on
-    ("firmware/shove/boards/esp32.py", "                if pos >= len(q):\n                    q = None\n", "                break\n",
+    ("firmware/shove/boards/esp32.py", "                if not tx.q:\n                    tx = None\n", "                break\n",
      ["tests/test_esp32_board.py"]),
     # the lockout counts from the dart's first contact, not from a late step
     ("firmware/shove/scanner.py", "        self.t0 = ticks_add(self.t0, self.window_us)\n", "        self.t0 = now\n",
@@ -141,8 +142,8 @@ MUTANTS = [
     ("firmware/shove/app.py", "                elif st == scanner.IDLE:  # re-armed", "                else:  # re-armed",
      ["tests/test_portable_on_micropython.py"]),
     # a gift's flash waits for its end once its first frame is written (in the lockout)
-    ("firmware/shove/app.py", "self.strip_waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
-     "self.strip_waits = False", ["tests/test_esp32_timing.py"]),
+    ("firmware/shove/strip.py", "self.waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
+     "self.waits = False", ["tests/test_esp32_timing.py"]),
     # a frame reads the matrix after each bed
     ("firmware/shove/leds.py", "            if tick is not None:\n                tick()\n", "",
      ["tests/portable/test_panel.py"]),
@@ -150,7 +151,7 @@ MUTANTS = [
     ("firmware/shove/app.py", "                if sc.qhead != sc.qtail:\n                    # a scan point",
      "                if False:\n                    # a scan point", ["tests/test_portable_on_micropython.py"]),
     # the model jumping to its next change when that is inside the burst
-    ("firmware/shove/boards/virtual.py", "and scanner.ticks_diff(m.next_change, now) > n * READ_US:",
+    ("firmware/shove/boards/virtual_esp32.py", "and scanner.ticks_diff(m.next_change, now) > n * READ_US:",
      "and scanner.ticks_diff(m.next_change, now) > 0:", ["tests/test_portable_on_micropython.py"]),
     # a board whose native .mpy sub-version differs passes the release check
     ("host/hapenny/mpyformat.py", "if ver != fmt[0] or (arch and sub != fmt[1]):", "if ver != fmt[0]:",

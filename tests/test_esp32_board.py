@@ -7,7 +7,7 @@ import array
 import pytest
 
 from esp32_models import Clock, Gpio, esp32
-from shove import profile
+from shove import pacing, profile
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 GENERIC = profile.Profile(profile.default_dict())
@@ -184,29 +184,31 @@ def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
             def write(self, buf, off, n):
                 writes.append((look[0], bytes(buf[off:off + n])))
                 return n
-        b.tx_out = Out()
         ticks_us = mod.time.ticks_us
         # each look is 10 ms after the one before: the FIFO (128 bytes, 11.1 ms)
         # has room again two looks after a load
         mod.time.ticks_us = lambda: 1000000 + 10000 * look[0]
-        q = bytearray(b"x" * 100 + bytes(range(200)))
+        tx = pacing.TxQueue(Out(), None, b.uart_us_per_byte, b.ticks_us)
+        tx.q = bytearray(b"x" * 100 + bytes(range(200)))
+        tx.pos = 100
+        tx.end = 1010000
         snap = array.array("H", bytes(16))
         t0 = ptrs.gpio.accesses
         try:
-            k = b.scan_idle(snap, 128, -1, q, 100, 1010000)
+            k = b.scan_idle(snap, 128, -1, tx)
         finally:
             mod.time.ticks_us = ticks_us
         assert (k, b.woke) == (128, 0)  # eight calls of 16, seven looks: the loads did not end it
         # from position 100: a load at the first look whose clock has reached
         # the FIFO's end, the next once that load is sent, the rest after it
         assert writes == [(1, bytes(range(128))), (3, bytes(range(128, 200)))]
-        assert b.tx_pos == len(q)
-        assert b.tx_end == 1000000 + 30000 + 72 * 87
+        assert (tx.q, tx.pos) == (bytearray(), 0)  # all written: the queue starts afresh
+        assert tx.end == 1000000 + 30000 + 72 * 87
         assert ptrs.gpio.accesses - t0 == k * per_read
         # nothing waiting: no write at all
         writes.clear()
         b.scan_idle(snap, 64)
-        assert writes == [] and (b.tx_pos, b.tx_end) == (0, 0)
+        assert writes == []
 
 
 def test_strip_bytes_go_out_in_grb_order():

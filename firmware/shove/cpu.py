@@ -367,13 +367,14 @@ class Autoplay:
         self.wait = 0
         self.rng = None
 
-    def step(self, app, now):
-        g = app.game
+    def step(self, keeper, now):
+        """The game's keeper (shove/keeper.py) plays through it."""
+        g = keeper.game
         if g is None:
             self.game = None
             return
         m = g.moves()
-        pace = app.config["cpu_ms"]
+        pace = keeper.config["cpu_ms"]
         if g is not self.game or m != self.moves:
             # the game moved (whoever's turn it is): the pace starts again,
             # longer after an undo
@@ -387,13 +388,11 @@ class Autoplay:
         self.since = now  # a refused step is tried again a pace later
         try:
             if g.phase == rules.HOLD:
-                st, evs = app.do_next()
-                for name, fields in evs:
-                    app.emit(name, fields)
+                keeper.advance()
             else:
-                app._after_dart(app.do_throw(self.dart(g), "cpu"))
+                keeper.announce(keeper.throw(self.dart(g), "cpu"))
         except protocol.ProtoError as e:  # the flash refused: nothing happened
-            app.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
+            keeper.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
             return
         # its own move, counted now: an undo that comes before the next step
         # must still find the count lower and wait the longer pause

@@ -16,30 +16,32 @@ MAX_WATCH_MS = 20000
 _edges = None  # the recording buffer, made on the first `watch`
 
 
-def run(app, cmd):
+def run(parts, cmd):
+    """`parts`: what the command handlers have (commands.Commands): the
+    board, the profile, the renderer, the strip, changed()."""
     op = cmd.get("op")
     if op == "about":
-        return about(app)
+        return about(parts)
     if op == "lines":
-        if not hasattr(app.board, "line_test"):
+        if not hasattr(parts.board, "line_test"):
             raise protocol.ProtoError("bad_diag", "this board layer has no line test")
-        return {"pins": list(app.prof.row_pins) + list(app.prof.col_pins), "rows": app.prof.rows,
-                "levels": app.board.line_test()}
+        return {"pins": list(parts.prof.row_pins) + list(parts.prof.col_pins), "rows": parts.prof.rows,
+                "levels": parts.board.line_test()}
     if op == "led":
-        return led(app, cmd.get("bed"))
+        return led(parts, cmd.get("bed"))
     if op == "heap":
         return heap()
     if op == "flash":
-        return flash(app)
+        return flash(parts.board)
     if op == "watch":
         ms = cmd.get("ms")
         if not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= MAX_WATCH_MS:
             raise protocol.ProtoError("bad_diag", "watch needs ms, 1 to %d" % MAX_WATCH_MS)
-        return watch(app, ms)
+        return watch(parts.board, parts.prof.rows, ms)
     raise protocol.ProtoError("bad_diag", "diag op is one of about, heap, flash, lines, led, watch")
 
 
-def about(app):
+def about(parts):
     out = {"micropython": list(sys.implementation.version[:3]), "platform": sys.platform,
            "mem_free": gc.mem_free(), "mem_alloc": gc.mem_alloc()}
     v = sys.implementation.version
@@ -58,12 +60,12 @@ def about(app):
     st = sys.modules["shove"].START
     if st:  # why this start happened, and whether it was asked for
         out["reset"] = {"cause": st["cause"], "deliberate": st["deliberate"]}
-    t = app.prof.timing
+    t = parts.prof.timing
     out["timing"] = {"window_us": t["window_us"], "lockout_ms": t["lockout_ms"], "rearm_ms": t["rearm_ms"],
                      "settle_us": t["settle_us"]}
-    out["buttons"] = [app.prof.buttons.get(n) for n in ("next", "undo", "new")]
-    out["leds"] = {"beds": app.renderer.beds, "per_side": app.renderer.per_side,
-                   "status": app.renderer.status, "count": app.renderer.count}
+    out["buttons"] = [parts.prof.buttons.get(n) for n in ("next", "undo", "new")]
+    out["leds"] = {"beds": parts.renderer.beds, "per_side": parts.renderer.per_side,
+                   "status": parts.renderer.status, "count": parts.renderer.count}
     return out
 
 
@@ -105,7 +107,7 @@ SCRATCH = "diag.jnl"  # a copy of the game's journal for the flash timing, remov
 SEGMENT = "diag.seg"  # ... and a journal segment's stand-in
 
 
-def flash(app):
+def flash(b):
     """Time, on the board's own flash and clock, what a game costs it: one
     replace of the journal (a new game; the current journal's bytes, or a
     200-byte header without a game) and three records added to a small file
@@ -114,7 +116,6 @@ def flash(app):
     from shove import journal, store
     from shove.settings import GAME_FILE
 
-    b = app.board
     data = b.read_file(GAME_FILE) or bytes(200)
     rec = bytes(getattr(journal, "REC", 3))
     try:
@@ -133,14 +134,15 @@ def flash(app):
     return {"bytes": len(data), "record": len(rec), "replace_us": replace, "append_us": appends}
 
 
-def led(app, bed):
+def led(parts, bed):
     """Light bed `bed` (1-based, as the strip's order) white on both sides,
     "status" for the status pixels, or None to give the strip back."""
-    r = app.renderer
+    r = parts.renderer
+    strip = parts.strip
     if bed is None:
-        app.diag_frame = None
-        app._changed()
-        app.last_frame = bytes(3 * r.count)  # so the game's frame is written again
+        strip.diag = None
+        parts.changed()
+        strip.last = bytes(3 * r.count)  # so the game's frame is written again
         return {"lit": []}
     if bed == "status":
         first, n = r.beds * 2 * r.per_side, r.status
@@ -151,12 +153,12 @@ def led(app, bed):
     frame = bytearray(3 * r.count)
     for i in range(first * 3, (first + n) * 3):
         frame[i] = 96
-    app.diag_frame = frame
-    app.board.strip_write(frame)
+    strip.diag = frame
+    parts.board.strip_write(frame)
     return {"lit": list(range(first, first + n))}
 
 
-def watch(app, ms):
+def watch(b, rows, ms):
     """Record every change of the matrix (raw, before the scanner) and of
     the buttons for `ms`: [[t_us, row, columns closed], ...] and
     [[t_us, button, pressed], ...]. Blocks the game meanwhile (it is a
@@ -165,8 +167,6 @@ def watch(app, ms):
     if _edges is None:
         _edges = array.array("i", bytes(4 * 3 * MAX_EDGES))
     edges = _edges
-    b = app.board
-    rows = app.prof.rows
     snap = array.array("H", bytes(2 * rows))
     last = array.array("H", bytes(2 * rows))
     nb = 0
@@ -204,7 +204,7 @@ def watch(app, ms):
         if now - since_service >= 2000:
             since_service = now
             b.feed()
-            b.service(app)
+            b.service()
     m = []
     btn = []
     for k in range(n):

@@ -59,28 +59,29 @@ def read_map(app):
     return bytearray(app.prof.map)
 
 
-def read_game(app):
+def read_game(app, keeper):
+    js = keeper.jstore
     try:
-        found = app.jstore.load()
+        found = js.load()
         if found is None:
             return None
-        game, app.jrecs, clean = journal.decode(found[0] + found[1])
+        game, keeper.jrecs, clean = journal.decode(found[0] + found[1])
     except journal.JournalError as e:
         store.quarantine(GAME_FILE)
-        app.jstore.load()  # its segments are stale now
+        js.load()  # its segments are stale now
         _notice(app, GAME_FILE, "%s; the game could not be restored" % e)
         return None
     except (OSError, ValueError) as e:
         store.quarantine(GAME_FILE)
-        app.jstore.load()
+        js.load()
         _notice(app, GAME_FILE, "unreadable (%s); the game could not be restored" % e)
         return None
-    app.jstore.start(app.jrecs)
+    js.start(keeper.jrecs)
     try:
-        app.jstore.boundary(game.rules.darts)  # room for the visit in play, made now
+        js.boundary(game.rules.darts)  # room for the visit in play, made now
     except OSError:
         pass
     # a torn last record (a cut during an append) was never acknowledged:
     # rewrite the file so the next append starts on a record boundary
-    app.jdirty = not clean
+    keeper.jdirty = not clean
     return game

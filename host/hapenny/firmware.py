@@ -43,8 +43,8 @@ FIRMWARE = Path(os.environ.get("HAPENNY_FIRMWARE") or _packaged("firmware") or R
 PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
 # compiled firmware: the checkout's build/, or the user's cache for an installed package
 BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
-# files only one kind of board needs
-ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/virtual.py": "sim"}
+# files only one kind of board needs: a path, or the start of the names of a group
+ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/virtual": "sim"}
 ARCH = {"esp32": "xtensawin", "sim": "x64"}
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
@@ -65,11 +65,19 @@ def tool(name):
     return found
 
 
+def only(rel):
+    """The one kind of board the firmware file `rel` is for, or None: all."""
+    for start, target in ONLY.items():
+        if rel == start or (not start.endswith(".py") and rel.startswith(start)):
+            return target
+    return None
+
+
 def sources(target):
     out = []
     for p in sorted(FIRMWARE.rglob("*.py")):
         rel = p.relative_to(FIRMWARE).as_posix()
-        if ONLY.get(rel, target) == target:
+        if only(rel) in (None, target):
             out.append(rel)
     return out
 

@@ -171,10 +171,11 @@ def _with_app(body):
     os.chdir(d)
     try:
         a = appmod.App(out=Sink())
-        a.do_new(["Ann", "Bob"])
+        a.keeper.new(["Ann", "Bob"])
         code = None
-        for i in range(len(a.map)):
-            if a.game.value(a.map[i])[0] >= 0:
+        k = a.keeper
+        for i in range(len(k.map)):
+            if k.game.value(k.map[i])[0] >= 0:
                 code = i
                 break
         row, col = divmod(code, a.prof.cols)
@@ -216,14 +217,14 @@ def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
         sent = []
         real = a.board.scan_idle
 
-        def spy(snap, n, until=-1, q=None, pos=0, tx_end=0):
+        def spy(snap, n, until=-1, tx=None):
             bursts.append(n)
-            a.leaving = 1  # the loop returns at its next check
-            k = real(snap, 1, until, q, pos, tx_end)  # one read stands for the burst
+            a.commands.leaving = 1  # the loop returns at its next check
+            k = real(snap, 1, until, tx)  # one read stands for the burst
             return n if k == 1 else k
 
         a.board.scan_idle = spy
-        a.emit = lambda name, fields=None: sent.append((name, len(bursts)))
+        a.emit = a.keeper.emit = lambda name, fields=None: sent.append((name, len(bursts)))
         a._loop()
         assert ("dart", 0) in sent, (sent, bursts)
 
@@ -242,16 +243,16 @@ def test_a_darts_window_is_read_without_service_slices():
         def service():
             states.append(sc.state)
             if sc.state >= scanner.LOCKOUT:
-                a.leaving = 1  # the loop returns once this slice is done
+                a.commands.leaving = 1  # the loop returns once this slice is done
             real()
 
         a._service = service
-        a.emit = lambda name, fields=None: None
+        a.emit = a.keeper.emit = lambda name, fields=None: None
         a.slice = 1  # in the middle of a round of slices, as after any burst
         a.due = 0
         assert a.board.press(row, col, 2)  # a 2 ms contact, now
         a._loop()
-        assert a.darts == 1
+        assert a.keeper.darts == 1
         assert scanner.WINDOW not in states, states
         assert states[-1] == scanner.LOCKOUT
 

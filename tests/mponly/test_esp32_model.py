@@ -3,8 +3,12 @@
 # (400 us of a clock the test controls, which would be 40 ms at the model's
 # factor of 100): the board's clock must move by the flash model's figures.
 from shove import profile, store
-from shove.boards import virtual
+from shove.boards import virtual, virtual_clock, virtual_esp32, virtual_flash
+from shove.boards.virtual_clock import READ_US, WAKE_US
+from shove.boards.virtual_esp32 import TICKS_US
 from shove.scanner import WOKE_TIME
+
+TIMED = (virtual, virtual_clock, virtual_esp32)  # the board's modules that read the time
 
 
 class Clock:
@@ -49,66 +53,69 @@ class ModelBoard:
 
     def __enter__(self):
         self.clock = Clock()
-        self.real = virtual.time, virtual.store
-        virtual.time = self.clock
-        virtual.store = SlowHostFiles(self.clock)
-        self.board = virtual.Board(profile.Profile(profile.default_dict()))
-        self.board.esp32_timing(100)
+        self.real = [mod.time for mod in TIMED], virtual_flash.store
+        for mod in TIMED:
+            mod.time = self.clock
+        virtual_flash.store = SlowHostFiles(self.clock)
+        self.board = virtual.Board(profile.Profile(profile.default_dict()), esp32_scale=100)
         return self
 
     def __exit__(self, *exc):
-        virtual.time, virtual.store = self.real
+        for mod, t in zip(TIMED, self.real[0]):
+            mod.time = t
+        virtual_flash.store = self.real[1]
         for f in self.files:
             store.remove(f)
 
     def spent(self, f, *args):
         """Board time a call takes, and what it returned."""
-        t0 = self.board._total
+        t0 = self.board.clock.total
         r = f(*args)
-        return self.board._total - t0, r
+        return self.board.clock.total - t0, r
 
 
 def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
     with ModelBoard() as m:
-        b = m.board
+        fl = m.board.flash
+        vf = virtual_flash
 
         def op(kind, n, pages):  # as the counting block device calls the board around an operation
-            b.flash_begin()
+            fl.flash_begin()
             m.clock.t += 400  # the host's file I/O: 40 ms at the factor, if it were charged
-            b.flash_end(kind, n, pages)
+            fl.flash_end(kind, n, pages)
 
-        lfs = virtual.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
+        lfs = vf.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
         spent, _ = m.spent(op, 1, 4096, 0)  # an erase (the first operation: nothing before it)
-        assert spent == virtual.ERASE_TYP_US, spent
+        assert spent == vf.ERASE_TYP_US, spent
         spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages, its bytes CRC'd by littlefs
-        assert spent == lfs + 2 * virtual.PAGE_TYP_US + 300 * virtual.LFS_NS_PER_BYTE // 1000, spent
+        assert spent == lfs + 2 * vf.PAGE_TYP_US + 300 * vf.LFS_NS_PER_BYTE // 1000, spent
         m.clock.t += 7000  # between two operations: 7 ms of the host's time (a call, the OS): not the chip's
         spent, _ = m.spent(op, 0, 1000, 0)  # a read
-        assert spent == lfs + virtual.READ_CALL_US + 1000 // virtual.READ_BYTES_PER_US + 100, spent
-        assert b.flash_busy_us == virtual.ERASE_TYP_US + 2 * virtual.PAGE_TYP_US + virtual.READ_CALL_US + 100
-        b._erase_us, b._page_us = virtual.ERASE_MAX_US, virtual.PAGE_MAX_US  # HAPENNY_FLASH=worst
+        assert spent == lfs + vf.READ_CALL_US + 1000 // vf.READ_BYTES_PER_US + 100, spent
+        assert fl.busy_us == vf.ERASE_TYP_US + 2 * vf.PAGE_TYP_US + vf.READ_CALL_US + 100
+        fl._erase_us, fl._page_us = vf.ERASE_MAX_US, vf.PAGE_MAX_US  # HAPENNY_FLASH=worst
         spent, _ = m.spent(op, 1, 4096, 0)
-        assert spent == lfs + virtual.ERASE_MAX_US, spent
-        b.ticks_us()  # the firmware runs: its work before the next operation is charged at the factor
+        assert spent == lfs + vf.ERASE_MAX_US, spent
+        m.board.ticks_us()  # the firmware runs: its work before the next operation is charged at the factor
         m.clock.t += 100
         spent, _ = m.spent(op, 0, 32, 0)
-        assert spent == 100 * 100 + virtual.READ_CALL_US + 3 + 3, spent
+        assert spent == 100 * 100 + vf.READ_CALL_US + 3 + 3, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():
     with ModelBoard() as m:
         spent, _ = m.spent(m.board.ticks_us)  # nothing ran: only the clock read's own charge
-        assert spent == virtual.TICKS_US, spent
+        assert spent == TICKS_US, spent
         m.clock.t += 7  # the firmware computes for 7 us of this machine
         spent, _ = m.spent(m.board.ticks_us)
-        assert spent == 7 * 100 + virtual.TICKS_US, spent
+        assert spent == 7 * 100 + TICKS_US, spent
 
 
 def _quiet(m):
     """The board with no console input (a poll on nothing) and no control channel."""
     import select
 
-    m.board._spoll = select.poll()
+    m.board.serial.poll = select.poll()
     return m.board
 
 
@@ -122,7 +129,7 @@ def test_a_quiet_burst_charges_its_reads_and_looks_not_the_simulators_work():
         # four of esp32.py's viper calls of 16 reads and the three looks between
         # them; this machine's clock did not move, so nothing else
         assert (k, b.woke) == (64, 0)
-        assert spent == 64 * virtual.READ_US + 3 * virtual.WAKE_US, spent
+        assert spent == 64 * READ_US + 3 * WAKE_US, spent
 
 
 def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
@@ -131,7 +138,7 @@ def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
     # jumps to its next change
     import array
 
-    R, W = virtual.READ_US, virtual.WAKE_US
+    R, W = READ_US, WAKE_US
 
     def at(i):
         return i * R + (i // 16) * W
@@ -147,7 +154,7 @@ def test_a_quiet_burst_finds_a_closure_at_the_read_the_chip_would():
         with ModelBoard() as m:
             b = _quiet(m)
             snap = array.array("H", bytes(2 * b.rows))
-            t = b._base + b._total
+            t = b.clock.base + b.clock.total
             assert b.model.close(2, 3, (t + on) & 0x3FFFFFFF, (t + on + length) & 0x3FFFFFFF)
             k = b.scan_idle(snap, 64)
             assert k == want, (on, length, k, want)
@@ -167,4 +174,4 @@ def test_a_quiet_burst_ends_when_the_tick_asked_for_comes():
         spent, k = m.spent(b.scan_idle, snap, 40000, until)
         assert b.woke == WOKE_TIME and k < 40000
         # at the first look after the tick: within one call of 16 reads and a look
-        assert 2000 - 1000 < spent <= 2000 + 16 * virtual.READ_US + virtual.WAKE_US, spent
+        assert 2000 - 1000 < spent <= 2000 + 16 * READ_US + WAKE_US, spent

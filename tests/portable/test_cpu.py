@@ -311,25 +311,24 @@ def test_coach_does_not_warn_of_gifts_from_a_winning_dart():
     assert "gift" not in h["reason"] and "hand" not in h["reason"], h
 
 
-class _App:
-    """The app's side of cpu.Autoplay: the game, the pace, next, throw."""
+class _Keeper:
+    """The game keeper's side of cpu.Autoplay: the game, the pace, next, throw."""
 
     def __init__(self, g, pace):
         self.game = g
         self.config = {"cpu_ms": pace}
         self.log = []
 
-    def do_next(self):
+    def advance(self):
         self.game.next()
         self.log.append("next")
-        return None, []
 
-    def do_throw(self, code, src):
+    def throw(self, code, src):
         self.game.throw(code)
         self.log.append(code)
         return {}
 
-    def _after_dart(self, ev):
+    def announce(self, ev):
         pass
 
     def emit(self, name, fields=None):
@@ -345,7 +344,7 @@ def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
     for _ in range(g.darts_left):
         g.throw(seg("MISS"))
     assert g.phase == rules.HOLD and g.turn == 0
-    app = _App(g, pace)
+    app = _Keeper(g, pace)
     auto = cpu.Autoplay()
     auto.step(app, 0)  # sees the game: the pace starts
     auto.step(app, pace)  # one pace on: its player change

@@ -6,18 +6,22 @@
 #   press(row, col, ms)               close a crossing at the scanner's input
 #   button(i)                         True while button i is held
 #   buttons_down()                    True while any is (may say so a moment late)
-#   scan_idle(snap, n, until, q, pos, tx_end)  up to n reads while all read open;
-#                                     stops at a closure, or (woke set: scanner.WOKE_*)
-#                                     for input or at tick `until` (ms); meanwhile puts
-#                                     q[pos:] into the UART's FIFO as it drains (empty
-#                                     at tick tx_end, us); tx_pos, tx_end: where it got
-#   uart_us_per_byte, tx_out          the UART's pace; the console stream it feeds
+#   scan_idle(snap, n, until=-1, tx=None)   up to n reads while all read open;
+#                                     returns how many found it open: fewer at a
+#                                     closure (snap holds it) or when woke is set
+#                                     (scanner.WOKE_*: input, or the tick `until`, ms);
+#                                     meanwhile writes tx's next load (a
+#                                     pacing.TxQueue) each time the UART's FIFO runs dry
+#   uart_us_per_byte                  the UART's pace (0: none to pace output to)
+#   console                           (optional) the board's own console stream
 #   serial_ready()                    a byte waits on the console
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
 #   sync_write(f, data)               bytes added to an open file and synced (the journal)
-#   service(app)                      per-loop housekeeping (control channel)
+#   hooks(stats, quiet)               the loop's callbacks, given once at boot: stats()
+#                                     its figures, quiet() nothing waits the board cannot see
+#   service()                         per-loop housekeeping (the virtual one's control channel)
 #   feed(), reset()                   watchdog, power cycle
 #   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end
 # This module opens the board (open_board) and asks the chip what no board

@@ -17,6 +17,7 @@ import micropython
 from machine import Pin
 
 from shove import chip, safeboot, store
+from shove.pacing import UART_US_PER_BYTE
 from shove.boards.matrix_model import MatrixModel
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
@@ -42,8 +43,6 @@ READS_PER_US = 8  # GPIO_IN reads from the CPU: ~0.125 us each (the APB bus runs
 RECOVER = 400
 CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
 WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
-UART_FIFO = 128  # the REPL UART's hardware FIFO (bytes)
-UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
 
 
 @micropython.viper
@@ -164,9 +163,6 @@ class Board:
         self._spoll = None  # the console's poll, made on first use
         self._b1 = bytearray(1)
         self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
-        self.tx_out = None  # the console's byte stream (the app's), fed inside quiet bursts
-        self.tx_pos = 0  # where scan_idle's feeding of the UART got to ...
-        self.tx_end = 0  # ... and when the FIFO will have sent it (us)
         self._log = None  # the journal file kept open for appends
         self._log_path = None
 
@@ -186,22 +182,19 @@ class Board:
             for r in range(self.rows):
                 snap[r] |= ~inj.levels(r, now) & full
 
-    def scan_idle(self, snap, n, until=-1, q=None, pos=0, tx_end=0):
+    def scan_idle(self, snap, n, until=-1, tx=None):
         """Read the matrix up to `n` times while every crossing reads open;
         return how many reads found it open. Fewer than `n`: the last read
         found a closure and `snap` holds it, or (self.woke set) a byte came
         in on the console, a button went down or the tick `until` (ms; -1:
         none) came, and the loop must serve it. Up to WAKE_EVERY reads are
         one viper call; the look at the console, the buttons and the clock
-        between two calls is what a long quiet burst costs. `q`: output
-        waiting for the UART from `pos` on, its FIFO empty at the tick
-        `tx_end` (us): once it is, a look puts the next FIFO load in and the
-        burst reads on; self.tx_pos and self.tx_end say where that got to."""
+        between two calls is what a long quiet burst costs. `tx`: output
+        waiting for the UART (a pacing.TxQueue): once its FIFO has sent
+        everything, a look puts the next load in and the burst reads on."""
         self.woke = 0
         if not self._inject.idle:  # a closure from `press`: one read, through the model
             self.read_matrix(snap)
-            self.tx_pos = pos
-            self.tx_end = tx_end
             return 0
         k = 0
         while True:
@@ -220,19 +213,13 @@ class Board:
             if until >= 0 and time.ticks_diff(until, time.ticks_ms()) <= 0:
                 self.woke = WOKE_TIME
                 break
-            if q is not None and time.ticks_diff(time.ticks_us(), tx_end) >= 0:
-                # the FIFO has sent everything: the next load, in locals
-                # (a few bytecodes, where the app's own pacing is a millisecond)
-                m = len(q) - pos
-                if m > UART_FIFO:
-                    m = UART_FIFO
-                self.tx_out.write(q, pos, m)
-                pos += m
-                tx_end = time.ticks_add(time.ticks_us(), m * UART_US_PER_BYTE)  # from the write's end
-                if pos >= len(q):
-                    q = None
-        self.tx_pos = pos
-        self.tx_end = tx_end
+            if tx is not None and time.ticks_diff(time.ticks_us(), tx.end) >= 0:
+                # the FIFO has sent everything: the next load (a few
+                # bytecodes, where the app's own pacing is a millisecond)
+                m = tx.load()
+                tx.sent_at(time.ticks_us(), m)  # from the write's end
+                if not tx.q:
+                    tx = None
         return k
 
     def _matrix_pins(self):
@@ -345,7 +332,10 @@ class Board:
                 pass
             self._log = None
 
-    def service(self, app):
+    def hooks(self, stats, quiet):
+        pass  # nothing here serves the loop's figures or waits on it
+
+    def service(self):
         pass
 
     # The watchdog is fed from a timer only while the main loop keeps

@@ -1,0 +1,196 @@
+# The virtual board's control channel: two pipes handed down by the
+# simulator (HAPENNY_SIM_CTL="rfd,wfd"), through which the test bench
+# closes crossings, holds buttons, sets wiring and flash faults and reads
+# the strip and the board's figures. Loaded only when the simulator runs the
+# board; the lines it serves are the bench's work, not the chip's.
+import json
+import select
+import sys
+from binascii import hexlify
+
+from shove import scanner
+from shove.boards.virtual_clock import MASK, READ_US, WAKE_EVERY, WAKE_US, host_open, readable
+
+BUTTONS = ("next", "undo", "new")
+# Idle like a board, not a busy loop: with no closure scheduled, no button
+# held and the scanner idle, wait for the serial port or the control channel
+# this long at most. Nothing the firmware could see happens meanwhile, and
+# the wait counts on the board's clock, so it is no stall.
+IDLE_MS = 20
+
+
+class Bench:
+    def __init__(self, board, fds):
+        self.board = board
+        rfd, wfd = fds.split(",")
+        self.cin = host_open("/dev/fd/" + rfd, "rb")
+        self.out = host_open("/dev/fd/" + wfd, "wb")
+        self._poll = select.poll()
+        self._poll.register(self.cin, select.POLLIN)
+        self.wake = select.poll()  # what ends an idle wait: a serial byte or a control line
+        self.wake.register(self.cin, select.POLLIN)
+        self.wake.register(sys.stdin, select.POLLIN)
+
+    def send(self, obj):
+        # unbuffered already; flush() would fsync, which a pipe refuses
+        self.out.write(json.dumps(obj).encode() + b"\n")
+
+    def service(self, stats, quiet):
+        """The loop's slice for the board: the bench's lines, then, with
+        nothing due, an idle wait."""
+        b = self.board
+        c = b.clock
+        c.work()
+        c.in_sim = True  # the control channel is the test bench, not the board
+        try:
+            self.serve(stats)
+        finally:
+            c.in_sim = False
+        # nothing due: no closure scheduled, the scanner idle, no button
+        # held, no output waiting for the UART, no byte on its way in (the
+        # timers are fed by the loop and due no sooner than IDLE_MS)
+        idle = b.model.idle and quiet() and not b.serial.rxq and not b.buttons_down()
+        c.sim(0)  # the control channel and this check are the test bench's, not the board's
+        if idle:
+            c.ticks_us()
+            c.wait(self.wake, b.timer_wait(IDLE_MS))
+
+    def look(self, stats, left, until, tx):
+        """Between two bursts of a quiet scan_idle: the bench's lines, served
+        here (the simulator's work, not the chip's, and no reason for the
+        loop to wake); then, if nothing can close, a doze. Returns the reads
+        the doze stood for."""
+        b = self.board
+        c = b.clock
+        c.in_sim = True
+        try:
+            self.serve(stats)
+        finally:
+            c.in_sim = False
+        c.sim(0)
+        m = b.model
+        if not m.idle or m.grounded or m.shorts or b.crash or b.buttons_down() or b.serial.rxq:
+            return 0
+        most = scanner.ticks_diff(until, c.look_ms()) if until >= 0 else IDLE_MS
+        if tx is not None:  # until the FIFO has room for the next load
+            t = (scanner.ticks_diff(tx.end, c.now_us()) + 999) // 1000
+            if t < most:
+                most = t
+        return self._doze(left, most)
+
+    def _doze(self, left, most):
+        """No closure is scheduled, so every read until the next serial byte
+        or control line would find the matrix open: wait for one (at most
+        the burst's remaining reads' time, `most` ms or IDLE_MS) instead of
+        reading. Returns the reads it stands for."""
+        per = READ_US + WAKE_US // WAKE_EVERY
+        wait = left * per // 1000
+        if wait > most:
+            wait = most
+        wait = self.board.timer_wait(wait if wait < IDLE_MS else IDLE_MS)
+        if wait <= 0:
+            return 0
+        r = self.board.clock.wait(self.wake, wait) // per
+        if r > left:
+            r = left
+        self.board.doze_reads += r
+        return r
+
+    def serve(self, stats):
+        # every line waiting: the test bench's messages are not the
+        # firmware's to pace (the service polls this once in five slices).
+        # The simulator writes each line with one write() to a pipe, which
+        # is atomic (under PIPE_BUF), so a readable pipe holds whole lines;
+        # reading them whole keeps the bench's garbage out of the board's heap.
+        for _ in range(64):
+            if not readable(self._poll):
+                return
+            line = self.cin.readline()
+            if not line:  # the simulator went away: the power is off
+                sys.exit(0)
+            try:
+                self._control(json.loads(line), stats)
+            except Exception as e:
+                self.send({"error": str(e)})
+
+    def _control(self, msg, stats):
+        b = self.board
+        op = msg.get("op")
+        seq = msg.get("seq")
+        if op == "close":
+            ok = b.close_us(msg["row"], msg["col"], msg["us"], msg.get("delay_us", 0))
+            self.send({"seq": seq, "ok": ok})
+        elif op == "line_times":
+            # the board time each console line from number `from` on finished
+            # going into the UART (null for one too old to be kept)
+            self.send({"seq": seq, "times": b.serial.line_times(msg["from"])})
+        elif op == "pulses":
+            # a whole pattern against one board timestamp: [row, col, delay_us, us]
+            now = b.ticks_us()
+            ok = True
+            for row, col, delay, length in msg["pulses"]:
+                on = (now + delay) & MASK
+                ok = b.model.close(row, col, on, (on + length) & MASK) and ok
+            self.send({"seq": seq, "ok": ok, "at": b.clock.total})
+        elif op == "button":
+            i = BUTTONS.index(msg["name"])
+            if i not in b.dead_buttons:  # a broken wire: the press never reaches the pin
+                b.held[i] = (b.ticks_ms() + msg["ms"]) & MASK or 1
+            self.send({"seq": seq, "ok": True})
+        elif op == "wiring":
+            # wiring faults for the doctor to find: lines (rows, then columns)
+            # shorted together or to ground, a dead button, a strip fault
+            m = b.model
+            m.shorts = [tuple(p) for p in msg.get("shorts", [])]
+            m.grounded = 0
+            for line in msg.get("grounded", []):
+                m.grounded |= 1 << line
+            b.dead_buttons = [BUTTONS.index(n) for n in msg.get("dead_buttons", [])]
+            b.strip_fault = msg.get("strip")
+            self.send({"seq": seq, "ok": True})
+        elif op == "frame":
+            self.send({"seq": seq, "frame": hexlify(b.frame).decode()})
+        elif op == "crash":
+            b.crash = True
+            self.send({"seq": seq, "ok": True})
+        elif op == "hold":
+            b.flash.hold = msg["stage"]
+            self.send({"seq": seq, "ok": True})
+        elif op == "cut_flash":
+            # the power goes in the middle of the n-th erase or program from now
+            b.flash.dev.cut_in = msg["ops"]
+            self.send({"seq": seq, "ok": True})
+        elif op == "flash":
+            b.flash.full = bool(msg["full"])
+            self.send({"seq": seq, "ok": True})
+        elif op == "stats":
+            self.send({"seq": seq, "stats": self._stats(b.flash.unseen(stats))})
+        else:
+            self.send({"seq": seq, "error": "unknown op"})
+
+    def _stats(self, st):
+        b = self.board
+        c = b.clock
+        s = b.serial
+        c.ticks_us()
+        st["board_us"] = c.total  # the board's clock since start, unwrapped
+        st["sent_us"] = s.sent_us
+        st["lines_out"] = s.lines_out
+        st["uart_blocked_us"] = s.blocked_us
+        st["idle_us"] = c.idle_us
+        st["gap_max_us"] = b.gap_max_us
+        st["doze_reads"] = b.doze_reads
+        st["rx_dropped"] = s.dropped
+        st["rx_peak"] = s.peak  # since the last stats, like gap_max_us
+        s.peak = s.ring
+        st["rx_last_us"] = s.last_in
+        st.update(b.flash.counts())  # what littlefs did to the flash since start; the longest storage call
+        # a closure is scheduled or still closed: the scanner may not
+        # have seen it yet, so "idle" alone does not mean "decided"
+        st["closing"] = not b.model.idle
+        b.gap_max_us = 0
+        return st
+
+    def frame(self, frame, at):
+        """A strip write, with the board's time of writing it (unwrapped us)."""
+        self.send({"frame": hexlify(frame).decode(), "at": at})

@@ -1,0 +1,148 @@
+# The virtual board's ESP32 timing model (HAPENNY_TIMING=esp32; `make bench`
+# uses it), loaded only when it is picked. The board's clock then counts what
+# the chip would spend, not what this PC does:
+# - the firmware's own computation: this process's CPU time (so the OS taking
+#   the CPU away never counts, a garbage collection or a long computation
+#   always does) times the scale, how much slower MicroPython runs on a
+#   240 MHz ESP32 than here (docs/virtual-board.md says where it comes from;
+#   HAPENNY_ESP32_SCALE overrides it);
+# - the simulator's own work (the electrical model, the control channel, the
+#   host's file I/O) not at all: a fixed cost of the chip's stands for it;
+# - the UART (virtual_uart.py), the flash (virtual_flash.py's Esp32Flash)
+#   and the strip, at the chip's figures.
+import time
+
+from shove import scanner
+from shove.boards.virtual_clock import MASK, READ_US, STALL_US, Clock, host_open
+
+ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
+# Reading the clock: a method call and time.ticks_us() in bytecode, a few us
+# on the chip; the virtual clock's own bookkeeping is not charged.
+TICKS_US = 3
+
+
+class Esp32Clock(Clock):
+    def __init__(self, scale):
+        super().__init__()
+        self.slow = False  # the modelled costs are charged to the clock, not slept
+        self.scale = scale
+        self._cpu_f = host_open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+        self._cpu_buf = bytearray(64)
+        self._cpu_last = self._cpu_ns()
+        self._own = 0  # short gaps counted since the last look at the CPU time
+        self.last = time.ticks_us()
+
+    def ticks_us(self):
+        raw = time.ticks_us()
+        gap = time.ticks_diff(raw, self.last)
+        self.last = raw
+        if self.in_sim:  # the control channel reading the clock: its work is the simulator's
+            self.sim(0)
+            return (self.base + self.total) & MASK
+        self.total += self._gap(gap)
+        self.sim(TICKS_US)
+        return (self.base + self.total) & MASK
+
+    def ticks_ms(self):
+        self.ticks_us()
+        t = (self.base + self.total // 1000) & MASK
+        self.sim(0)  # one clock read (charged in ticks_us), not two
+        return t
+
+    def look_ms(self):
+        return (self.base + self.total // 1000) & MASK
+
+    def _cpu_ns(self):
+        """This process's time on the CPU (the first field of schedstat),
+        parsed without allocating."""
+        f = self._cpu_f
+        f.seek(0)
+        n = f.readinto(self._cpu_buf)
+        v = 0
+        b = self._cpu_buf
+        for i in range(n):
+            c = b[i]
+            if c < 48 or c > 57:
+                break
+            v = v * 10 + c - 48
+        return v
+
+    def work(self):
+        self.ticks_us()
+
+    def charge(self):
+        raw = time.ticks_us()
+        gap = time.ticks_diff(raw, self.last)
+        self.last = raw
+        self.total += self._gap(gap)
+
+    def _gap(self, gap):
+        # Short gaps are the firmware computing. Past STALL_US, ask the kernel
+        # how much of the time since the last look this process really ran:
+        # the rest was the OS's. Either way the chip would take `scale` times as long.
+        if gap <= STALL_US:
+            self._own += gap
+            return gap * self.scale
+        cpu = self._cpu_ns()
+        ran = (cpu - self._cpu_last) // 1000 - self._own  # of this gap, what was ours
+        self._cpu_last = cpu
+        self._own = 0
+        if ran < gap:
+            self.stalls += 1
+            gap = ran if ran > 0 else 0
+        return gap * self.scale
+
+    def sim(self, us=0):
+        t = time.ticks_us()
+        self._own += time.ticks_diff(t, self.last)
+        self.last = t
+        self.total += us
+
+    def busy(self, us):
+        self.ticks_us()
+        self.spent(us)
+
+    def io(self, us):
+        self.sim(us)  # the host's file I/O since the last tick is not the chip's
+
+    def wait(self, poll, ms):
+        us = super().wait(poll, ms)
+        # the CPU the wait itself took (the poll) is the simulator's, not
+        # the firmware's: start counting the firmware's again from here
+        self._cpu_last = self._cpu_ns()
+        self._own = 0
+        return us
+
+    def burst(self, board, snap, n):
+        """Up to `n` reads while all read open, as the chip's viper loop
+        does them: each READ_US apart on the board's clock; the electrical
+        model is the simulator's work and is not charged."""
+        self.sim(0)  # scan_idle's own steps between two bursts: the simulator's
+        m = board.model
+        full = board.full
+        rows = board.rows
+        k = 0
+        while k < n:
+            now = (self.base + self.total) & MASK
+            gap = self.total - board.last_read
+            if gap > board.gap_max_us:
+                board.gap_max_us = gap
+            board.last_read = self.total
+            closed = 0
+            for r in range(rows):
+                v = ~m.levels(r, now) & full
+                snap[r] = v
+                closed |= v
+            self.total += READ_US
+            if closed:
+                break
+            k += 1
+            if k == 1 and not m.idle and not (m.grounded or m.shorts) \
+                    and scanner.ticks_diff(m.next_change, now) > n * READ_US:
+                # the closures stand still until the model's next change, past
+                # this burst: every other read gives what the first one did
+                self.total += (n - 1) * READ_US
+                board.last_read = self.total - READ_US
+                k = n
+        self.sim(0)
+        return k

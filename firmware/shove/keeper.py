@@ -1,0 +1,257 @@
+# The game's bookkeeping, apart from the loop: the game in play and its
+# journal on flash, the segment map and the ignore rules, and what acts on
+# its own (auto next, the computer's visit). A dart's whole path, from the
+# scanner's hit to its event and the strip's "a frame is due", runs here.
+# Every change is stored on flash before its reply or event goes out, so a
+# power cut loses at most the change not yet acknowledged.
+import gc
+
+from shove import events, journal, jstore, protocol, release, rules, scanner, segments, store
+from shove.settings import GAME_FILE
+
+# Past this many records the journal is rewritten whole (undone actions
+# dropped): it keeps the file, read whole at boot, under 2 KB.
+JOURNAL_MAX_RECORDS = 600
+JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
+UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
+CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
+
+
+class Keeper:
+    """The parts it works with come in: the board (its flash and clock), the
+    strip's renderer, the configuration, and three callbacks: emit(name,
+    fields) sends an event, changed() says the game changed (a frame is due,
+    the timers may act), tick() reads the matrix from inside long work."""
+
+    def __init__(self, board, renderer, config, cols, emit, changed, tick):
+        self.board = board
+        self.renderer = renderer
+        self.config = config
+        self.cols = cols
+        self.emit = emit
+        self.changed = changed
+        self.tick = tick
+        self.map = None  # segment code a crossing (row * cols + col)
+        self.game = None
+        self.jrecs = 0  # records in the journal (the next one's sequence number)
+        self.jstore = jstore.Store()  # where they go on littlefs
+        self.jdirty = False  # the file must be rewritten before the next append
+        self.ignored = 0  # hits while darts are pulled (hold) or no game runs
+        self.darts = 0
+        self.hold_since = -1  # tick (ms) the hold began, for auto next; -1: none
+        self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
+
+    # ---- storage --------------------------------------------------------------------
+    def save(self, rollback=None):
+        """Store a new game (or none) whole. If the flash refuses, undo the
+        change in RAM too (rollback) and refuse the request, so RAM and flash
+        never disagree."""
+        try:
+            if self.game is None:
+                store.remove(GAME_FILE)
+                self.jstore.load()  # no game: its segments go
+            else:
+                self._rewrite()
+        except OSError as e:
+            self.jdirty = True
+            if rollback:
+                rollback()
+            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+
+    def _rewrite(self):
+        self.jstore.write(journal.encode(self.game), self.game.moves(), self.board.write_file)
+        self.jrecs = self.game.moves()
+        self.jdirty = False
+
+    def _log(self, action, rollback):
+        """Store one action (already applied in RAM) by appending its record;
+        a full rewrite after a failed append, or when the log has grown long
+        (at `next`, the player change: no dart of a visit is due there, so the
+        erases it costs blind the scanner when it loses nothing)."""
+        g = self.game
+        ended = action == rules.NEXT_ACTION
+        try:
+            if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
+                self._rewrite()
+            else:
+                self.jstore.append(journal.record(action, self.jrecs), self.board.sync_write)
+                self.jrecs += 1
+        except OSError as e:
+            # part of the record may be on flash: the next save rewrites the file
+            self.jdirty = True
+            rollback()
+            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+        if ended:
+            try:
+                self.jstore.boundary(g.rules.darts)
+            except OSError:
+                pass  # the next record makes the directory, or reports the flash
+
+    # ---- the game ---------------------------------------------------------------------
+    def need(self):
+        if self.game is None:
+            raise rules.RuleError("no_game", "no game: start one with new")
+        return self.game
+
+    def state(self):
+        st = self.game.to_state(self.tick)
+        st["ignored"] = self.ignored
+        return st
+
+    def _held(self, g):
+        self.hold_since = self.board.ticks_ms() if g.phase == rules.HOLD else -1
+
+    def throw(self, code, src, cell=None):
+        """Score a dart (from the matrix, the host or the computer); store it,
+        then return its event's fields."""
+        g = self.need()
+        turn = g.turn
+        result = g.throw(code)
+        self._log(code, g.undo)
+        r = self.renderer
+        r.hint_at = -1  # a hint is for the dart just thrown
+        self.darts += 1
+        gifts = result[2]
+        if gifts:
+            r.gift(gifts, g.value(code)[0], self.board.ticks_ms())
+        self.changed()
+        self._held(g)
+        return events.dart(g, code, src, turn, result, cell)
+
+    def announce(self, ev):
+        """A dart's event, and the win it made."""
+        self.emit("dart", ev)
+        if self.game.phase == rules.OVER:
+            self.emit("win", self.win())
+
+    def win(self, st=None):
+        g = self.game
+        return {"winner": g.winner, "name": g.names[g.winner], "state": st or self.state()}
+
+    def next(self):
+        """The next visit: (the state, the events it makes)."""
+        g = self.need()
+        turn = g.turn
+        g.next()
+        self._log(rules.NEXT_ACTION, g.undo)
+        self.changed()
+        self.hold_since = -1
+        st = self.state()
+        evs = []
+        if g.phase == rules.OVER:
+            evs.append(("win", self.win(st)))
+        elif g.turn != turn or g.phase == rules.PLAY:
+            evs.append(("visit", {"turn": g.turn, "thrower": g.thrower(), "state": st}))
+        return st, evs
+
+    def advance(self):
+        """`next`, from the board itself (a button, auto next, the computer): its events go out."""
+        for ev, fields in self.next()[1]:
+            self.emit(ev, fields)
+
+    def undo(self):
+        g = self.need()
+        if not g.moves():
+            raise rules.RuleError("nothing_to_undo", "nothing to undo")
+        last = g.actions[g.moves() - 1]
+        g.undo()
+        self._log(journal.UNDO, lambda: g.apply(last))
+        self.changed()
+        self._held(g)
+        return self.state()
+
+    def new(self, players=None, teams=None, variant="classic", overrides=None, cpu=None, seed=None):
+        if seed is None:  # the computer's darts: a new sequence each game unless the host picks one
+            seed = self.board.ticks_us() & 0x3FFFFFFF
+        g = rules.new_game(players, teams, variant, overrides, cpu, seed)  # validates; nothing changes on error
+        self._replace(g)
+        self.ignored = 0
+        return self.state()
+
+    def end(self):
+        """Discard the game (the board then has none, as when new)."""
+        self._replace(None)
+
+    def _replace(self, g):
+        old = self.game
+        self.game = g
+        self.save(lambda: setattr(self, "game", old))
+        self.changed()
+        self.hold_since = -1
+        if g is None or not any(g.cpu):
+            self.drop_cpu()
+
+    def drop_cpu(self):
+        """No side of the board's any more: the computer's code and state go."""
+        if self.auto is not None:
+            self.auto = None
+            release(*CPU_MODULES)
+
+    def hint(self, level):
+        """The coach's target for the thrower (also blinked on the strip) and why."""
+        from shove import coach  # the coach is let go after each hint
+
+        g = self.need()
+        try:
+            h = coach.hint(g, level)
+        finally:
+            release("coach")
+            if self.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
+                release(*CPU_MODULES)
+        h["side"] = g.turn
+        h["level"] = level
+        bi, _ = g.value(segments.encode(h["seg"]))
+        self.renderer.hint(bi, self.board.ticks_ms())
+        self.changed()
+        return h
+
+    # ---- a hit from the scanner ---------------------------------------------------------
+    def hit(self, row, col):
+        """A dart on the matrix: its crossing through the map and the ignore
+        rules to the referee, its record on flash, its event."""
+        if self.config["learn"]:
+            self.emit("raw", {"row": row, "col": col})
+            return
+        code = self.map[row * self.cols + col]
+        if code == UNMAPPED:
+            self.emit("unmapped", {"row": row, "col": col})
+            return
+        g = self.game
+        if g is None or g.phase in (rules.HOLD, rules.OVER) or g.cpu[g.turn]:
+            self.ignored += 1  # (during the board's own visit the darts are its to throw)
+            why = "no_game" if g is None else ("hold" if g.phase == rules.HOLD else "over" if g.phase == rules.OVER
+                                               else "cpu")
+            self.emit("ignored", {"seg": segments.name(code), "row": row, "col": col, "why": why,
+                                  "ignored": self.ignored})
+            return
+        try:
+            ev = self.throw(code, "matrix", (row, col))
+        except protocol.ProtoError as e:  # the flash refused it: not scored
+            self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
+            return
+        self.announce(ev)
+        # collect now, inside the lockout, where the pause costs no dart:
+        # otherwise a collection comes when the heap fills, at any moment
+        gc.collect()
+
+    # ---- what acts on its own ---------------------------------------------------------------
+    def timers(self):
+        """The computer's visit and auto next; False once neither can act
+        on its own until the game next changes."""
+        g = self.game
+        if g is None:
+            return False
+        if g.cpu[g.turn] and self.auto is None:
+            from shove.cpu import Autoplay
+
+            self.auto = Autoplay()
+        auto = self.config["auto_next_ms"]
+        hold = auto and g.phase == rules.HOLD and self.hold_since != -1
+        if self.auto or hold:
+            now = self.board.ticks_ms()
+            if self.auto:
+                self.auto.step(self, now)
+            if hold and scanner.ticks_diff(now, self.hold_since) >= auto:
+                self.advance()
+        g = self.game
+        return g is not None and bool(hold or (g.cpu[g.turn] and g.phase != rules.OVER))
