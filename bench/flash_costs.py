@@ -44,6 +44,7 @@ def wear(darts, seed=1):
     return {"darts": n, "erases": r["erases"], "darts_per_erase": round(n / max(1, r["erases"]), 1),
             "erases_mid_visit": r["mid_visit_erases"], "erases_on_darts": r["erases_on_darts"],
             "erases_on_nexts": r["erases_on_nexts"], "reads_per_dart": round(r["reads_per_dart"], 1),
+            "blocks_erased": r["blocks_erased"], "most_erases_on_a_block": r["most_erases_on_a_block"],
             "prog_bytes_per_dart": round(r["prog_bytes"] / n, 1),
             "pages_per_dart": round(r["pages"] / n, 2)}
 

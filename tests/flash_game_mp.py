@@ -54,13 +54,13 @@ def power_off():
 def request(a, out, line):
     """A request; True once its ok reply went out (acknowledged)."""
     out.lines = []
-    a.handle_line(line)
-    a._drain()
+    a.commands.handle_line(line)
+    a.tx.drain()
     return any('"ok":true' in s or '"ok": true' in s for s in out.lines)
 
 
 def next_line(a):
-    g = a.game
+    g = a.keeper.game
     from shove import rules
 
     if g is None or g.phase == rules.OVER:
@@ -75,7 +75,7 @@ def next_line(a):
 def snapshot(a):
     from shove import journal
 
-    return journal.encode(a.game) if a.game else None
+    return journal.encode(a.keeper.game) if a.keeper.game else None
 
 
 def wear():
@@ -85,15 +85,7 @@ def wear():
 
     # sums and maxima, not lists: a list of thousands grows into blocks a
     # fragmented heap may not have
-    per_block = bytearray(flashdev.BLOCKS)  # the game's erases, by block (wear levelling)
-    erase = dev.ioctl
-
-    def ioctl(op, arg):
-        if op == 6 and per_block[arg] < 255:
-            per_block[arg] += 1
-        return erase(op, arg)
-
-    dev.ioctl = ioctl
+    per_block = bytes(dev.per_block)  # the firmware's own files, written at the first boot
     t = {"darts": 0, "erases_on_darts": 0, "mid_visit_erases": 0, "prog_bytes": 0, "pages": 0,
          "max_dart_erases": 0, "reads": 0, "max_dart_reads": 0, "nexts": 0, "erases_on_nexts": 0}
     while t["darts"] < N:
@@ -104,7 +96,7 @@ def wear():
         if '"throw"' in line:
             t["darts"] += 1
             t["erases_on_darts"] += e
-            if a.game and a.game.phase == rules.PLAY:
+            if a.keeper.game and a.keeper.game.phase == rules.PLAY:
                 t["mid_visit_erases"] += e  # a dart may follow soon
             t["prog_bytes"] += dev.prog_bytes - b0
             t["pages"] += dev.pages - p0
@@ -115,8 +107,9 @@ def wear():
             t["nexts"] += 1
             t["erases_on_nexts"] += e
     t["erases"] = dev.erases - e_start
-    t["blocks_erased"] = sum(1 for c in per_block if c)
-    t["most_erases_on_a_block"] = max(per_block)
+    game = [dev.per_block[i] - per_block[i] for i in range(flashdev.BLOCKS)]  # the game's erases, by block
+    t["blocks_erased"] = sum(1 for c in game if c)
+    t["most_erases_on_a_block"] = max(game)
     t["reads_per_dart"] = t.pop("reads") / t["darts"]
     print(json.dumps(t))
 
@@ -162,7 +155,7 @@ def cuts():
         if got == want:
             continue
         after = expected_after(want, line)
-        if after is None and a.game is not None and a.game.moves() == 0:
+        if after is None and a.keeper.game is not None and a.keeper.game.moves() == 0:
             continue  # the new game the cut request asked for
         if got != after:
             lost.append([kind, len(want or b""), len(got or b""), a.notices[:1]])

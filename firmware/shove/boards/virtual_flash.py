@@ -43,7 +43,6 @@ READ_BYTES_PER_US = 10
 # cycles at 240 MHz; 100 ns errs slow).
 LFS_OP_US = 10
 LFS_NS_PER_BYTE = 100
-SLEEP_BATCH_US = 2000  # the plain model sleeps reads' time this much at a time
 
 
 class Flash:
@@ -55,7 +54,6 @@ class Flash:
         self._stages = []
         self.busy_us = 0  # board time the flash kept the CPU stalled
         self.store_max_us = 0  # the longest storage call (stats: since the last stats)
-        self._debt = 0  # the plain model: flash time not yet slept
         self._erase_us = ERASE_TYP_US
         self._page_us = PAGE_TYP_US
         if os.getenv("HAPENNY_FLASH") == "worst":
@@ -88,13 +86,10 @@ class Flash:
     def flash_end(self, kind, n, pages):
         us = self.cost_us(kind, n, pages)
         self.busy_us += us
-        if self.clock.slow:
-            # slept, but reads (tens of us each) a few ms at a time: a sleep
-            # call costs the host more than a read's own time
-            self._debt += us
-            if kind or self._debt >= SLEEP_BATCH_US:
-                self.clock.io(self._debt)
-                self._debt = 0
+        if kind and self.clock.slow:
+            # erases and programs are slept; reads (tens of us each, fast
+            # beside a write) are not: the ESP32 model charges them
+            self.clock.io(us)
 
     def _cut(self):
         """The power goes in the middle of a flash operation (the control

@@ -46,6 +46,7 @@ class FlashDev:
         self.f = open(path, "r+b")
         self.blocks = blocks
         self.erases = 0
+        self.per_block = bytearray(blocks)  # erases by block since start (at most 255): wear levelling
         self.programs = 0  # program operations
         self.pages = 0  # 256-byte pages they touched
         self.prog_bytes = 0
@@ -64,7 +65,7 @@ class FlashDev:
         self._views = {}
         for k in range(16, PAGE + 1, 16):
             self._views[k] = memoryview(self._tmp)[:k]
-        self._ff = b"\xff" * BLOCK
+        self._ff = b"\xff" * PAGE  # an erase writes it a page at a time: the heap is the board's
         self.dead = False  # after a cut: nothing of the old run reaches the flash (finalizers)
 
     def _at(self, n, off):
@@ -146,10 +147,13 @@ class FlashDev:
                 c.flash_begin()
             cut = self._cut()
             self._at(arg, 0)
-            self.f.write(memoryview(self._ff)[:BLOCK // 2] if cut else self._ff)
+            for _ in range((BLOCK // 2 if cut else BLOCK) // PAGE):
+                self.f.write(self._ff)
             if cut:
                 self._power_cut()
             self.erases += 1
+            if self.per_block[arg] < 255:
+                self.per_block[arg] += 1
             if c:
                 c.flash_end(1, BLOCK, 0)
             return 0
