@@ -164,7 +164,7 @@ def table_rows(r):
     for key, name in (("blind", "typical"), ("blind_worst", "worst-case")):
         s = r[key]
         rows.append(("  %s flash: blind after a dart" % name,
-                     "matrix unread at most %.1f ms in a visit (p50 %.1f; lockout 60); storage p50 %.1f / max "
+                     "matrix unread at most %.1f ms in a visit (p50 %.1f; the 60 ms lockout included); storage p50 %.1f / max "
                      "%.1f ms; flash busy %.2f ms a dart; %d of %d darts 250 ms apart lost" % (
                          s["blind_ms"]["max"], s["blind_ms"]["p50"], s["store_ms"]["p50"], s["store_ms"]["max"],
                          s["busy_ms_per_dart"], s["lost"], s["darts"])))
