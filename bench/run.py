@@ -201,6 +201,7 @@ def _esp32_rows(res):
     try:
         res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
         res["cpu_player"] = __import__("cpu_player").measure()  # the computer player: decision time, size
+        res["flash"] = __import__("flash_costs").measure()  # what a dart costs the flash, and the blind time
     finally:
         if old_scale is None:
             del os.environ["HAPENNY_ESP32_SCALE"]

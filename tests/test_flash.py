@@ -87,6 +87,7 @@ def test_flash_then_deploy_to_a_virtual_board(rom, tmp_path):
         d = subprocess.run([HAPENNY, "deploy", "--port", vb.port, "--force"],
                            capture_output=True, text=True, timeout=120)
         assert d.returncode == 0, d.stdout + d.stderr
-        assert (vb.board_dir / "main.py").exists() or (vb.board_dir / "main.mpy").exists()
+        files = vb.files()
+        assert "main.py" in files or "main.mpy" in files
     finally:
         vb.stop()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hapenny import gamestate
 from hapenny.connect import connect
+from hapenny.sim import flashimg
 from hapenny.sim.client import SimClient
 
 HAPENNY = str(Path(sys.executable).parent / "hapenny")
@@ -48,7 +49,6 @@ def test_sim_prints_port_and_stops_cleanly_on_sigterm():
 def test_board_dir_survives_a_killed_sim(tmp_path):
     flash = tmp_path / "flash"
     proc, port, control = start_sim("--board-dir", str(flash))
-    assert (flash / "main.py").exists() and (flash / "shove" / "app.mpy").exists()
     link, info, ser = connect(port)
     st = link.request("new", players=["Ann", "Bob"])["state"]
     sim = SimClient(control)
@@ -57,6 +57,8 @@ def test_board_dir_survives_a_killed_sim(tmp_path):
     dart = link.wait_event("dart")
     ser.close()
     assert stop(proc, signal.SIGKILL) == -9  # the power cut
+    files = flashimg.files(flash)  # the flash is an image in the folder: the firmware and the game on it
+    assert "main.py" in files and "shove/app.mpy" in files and "game.jnl" in files
     proc, port2, control = start_sim("--board-dir", str(flash))
     link, info, ser = connect(port2)
     assert link.request("state")["state"] == gamestate.apply(st, dart)

@@ -6,12 +6,13 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import events, journal, protocol, release, rules, scanner, segments, store
+from shove import events, journal, jstore, protocol, release, rules, scanner, segments, store
 from shove.settings import GAME_FILE
 
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
 JOURNAL_MAX_RECORDS = 600
+JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
 UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
 CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
 
@@ -32,7 +33,8 @@ class Keeper:
         self.tick = tick
         self.map = None  # segment code a crossing (row * cols + col)
         self.game = None
-        self.jrecs = 0  # records in the journal file (the next one's sequence number)
+        self.jrecs = 0  # records in the journal (the next one's sequence number)
+        self.jstore = jstore.Store()  # where they go on littlefs
         self.jdirty = False  # the file must be rewritten before the next append
         self.ignored = 0  # hits while darts are pulled (hold) or no game runs
         self.darts = 0
@@ -47,6 +49,7 @@ class Keeper:
         try:
             if self.game is None:
                 store.remove(GAME_FILE)
+                self.jstore.load()  # no game: its segments go
             else:
                 self._rewrite()
         except OSError as e:
@@ -56,24 +59,33 @@ class Keeper:
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _rewrite(self):
-        self.board.write_file(GAME_FILE, journal.encode(self.game))
+        self.jstore.write(journal.encode(self.game), self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
 
     def _log(self, action, rollback):
         """Store one action (already applied in RAM) by appending its record;
-        a full rewrite after a failed append, or when the log has grown long."""
+        a full rewrite after a failed append, or when the log has grown long
+        (at `next`, the player change: no dart of a visit is due there, so the
+        erases it costs blind the scanner when it loses nothing)."""
+        g = self.game
+        ended = action == rules.NEXT_ACTION
         try:
-            if self.jdirty or self.jrecs >= JOURNAL_MAX_RECORDS:
+            if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
                 self._rewrite()
             else:
-                self.board.append_file(GAME_FILE, journal.record(action, self.jrecs))
+                self.jstore.append(journal.record(action, self.jrecs), self.board.sync_write)
                 self.jrecs += 1
         except OSError as e:
             # part of the record may be on flash: the next save rewrites the file
             self.jdirty = True
             rollback()
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+        if ended:
+            try:
+                self.jstore.boundary(g.rules.darts)
+            except OSError:
+                pass  # the next record makes the directory, or reports the flash
 
     # ---- the game ---------------------------------------------------------------------
     def need(self):

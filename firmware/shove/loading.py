@@ -60,15 +60,27 @@ def read_map(app):
 
 
 def read_game(app, keeper):
-    data = store.read(GAME_FILE)
-    if data is None:
-        return None
+    js = keeper.jstore
     try:
-        game, keeper.jrecs, clean = journal.decode(data)
+        found = js.load()
+        if found is None:
+            return None
+        game, keeper.jrecs, clean = journal.decode(found[0] + found[1])
     except journal.JournalError as e:
         store.quarantine(GAME_FILE)
+        js.load()  # its segments are stale now
         _notice(app, GAME_FILE, "%s; the game could not be restored" % e)
         return None
+    except (OSError, ValueError) as e:
+        store.quarantine(GAME_FILE)
+        js.load()
+        _notice(app, GAME_FILE, "unreadable (%s); the game could not be restored" % e)
+        return None
+    js.start(keeper.jrecs)
+    try:
+        js.boundary(game.rules.darts)  # room for the visit in play, made now
+    except OSError:
+        pass
     # a torn last record (a cut during an append) was never acknowledged:
     # rewrite the file so the next append starts on a record boundary
     keeper.jdirty = not clean

@@ -179,21 +179,3 @@ def profile_path(name_or_path):
         names = ", ".join(sorted(x.stem for x in PROFILES.glob("*.json")))
         raise FirmwareError("no profile %r; shipped profiles: %s" % (str(name_or_path), names))
     return p
-
-
-def install(board_dir, target="sim", profile="generic-8x8"):
-    """Copy the current firmware into a board's flash folder, removing stale
-    firmware files; the game, settings and map stay. The profile is written
-    when the board has none."""
-    board_dir = Path(board_dir)
-    files = build(target)
-    for rel, local in files.items():
-        dst = board_dir / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(local, dst)
-    pkg = board_dir / "shove"
-    for p in sorted(pkg.rglob("*")) if pkg.is_dir() else []:
-        if p.is_file() and p.relative_to(board_dir).as_posix() not in files:
-            p.unlink()
-    if not (board_dir / "profile.json").exists():
-        shutil.copyfile(profile_path(profile), board_dir / "profile.json")

@@ -42,11 +42,8 @@ def test_damaged_files_are_reported_and_replaced_by_defaults(fresh_sim):
     b = fresh_sim
     b.new()
     b.req("config", set={"auto_next_ms": 1234})
-    flash = b.sim.board_dir
-    (flash / "game.jnl").write_bytes(b"HPJ1 deadbeef\n{garbage")
-    (flash / "config.json").write_text("{not json")
-    (flash / "map.json").write_text(json.dumps([[0, 0, "S1"], [0, 0, "S2"]]))
-    b.link.send_line(b'{"cmd":"reset"}\n')
+    b.sim.edit_flash({"game.jnl": b"HPJ1 deadbeef\n{garbage", "config.json": b"{not json",
+                      "map.json": json.dumps([[0, 0, "S1"], [0, 0, "S2"]]).encode()})
     boot = b.wait("boot", timeout=15)
     assert boot["restored"] is False
     notes = {b.wait("storage")["file"] for _ in range(3)}
@@ -54,7 +51,8 @@ def test_damaged_files_are_reported_and_replaced_by_defaults(fresh_sim):
     assert b.state() is None
     assert b.req("config")["config"]["auto_next_ms"] == 0
     assert len(b.req("map")["cells"]) == 62
-    assert (flash / "game.jnl.bad").exists() and (flash / "config.json.bad").exists()
+    files = b.sim.files()
+    assert "game.jnl.bad" in files and "config.json.bad" in files
     # and the board still plays
     b.new()
     ev = b.press_seg("S1")

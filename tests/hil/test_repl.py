@@ -44,7 +44,8 @@ def test_mpremote_exec_run_and_files(repl_board, tmp_path):
 
 def test_soft_reset_in_raw_mode_runs_boot_but_not_main(repl_board):
     b = repl_board
-    marker = "open('boot.mark','w').write('ran')\n"
+    # closed, so littlefs commits it (an unclosed file's bytes wait for its finaliser)
+    marker = "_f=open('boot.mark','w');_f.write('ran');_f.close()\n"
     out = mpremote(b, "exec", "import os\ntry:\n os.remove('boot.mark')\nexcept OSError:\n pass\n"
                    "open('boot.py','a').write(%r)" % marker,
                    "soft-reset", "exec", "import sys\nprint(open('boot.mark').read(), 'shove.app' in sys.modules)")

@@ -182,9 +182,18 @@ def _with_app(body):
         body(a, row, col)
     finally:
         os.chdir(home)
-        for f in os.listdir(d):
-            os.remove(d + "/" + f)
-        os.rmdir(d)
+        _rmtree(d)
+
+
+def _rmtree(d):
+    import os
+
+    for name, kind, *_ in os.ilistdir(d):
+        if kind == 0x4000:  # the journal's folders
+            _rmtree(d + "/" + name)
+        else:
+            os.remove(d + "/" + name)
+    os.rmdir(d)
 
 
 def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():

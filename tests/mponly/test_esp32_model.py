@@ -6,7 +6,6 @@ from shove import profile, store
 from shove.boards import virtual, virtual_clock, virtual_esp32, virtual_flash
 from shove.boards.virtual_clock import READ_US, WAKE_US
 from shove.boards.virtual_esp32 import TICKS_US
-from shove.boards.virtual_flash import COMMIT_US, PROGRAM_US_PER_KB
 from shove.scanner import WOKE_TIME
 
 TIMED = (virtual, virtual_clock, virtual_esp32)  # the board's modules that read the time
@@ -75,21 +74,32 @@ class ModelBoard:
         return self.board.clock.total - t0, r
 
 
-def test_a_journal_append_costs_the_flash_model_not_the_hosts_file_io():
-    with ModelBoard("t_model.jnl") as m:
-        store.remove("t_model.jnl")
-        spent, _ = m.spent(m.board.append_file, "t_model.jnl", b"abc")
-        # a commit plus programming 3 bytes, and one clock read
-        assert spent == COMMIT_US + PROGRAM_US_PER_KB * 3 // 1024 + TICKS_US, spent
+def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
+    with ModelBoard() as m:
+        fl = m.board.flash
+        vf = virtual_flash
 
+        def op(kind, n, pages):  # as the counting block device calls the board around an operation
+            fl.flash_begin()
+            m.clock.t += 400  # the host's file I/O: 40 ms at the factor, if it were charged
+            fl.flash_end(kind, n, pages)
 
-def test_a_small_file_rewrite_costs_two_commits_not_the_hosts_file_io():
-    with ModelBoard("t_model.json") as m:
-        spent, _ = m.spent(m.board.write_file, "t_model.json", b"{}")
-        assert spent == 2 * COMMIT_US + TICKS_US, spent
-        spent, data = m.spent(m.board.read_file, "t_model.json")
-        assert data == b"{}"
-        assert spent == COMMIT_US // 2 + TICKS_US, spent
+        lfs = vf.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
+        spent, _ = m.spent(op, 1, 4096, 0)  # an erase (the first operation: nothing before it)
+        assert spent == vf.ERASE_TYP_US, spent
+        spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages, its bytes CRC'd by littlefs
+        assert spent == lfs + 2 * vf.PAGE_TYP_US + 300 * vf.LFS_NS_PER_BYTE // 1000, spent
+        m.clock.t += 7000  # between two operations: 7 ms of the host's time (a call, the OS): not the chip's
+        spent, _ = m.spent(op, 0, 1000, 0)  # a read
+        assert spent == lfs + vf.READ_CALL_US + 1000 // vf.READ_BYTES_PER_US + 100, spent
+        assert fl.busy_us == vf.ERASE_TYP_US + 2 * vf.PAGE_TYP_US + vf.READ_CALL_US + 100
+        fl._erase_us, fl._page_us = vf.ERASE_MAX_US, vf.PAGE_MAX_US  # HAPENNY_FLASH=worst
+        spent, _ = m.spent(op, 1, 4096, 0)
+        assert spent == lfs + vf.ERASE_MAX_US, spent
+        m.board.ticks_us()  # the firmware runs: its work before the next operation is charged at the factor
+        m.clock.t += 100
+        spent, _ = m.spent(op, 0, 32, 0)
+        assert spent == 100 * 100 + vf.READ_CALL_US + 3 + 3, spent
 
 
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():

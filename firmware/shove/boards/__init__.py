@@ -18,6 +18,7 @@
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
+#   sync_write(f, data)               bytes added to an open file and synced (the journal)
 #   hooks(stats, quiet)               the loop's callbacks, given once at boot: stats()
 #                                     its figures, quiet() nothing waits the board cannot see
 #   service()                         per-loop housekeeping (the virtual one's control channel)

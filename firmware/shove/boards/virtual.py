@@ -1,9 +1,9 @@
 # Virtual board layer for the MicroPython unix port: the matrix is an
-# electrical model, the strip and the flash are as slow as on an ESP32, and
-# the simulator's test bench drives it through a control channel. The board
-# is made of parts, the timing model picked once here: virtual_clock (the
-# plain model's clock), virtual_esp32 (the ESP32 model's) with virtual_uart
-# (its UART), virtual_flash, virtual_bench (the control channel), matrix_model.
+# electrical model, the strip and the flash (littlefs) as slow as on an
+# ESP32, and the simulator's test bench drives it through a control channel.
+# Its parts, the timing model picked once here: virtual_clock (the plain
+# model's clock), virtual_esp32 (the ESP32 model's) with virtual_uart (its
+# UART), virtual_flash, virtual_bench (the control channel), matrix_model.
 import os
 import select
 import sys
@@ -91,7 +91,7 @@ class Board:
 
             self.clock = Esp32Clock(esp32_scale)
             self.serial = Uart(self.clock, poll)
-            self.flash = Esp32Flash(self.clock)
+            self.flash = Esp32Flash(self.clock, self.serial)
             self.read_matrix = self._read_charged
         else:
             self.clock = Clock()
@@ -105,12 +105,13 @@ class Board:
             from shove.boards.virtual_bench import Bench
 
             self.bench = Bench(self, ctl)
-            self.flash.send = self.bench.send
+            self.flash.attach(self.bench.send)
         # the parts' own methods, called straight
         self.ticks_us, self.ticks_ms = self.clock.ticks_us, self.clock.ticks_ms
         self.serial_ready, self.serial_take = self.serial.ready, self.serial.take
-        f = self.flash
-        self.read_file, self.write_file, self.append_file = f.read_file, f.write_file, f.append_file
+        fl = self.flash
+        self.read_file, self.write_file, self.append_file, self.sync_write = (
+            fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
 
     # the figures the app's stats read from any board
     @property

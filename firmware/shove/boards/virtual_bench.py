@@ -9,7 +9,7 @@ import sys
 from binascii import hexlify
 
 from shove import scanner
-from shove.boards.virtual_clock import MASK, READ_US, WAKE_EVERY, WAKE_US, readable
+from shove.boards.virtual_clock import MASK, READ_US, WAKE_EVERY, WAKE_US, host_open, readable
 
 BUTTONS = ("next", "undo", "new")
 # Idle like a board, not a busy loop: with no closure scheduled, no button
@@ -23,8 +23,8 @@ class Bench:
     def __init__(self, board, fds):
         self.board = board
         rfd, wfd = fds.split(",")
-        self.cin = open("/dev/fd/" + rfd, "rb")
-        self.out = open("/dev/fd/" + wfd, "wb")
+        self.cin = host_open("/dev/fd/" + rfd, "rb")
+        self.out = host_open("/dev/fd/" + wfd, "wb")
         self._poll = select.poll()
         self._poll.register(self.cin, select.POLLIN)
         self.wake = select.poll()  # what ends an idle wait: a serial byte or a control line
@@ -156,11 +156,15 @@ class Bench:
         elif op == "hold":
             b.flash.hold = msg["stage"]
             self.send({"seq": seq, "ok": True})
+        elif op == "cut_flash":
+            # the power goes in the middle of the n-th erase or program from now
+            b.flash.dev.cut_in = msg["ops"]
+            self.send({"seq": seq, "ok": True})
         elif op == "flash":
             b.flash.full = bool(msg["full"])
             self.send({"seq": seq, "ok": True})
         elif op == "stats":
-            self.send({"seq": seq, "stats": self._stats(stats())})
+            self.send({"seq": seq, "stats": self._stats(b.flash.unseen(stats))})
         else:
             self.send({"seq": seq, "error": "unknown op"})
 
@@ -180,6 +184,7 @@ class Bench:
         st["rx_peak"] = s.peak  # since the last stats, like gap_max_us
         s.peak = s.ring
         st["rx_last_us"] = s.last_in
+        st.update(b.flash.counts())  # what littlefs did to the flash since start; the longest storage call
         # a closure is scheduled or still closed: the scanner may not
         # have seen it yet, so "idle" alone does not mean "decided"
         st["closing"] = not b.model.idle

@@ -6,6 +6,11 @@
 import os
 import time
 
+try:  # the simulator's runtime: the flash is mounted at "/", the host's files (pipes, /proc) through it
+    from flashdev import host_open  # type: ignore[import-not-found]
+except ImportError:  # a bare unix port (tests): the host's files are at "/"
+    host_open = open
+
 MASK = 0x3FFFFFFF  # the board's clocks wrap at 2**30, like the ESP32's
 # An ESP32 running the scan loop is never paused by an operating system; this
 # process is. A gap longer than this between two reads of the clock is the OS

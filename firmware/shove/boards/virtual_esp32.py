@@ -13,7 +13,7 @@
 import time
 
 from shove import scanner
-from shove.boards.virtual_clock import MASK, READ_US, STALL_US, Clock
+from shove.boards.virtual_clock import MASK, READ_US, STALL_US, Clock, host_open
 
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
@@ -26,7 +26,7 @@ class Esp32Clock(Clock):
         super().__init__()
         self.slow = False  # the modelled costs are charged to the clock, not slept
         self.scale = scale
-        self._cpu_f = open("/proc/self/schedstat", "rb")  # on-CPU time, ns
+        self._cpu_f = host_open("/proc/self/schedstat", "rb")  # on-CPU time, ns
         self._cpu_buf = bytearray(64)
         self._cpu_last = self._cpu_ns()
         self._own = 0  # short gaps counted since the last look at the CPU time

@@ -1,25 +1,48 @@
-# The virtual board's flash: the working directory, as slow as the chip's
-# littlefs, and the faults a test sets through the control channel (a full
-# flash, a write held at a stage until the power is cut). The time goes to
-# the board's clock (virtual_clock.py: waited for in the plain model,
-# charged in the ESP32 one); what each operation costs is the flash's own:
-# Flash in the plain model, Esp32Flash in the ESP32 one.
+# The virtual board's flash: littlefs (MicroPython's own) on a block device
+# that counts every operation (host/hapenny/sim/runtime/flashdev.py), the
+# time each operation costs on the chip, and the faults a test sets through
+# the control channel (a full flash, a write held at a stage or cut in the
+# middle of an operation until the power goes). The block device calls
+# flash_begin() and flash_end() around each operation; the time goes to the
+# board's clock: slept in the plain model (Flash), charged in the ESP32 one
+# (Esp32Flash).
+#
+# Costs, from Winbond's W25Q32FV datasheet (AC electrical characteristics),
+# a common 4 MB SPI NOR flash: sector erase (4 KB) tSE 45 ms typical, 400 ms
+# at most; page program (up to 256 bytes) tPP 0.7 ms typical, 3 ms at most.
+# Reads: 40 MHz dual I/O, about 10 bytes a us, and some 15 us a call for
+# esp_flash_read's set-up. While the flash is busy the cache is off and the
+# CPU stalls (ESP-IDF's spi_flash guard), so the scanner is blind for all of
+# it; the REPL UART's interrupt handler lives in IRAM and keeps filling the
+# 259-byte stdin ring meanwhile (ports/esp32/uart.c: IRAM_ATTR,
+# ESP_INTR_FLAG_IRAM), which the ESP32 model's UART does too.
+# HAPENNY_FLASH=worst charges the worst-case figures.
+import os
 import time
 
 from shove import store
 
-FLASH_BASE_MS = 8  # littlefs write + rename: a few to tens of ms
-FLASH_MS_PER_KB = 4
-FLASH_APPEND_US = 1500  # program a few bytes into an erased block + a metadata commit
-# The ESP32 model: a file rewritten beyond its inline size (128 bytes:
-# cache_size = 4 x 32-byte program size, extmod/vfs_lfsx.c) takes a freshly
-# erased 4 KB block (an erase, ~45 ms typical) and its programming; bytes
-# appended to a file kept open are only programmed; every sync commits
-# metadata.
-ERASE_US = 45000
-PROGRAM_US_PER_KB = 2000
-COMMIT_US = 1000
-INLINE_MAX = 128
+try:  # the simulator's runtime: the board's flash is mounted at "/"
+    from flashdev import DEV  # type: ignore[import-not-found]
+except ImportError:  # a bare unix port (tests): the working directory is the flash, uncounted
+    DEV = []
+
+ERASE_TYP_US = 45000
+ERASE_MAX_US = 400000
+PAGE_TYP_US = 700
+PAGE_MAX_US = 3000
+READ_CALL_US = 15
+READ_BYTES_PER_US = 10
+# littlefs's own work (C) is charged from what it does, not from this
+# machine's time between two operations (that holds the call into the
+# Python block device, which the chip's C one does not make, and whatever
+# the OS takes, both far above littlefs's own microseconds): LFS_OP_US an
+# operation for its cache and tag bookkeeping, and LFS_NS_PER_BYTE for every
+# byte read or programmed, which littlefs checks or makes a CRC of
+# (lfs2_crc in lfs2_util.c: a 16-entry table, two steps a byte, some 20
+# cycles at 240 MHz; 100 ns errs slow).
+LFS_OP_US = 10
+LFS_NS_PER_BYTE = 100
 
 
 class Flash:
@@ -29,87 +52,181 @@ class Flash:
         self.hold = None  # a test can stop the next write at a stage (_wait)
         self.send = None  # the control channel's report (set by the board when there is one)
         self._stages = []
+        self.busy_us = 0  # board time the flash kept the CPU stalled
+        self.store_max_us = 0  # the longest storage call (stats: since the last stats)
+        self._erase_us = ERASE_TYP_US
+        self._page_us = PAGE_TYP_US
+        if os.getenv("HAPENNY_FLASH") == "worst":
+            self._erase_us = ERASE_MAX_US
+            self._page_us = PAGE_MAX_US
+        self.dev = DEV[0] if DEV else None  # the counting block device under "/"
+        if self.dev:
+            self.dev.clock = self
 
-    # ---- what each operation costs (us) --------------------------------------------
-    def read_us(self, data):
-        return 0  # not modelled: reads are fast beside a write
+    def attach(self, send):
+        """The control channel is there: reports go to it, and a cut inside a
+        flash operation holds the board until the simulator cuts the power."""
+        self.send = send
+        if self.dev:
+            self.dev.on_cut = self._cut
 
-    def write_us(self, n):
-        """A file of `n` bytes replaced: (all of it, the commit before the rename)."""
-        total = 1000 * (FLASH_BASE_MS + FLASH_MS_PER_KB * n // 1024)
-        return total, total // 4
+    # ---- the block device's calls around each operation ----------------------------
+    def flash_begin(self):
+        self.clock.ticks_us()
 
-    def append_us(self, n):
-        return FLASH_APPEND_US
+    def cost_us(self, kind, n, pages):
+        """An operation of `kind` (0 read, 1 erase, 2 program) of n bytes,
+        touching `pages` program pages: the time the CPU is stalled for it."""
+        if kind == 1:
+            return self._erase_us
+        if kind == 2:
+            return self._page_us * pages
+        return READ_CALL_US + n // READ_BYTES_PER_US
+
+    def flash_end(self, kind, n, pages):
+        us = self.cost_us(kind, n, pages)
+        self.busy_us += us
+        if kind and self.clock.slow:
+            # erases and programs are slept; reads (tens of us each, fast
+            # beside a write) are not: the ESP32 model charges them
+            self.clock.io(us)
+
+    def _cut(self):
+        """The power goes in the middle of a flash operation (the control
+        channel's `cut_flash`): the block device has done part of it; wait
+        here for the simulator to cut the power."""
+        self.send({"held": "cut"})
+        while True:
+            time.sleep_ms(100)
+
+    def counts(self):
+        """What littlefs did to the flash since start, and the stall time."""
+        d = self.dev
+        if not d:
+            return {}
+        st = {}
+        for k, v in d.counts().items():
+            st["flash_" + k] = v
+        st["flash_busy_us"] = self.busy_us
+        st["store_max_us"] = self.store_max_us
+        self.store_max_us = 0
+        return st
+
+    def unseen(self, f):
+        """f(), its flash operations neither counted nor timed: the test
+        bench's doing (the stats it asks for load modules from the flash)."""
+        d = self.dev
+        if not d:
+            return f()
+        was = d.counts()
+        d.clock = None
+        try:
+            return f()
+        finally:
+            d.clock = self
+            d.erases, d.programs, d.pages = was["erases"], was["programs"], was["pages"]
+            d.prog_bytes, d.reads, d.read_bytes = was["prog_bytes"], was["reads"], was["read_bytes"]
 
     # ---- the board's storage calls --------------------------------------------------
     def read_file(self, path):
+        return store.read(path)  # the block device charges its reads
+
+    def _stored(self, t0):
+        """A storage call that began at board time t0 ended: the scan loop was
+        held for all of it (littlefs's work and the flash's stalls)."""
         c = self.clock
-        c.work()
-        data = store.read(path)
-        c.sim(self.read_us(data))
-        return data
+        c.ticks_us()
+        dt = c.total - t0
+        if dt > self.store_max_us:
+            self.store_max_us = dt
 
     def write_file(self, path, data):
-        # Spent where the chip spends it: programming the temporary file
-        # (a cut leaves it torn beside the committed one), then committing it
-        # before the rename (a cut leaves a whole .tmp beside the old file).
-        # littlefs itself would show an uncommitted file empty or not at all;
-        # a torn one is the stricter case. store.write_atomic makes the
-        # replace and calls back at those two points, so its logic is the one
-        # a board runs.
+        # littlefs's own replace, its time charged by the block device. Held
+        # at a stage (tests), the data is synced halfway ("tmp": a cut leaves
+        # a torn .tmp beside the committed file) and before the rename
+        # ("rename": a whole .tmp beside the old file).
         self._check()
-        total, commit = self.write_us(len(data))
-        self._stages = [(total - 2 * commit, "tmp"), (commit, "rename")]
-        self.clock.work()  # the firmware's work up to the write is the chip's
-        store.write_atomic(path, data, self._stage)
-        self._wait(commit, "written")
+        c = self.clock
+        c.work()  # the firmware's work up to the write is the chip's
+        t0 = c.total
+        if self.hold in ("tmp", "rename"):
+            self._stages = ["tmp", "rename"]
+            store.write_atomic(path, data, self._stage)
+        else:
+            store.write_atomic(path, data)
+        self._wait("written")
+        self._stored(t0)
 
-    def append_file(self, path, data):
-        # Programmed byte by byte into the open block: a cut can tear the
-        # record (littlefs would drop an unsynced append whole; torn is stricter).
+    def sync_write(self, f, data):
+        # bytes added to an open file and synced: one littlefs commit for a
+        # small file (shove/jstore.py); held at "append" (tests), the board
+        # stops just before it
         self._check()
-        us = self.append_us(len(data))
-        half = len(data) // 2
+        self._wait("append")
         c = self.clock
         c.work()
-        store.append(path, data[:half])
-        self._wait(us, "append")
-        store.append(path, data[half:])
-        c.sim(0)
+        t0 = c.total
+        f.write(data)
+        f.flush()
+        self._stored(t0)
+
+    def append_file(self, path, data):
+        # held at "append" (tests), the first part of the record is synced
+        # first: a cut there leaves a torn record (littlefs alone would drop
+        # an unsynced append whole; torn is the stricter case)
+        self._check()
+        if self.hold == "append":
+            half = len(data) // 2
+            store.append(path, data[:half])
+            self._wait("append")
+            data = data[half:]
+        store.append(path, data)
 
     def _check(self):
         if self.full:
             raise OSError(28)  # ENOSPC, as littlefs reports a full or worn flash
 
     def _stage(self):
-        us, stage = self._stages.pop(0)
-        self._wait(us, stage)
+        self._wait(self._stages.pop(0))
 
-    def _wait(self, us, stage):
-        """The chip spends `us` of flash time at this point of a write, so a
-        power cut (the simulator killing this process) can land here. A test
-        can hold the board at a stage (`hold` on the control channel) and cut
-        the power there for certain."""
+    def _wait(self, stage):
+        """A test can hold the board at a stage of a write (`hold` on the
+        control channel) and cut the power there for certain."""
         if self.hold == stage:
             self.send({"held": stage})
             while True:  # until the power is cut
                 time.sleep_ms(100)
-        self.clock.io(us)
 
 
 class Esp32Flash(Flash):
-    """The ESP32 timing model's costs (see above)."""
+    """The ESP32 timing model: each operation's time charged to the board's
+    clock, with the host's file I/O behind it not counted; bytes the host
+    writes keep arriving in the UART's ring through the stall."""
 
-    def read_us(self, data):
-        # littlefs reads at SPI flash speed (~10 MB/s with the cache): a
-        # directory lookup and the file's blocks
-        return COMMIT_US // 2 + (len(data) if data else 0) // 10
+    def __init__(self, clock, uart):
+        super().__init__(clock)
+        self.uart = uart
+        self._mark = -1  # the board time at the end of the last operation (unchanged since: only littlefs ran)
 
-    def write_us(self, n):
-        if n <= INLINE_MAX:  # stored in the directory's metadata: the file and the rename
-            return 2 * COMMIT_US, COMMIT_US
-        return ERASE_US + PROGRAM_US_PER_KB * n // 1024 + 2 * COMMIT_US, COMMIT_US
+    def flash_begin(self):
+        c = self.clock
+        if c.total == self._mark:
+            c.sim(LFS_OP_US)  # since the last operation only littlefs ran
+        else:
+            c.charge()  # the firmware's work up to here
+        # what the host has written by now is on the wire from here: the
+        # stall that follows does not stop it arriving, and the ring
+        # (filled by the UART's IRAM interrupt) loses what it cannot hold
+        try:
+            self.uart.advance()
+        except MemoryError:  # a file closed by its finaliser: the heap is locked
+            pass
+        c.sim(0)
 
-    def append_us(self, n):
-        return COMMIT_US + PROGRAM_US_PER_KB * n // 1024
+    def flash_end(self, kind, n, pages):
+        us = self.cost_us(kind, n, pages)
+        self.busy_us += us
+        c = self.clock
+        # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
+        c.sim(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))
+        self._mark = c.total

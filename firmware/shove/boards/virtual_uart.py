@@ -104,13 +104,13 @@ class Uart:
         return ready
 
     def waiting(self):
-        self._advance()
+        self.advance()
         return self.ring > 0
 
     def take(self, buf, most):
         c = self.clock
         c.ticks_us()
-        self._advance()
+        self.advance()
         q = self.rxq
         n = self.ring
         if n > most:
@@ -123,7 +123,7 @@ class Uart:
         c.sim(TAKE_US * n + SERIAL_US)
         return n
 
-    def _advance(self):
+    def advance(self):
         """Move what the host wrote into the wire model, then what has
         arrived by now into the ring, dropping what finds it full."""
         q = self.rxq

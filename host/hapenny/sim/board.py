@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 from hapenny import firmware
+from hapenny.sim import flashimg
 
 # the board's MicroPython side (machine, os, the boot script): package data
 RUNTIME = Path(str(resources.files("hapenny.sim") / "runtime"))
@@ -39,6 +40,9 @@ WDT_PANIC = (b"E (0) task_wdt: Task watchdog got triggered. The following tasks/
 # for MicroPython (a 56 KB first block grown from the IDF heap), and this
 # port's 8-byte words make the same objects about 1.7 times as large.
 ESP32_HEAP = 192 * 1024
+# ... plus what the flash's block device takes of it here (runtime/flashdev.py:
+# its code and buffers, some 7 KB), which on the chip is C outside the heap
+BDEV_HEAP = 8 * 1024
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
 
@@ -58,15 +62,10 @@ def _die_with_parent():
 
 
 def micropython_path():
-    env = os.environ.get("HAPENNY_MICROPYTHON")
-    if env:
-        if not os.access(env, os.X_OK):
-            raise SimError("HAPENNY_MICROPYTHON=%s is not an executable micropython" % env)
-        return env
     try:
-        return firmware.tool("micropython")
-    except firmware.FirmwareError:
-        raise SimError("no micropython interpreter: run `make setup` (x86_64 Linux) or set HAPENNY_MICROPYTHON")
+        return flashimg.micropython_path()
+    except flashimg.NoInterpreter as e:
+        raise SimError(str(e))
 
 
 class VirtualBoard:
@@ -122,8 +121,9 @@ class VirtualBoard:
     # ---- life cycle ---------------------------------------------------------------
     def start(self):
         self.board_dir.mkdir(parents=True, exist_ok=True)
-        if self.refresh or not any(self.board_dir.iterdir()):  # an empty flash gets the current firmware
-            firmware.install(self.board_dir, "sim", self.profile)
+        flashimg.import_folder(self.board_dir)  # a folder of plain files from before the image
+        if self.refresh or not flashimg.image(self.board_dir).exists():  # a blank flash gets the current firmware
+            flashimg.install(self.board_dir, "sim", self.profile)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # the ESP32's port does no echo or line editing
         os.set_blocking(self.master, False)
@@ -180,7 +180,7 @@ class VirtualBoard:
             env["HAPENNY_TIMING"] = "esp32"
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
-            args += ["-X", "heapsize=%d" % ESP32_HEAP]
+            args += ["-X", "heapsize=%d" % (ESP32_HEAP + BDEV_HEAP)]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
@@ -307,6 +307,10 @@ class VirtualBoard:
             if self._cut == "wdt":
                 self._cut = False
                 self._restart("normal", WDT_RESET, WDT_PANIC)
+            elif self._cut == "edit":
+                self._edit.wait(120)
+                self._cut = False
+                self._restart("normal", PWRON_RESET, POWER_ON)
             elif self._cut is not False:
                 time.sleep(self._cut)
                 self._cut = False
@@ -454,6 +458,35 @@ class VirtualBoard:
         "append" (a record half appended). `held` is set when it stops there."""
         self.held.clear()
         self.control("hold", stage=stage)
+
+    def cut_flash(self, ops=1):
+        """Cut the power in the middle of the board's `ops`-th flash erase or
+        program from now: the block device does part of it, the board stops
+        there (`held` is set), and power_cut() ends it."""
+        self.held.clear()
+        self.control("cut_flash", ops=ops)
+
+    def files(self):
+        """Every file on the board's flash, {path: bytes}, read from its image."""
+        return flashimg.files_retry(self.board_dir)
+
+    def names(self):
+        """Every file's path on the board's flash, {path: size}, none read."""
+        return flashimg.files_retry(self.board_dir, read=flashimg.names)
+
+    def edit_flash(self, files=None, remove=()):
+        """Power off, change files on the flash from the host (as with the
+        flash taken out), power on again; returns once it is starting."""
+        with self._lock:
+            proc = self.proc
+            self._edit = threading.Event()
+        self._cut = "edit"
+        self._kill()
+        proc.wait()
+        try:
+            flashimg.put(self.board_dir, files or {}, remove=remove)
+        finally:
+            self._edit.set()
 
     def wait_rearmed(self, timeout=5.0):
         """Until every closure scheduled has ended and the scanner is idle

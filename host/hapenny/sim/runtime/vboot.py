@@ -24,6 +24,13 @@ import vmicropython  # noqa: E402
 # its kbd_intr tells the simulator, which turns 0x03 into SIGINT only while it is 3
 sys.modules["micropython"] = vmicropython
 
+import flashdev  # noqa: E402
+
+# The flash: the board folder's image, mounted at "/" as the ESP32 port's
+# _boot.py mounts its "vfs" partition; the host's files are out of sight
+# from here on (flashdev.host_open reaches the simulator's pipes)
+flashdev.mount_root()
+
 out = sys.stdout
 stdin = sys.stdin.buffer
 _wait = select.poll()
@@ -66,6 +73,9 @@ def run_file(path, g):
         with open(path) as f:
             src = f.read()
         exec(compile(src, path, "exec"), g)
+        import gc
+
+        gc.collect()  # files the script left open and unreachable are closed (committed), as a collection would
     except KeyboardInterrupt as e:
         sys.print_exception(e)
     except SystemExit as e:
@@ -76,7 +86,34 @@ def run_file(path, g):
 
 def exit_for(e):
     code = e.args[0] if e.args else 0
-    sys.exit(HARD_EXIT if code == HARD_EXIT else SOFT_EXIT)
+    if code == HARD_EXIT:
+        sys.exit(HARD_EXIT)
+    soft_exit(SOFT_EXIT)
+
+
+_opened = []  # files opened by code typed at the REPL
+
+
+def _open(*args, **kw):
+    f = open(*args, **kw)
+    _opened.append(f)
+    return f
+
+
+def soft_exit(code):
+    """A soft reboot: as on the chip (main.c: gc_sweep_all runs every
+    finaliser), files left open are closed first, so what was written to
+    them reaches the flash (littlefs commits a file when it is closed).
+    Here: those the REPL's code opened, and any other the collector finds."""
+    import gc
+
+    for f in _opened:
+        try:
+            f.close()
+        except Exception:
+            pass
+    gc.collect()
+    sys.exit(code)
 
 
 def execute(src, g, mode):
@@ -123,7 +160,7 @@ def raw_repl(g):
         write("OK")
         if not buf:  # Ctrl-D on an empty command: soft reset
             write("\r\n")
-            sys.exit(SOFT_RAW_EXIT)
+            soft_exit(SOFT_RAW_EXIT)
         run_raw(bytes(buf), g)
         write(">")
 
@@ -194,7 +231,7 @@ def friendly_repl(g, greet=True):
                 if line or cont:
                     continue
                 write("\r\n")
-                sys.exit(SOFT_EXIT)
+                soft_exit(SOFT_EXIT)
             if c in (13, 10):
                 write("\r\n")
                 break
@@ -227,7 +264,7 @@ def friendly_repl(g, greet=True):
 def main():
     mode = os.getenv("HAPENNY_BOOT") or "normal"
     # one namespace for boot.py, main.py and the REPL, as pyexec runs them all in __main__'s
-    g = {"__name__": "__main__"}
+    g = {"__name__": "__main__", "open": _open}
     run_file("boot.py", g)
     if mode == "raw":
         state["raw"] = True

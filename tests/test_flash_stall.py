@@ -1,0 +1,78 @@
+"""Host bytes while the flash stalls the CPU (ESP32 timing model, worst-case
+flash timings): the REPL UART's interrupt runs from IRAM during a flash
+operation and keeps filling the 259-byte stdin ring (ports/esp32/uart.c),
+so a burst of requests sent while the board erases is held there and every
+request is answered; only what the ring cannot hold is lost, as on the chip."""
+import json
+import time
+
+import pytest
+
+from hapenny.connect import connect
+from hapenny.sim.board import VirtualBoard
+
+NEW = b'{"cmd":"new","id":"n","players":["Ann","Bob"]}\n'
+
+
+@pytest.fixture(scope="module")
+def worst_board(tmp_path_factory):
+    import os
+
+    old = os.environ.get("HAPENNY_FLASH")
+    os.environ["HAPENNY_FLASH"] = "worst"  # 400 ms a sector erase, 3 ms a page
+    try:
+        vb = VirtualBoard(timing="esp32").start()
+    finally:
+        if old is None:
+            del os.environ["HAPENNY_FLASH"]
+        else:
+            os.environ["HAPENNY_FLASH"] = old
+    link, info, ser = connect(vb.port)
+    link.request("new", players=["Ann", "Bob"])
+    link.drain()
+    yield vb, link
+    ser.close()
+    vb.stop()
+
+
+def burst_during_a_new_game(vb, link, lines):
+    """`new` (a game file replaced and a journal folder made: erases) and,
+    right behind it in the same write, `lines`: they reach the board while
+    it waits on the flash. -> (replies by id, stats before, after)."""
+    s0 = vb.stats()
+    link.send_line(NEW + b"".join(lines))
+    ids = {json.loads(x)["id"] for x in lines} | {"n"}
+    got = {}
+    peak = 0  # the ring's fullest (stats counts it from the last stats)
+    end = time.monotonic() + 20
+    while not ids <= set(got) and time.monotonic() < end:
+        for rep in link._pump(0.2):
+            got[rep.get("id")] = rep
+        st = vb.stats()
+        peak = max(peak, st["rx_peak"])
+        if st["rx_dropped"] > s0["rx_dropped"] and time.monotonic() > end - 17:
+            break  # bytes were lost: some requests will never be answered
+    link.drain()
+    s1 = vb.stats()
+    s1["rx_peak"] = max(peak, s1["rx_peak"])
+    return got, s0, s1
+
+
+def test_a_burst_sent_during_the_longest_stall_gets_every_reply(worst_board):
+    vb, link = worst_board
+    lines = [b'{"cmd":"state","id":"s%d"}\n' % i for i in range(9)]  # 216 bytes: the ring holds 259
+    got, s0, s1 = burst_during_a_new_game(vb, link, lines)
+    assert s1["flash_erases"] > s0["flash_erases"]  # the board did wait on erases (400 ms each)
+    assert s1["flash_busy_us"] - s0["flash_busy_us"] >= 400000
+    assert s1["rx_dropped"] == s0["rx_dropped"]
+    assert all(got.get("s%d" % i, {}).get("ok") for i in range(9)), sorted(got)
+    assert got["n"]["ok"]
+    assert s1["rx_peak"] >= 200  # the burst waited in the ring through the stall
+
+
+def test_more_than_the_ring_holds_during_a_stall_is_lost_as_on_the_chip(worst_board):
+    vb, link = worst_board
+    lines = [b'{"cmd":"state","id":"t%d"}\n' % i for i in range(20)]  # 480 bytes
+    got, s0, s1 = burst_during_a_new_game(vb, link, lines)
+    assert s1["rx_dropped"] > s0["rx_dropped"]
+    assert not all("t%d" % i in got for i in range(20))
