@@ -318,6 +318,7 @@ class _App:
         self.game = g
         self.config = {"cpu_ms": pace}
         self.log = []
+        self.refuse = 0  # this many throws refused (the flash full), as do_throw would
 
     def do_next(self):
         self.game.next()
@@ -325,6 +326,10 @@ class _App:
         return None, []
 
     def do_throw(self, code, src):
+        if self.refuse:
+            self.refuse -= 1
+            from shove import protocol
+            raise protocol.ProtoError("flash_full", "the journal could not be written")
         self.game.throw(code)
         self.log.append(code)
         return {}
@@ -392,3 +397,41 @@ def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
     p._tables(off.rules)
     p._open(off)
     assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
+
+
+def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
+    # over virtual time (ms): each of the board's darts and its player change
+    # come one pace after the last move, whoever made it; nothing while a
+    # person throws or once the game is over; a refused dart is tried again
+    # a pace later
+    pace = 100
+    g = new_game(["cpu:4", "Bob"], seed=3)
+    app = _App(g, pace)
+    auto = cpu.Autoplay()
+    app.refuse = 1
+    table = [(0, 0), (99, 0), (100, 0), (150, 0), (199, 0), (200, 1), (299, 1), (300, 2), (399, 2),
+             (400, 3), (500, "next"), (600, "next"), (5000, "next")]
+    for now, want in table:
+        auto.step(app, now)
+        got = "next" if app.log[-1:] == ["next"] else len([x for x in app.log if isinstance(x, int)])
+        assert got == want, (now, app.log)
+    assert app.log[0] == "refused" and g.turn == 1
+    # a person's move starts the pace again: the board's turn comes with
+    # Bob's player change at 5,030, its first dart at 5,130
+    for _ in range(g.darts_left):
+        g.throw(seg("MISS"))
+    g.next()
+    del app.log[:]
+    for now in (5030, 5129):
+        auto.step(app, now)
+    assert app.log == [] and g.turn == 0
+    auto.step(app, 5130)
+    assert len(app.log) == 1 and isinstance(app.log[0], int)
+    # over: nothing more, however long it waits
+    g.phase = rules.OVER
+    auto.step(app, 9000)
+    auto.step(app, 20000)
+    assert len(app.log) == 1
+    app.game = None
+    auto.step(app, 30000)
+    assert len(app.log) == 1 and auto.game is None
