@@ -323,7 +323,7 @@ class _App:
     def do_next(self):
         self.game.next()
         self.log.append("next")
-        return None, []
+        return None, [("turn", {"turn": self.game.turn})]  # the events the change makes: sent on
 
     def do_throw(self, code, src):
         if self.refuse:
@@ -354,9 +354,9 @@ def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
     auto = cpu.Autoplay()
     auto.step(app, 0)  # sees the game: the pace starts
     auto.step(app, pace)  # one pace on: its player change
-    assert app.log == ["next"] and g.turn == 1
+    assert app.log == ["next", "turn"] and g.turn == 1
     g.undo()  # back to the board's hold, before any other step
-    table = [(pace + 1, []), (2 * pace + 1, []), (3 * pace + 1, []), (4 * pace + 1, ["next"])]
+    table = [(pace + 1, []), (2 * pace + 1, []), (3 * pace + 1, []), (4 * pace + 1, ["next", "turn"])]
     for now, want in table:
         del app.log[:]
         auto.step(app, now)
@@ -413,7 +413,7 @@ def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
              (400, 3), (500, "next"), (600, "next"), (5000, "next")]
     for now, want in table:
         auto.step(app, now)
-        got = "next" if app.log[-1:] == ["next"] else len([x for x in app.log if isinstance(x, int)])
+        got = "next" if app.log[-2:] == ["next", "turn"] else len([x for x in app.log if isinstance(x, int)])
         assert got == want, (now, app.log)
     assert app.log[0] == "refused" and g.turn == 1
     # a person's move starts the pace again: the board's turn comes with
@@ -435,3 +435,47 @@ def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
     app.game = None
     auto.step(app, 30000)
     assert len(app.log) == 1 and auto.game is None
+
+
+def test_with_an_opponents_win_pending_the_last_dart_goes_for_the_only_winning_bed():
+    # Bob was gifted his last mark this visit: he wins when it ends unless
+    # Ann closes out now. With one dart left, whatever the level or the
+    # strategy, her only chance is bed 5, the one she still needs
+    for level in (1, 3, 6):
+        g = endgame()
+        set_marks(g, 0, 5, 2)
+        set_marks(g, 1, 1, 2)
+        g.throw(seg("S1"))  # Ann's spare mark on her closed 1 completes Bob
+        g.throw(seg("MISS"))
+        assert g.pending == 2 and g.darts_left == 1
+        code = cpu.player(level).choose(g)
+        assert segments.number(code) == 5, (level, segments.name(code))
+    # needing two beds with one dart, nothing can stop Bob: still a dart at
+    # the board (a legal code), and the coach still names one with a reason
+    g = endgame()
+    set_marks(g, 0, 5, 2)
+    set_marks(g, 0, 6, 2)
+    set_marks(g, 1, 1, 2)
+    g.throw(seg("S1"))
+    g.throw(seg("MISS"))
+    code = cpu.player(3).choose(g)
+    assert segments.valid(code)
+    h = coach.hint(g, 3)
+    assert segments.encode(h["seg"]) >= 0 and h["reason"].startswith(h["seg"] + ":"), h
+
+
+def test_the_coach_refuses_when_there_is_no_dart_to_throw_and_points_at_the_bull_in_a_bull_off():
+    g = new_game(["Ann", "Bob"], rules={"bull_off": True})
+    assert coach.hint(g)["seg"] == "DB"
+    g.throw(seg("DB"))
+    g.throw(seg("MISS"))  # Ann wins the bull-off
+    for _ in range(3):
+        g.throw(seg("MISS"))
+    for phase, code in ((rules.HOLD, "visit_over"), (rules.OVER, "game_over")):
+        g.phase = phase
+        try:
+            coach.hint(g)
+        except rules.RuleError as e:
+            assert e.code == code
+        else:
+            raise AssertionError(code)

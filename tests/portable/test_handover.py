@@ -36,6 +36,7 @@ def test_one_shot_stream_gives_its_bytes_once_then_no_data():
     assert s.readinto(buf) is None  # "no data now", never end-of-file (which detaches noisily)
     assert s.ioctl(3, 1) == 0
     assert s.write(b"console output") == 14
+    assert s.ioctl(4, 0) == 0  # any other request (close, flush): done, nothing to report
 
 
 # ---- giving the bytes back: models of the port's `os` ------------------------

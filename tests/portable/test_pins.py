@@ -100,3 +100,34 @@ def test_shipped_profiles_pass_and_match_their_parts_list():
         assert 0 not in d.get("buttons", {}).values()  # held at reset, GPIO 0 means download mode
         assert 2 not in p.row_pins + p.col_pins  # the DevKit's LED loads GPIO 2
         assert 12 not in p.row_pins + p.col_pins  # sets the flash voltage at reset
+
+
+def test_every_malformed_profile_is_refused_naming_what_is_wrong():
+    # (a change to the built-in profile, words the refusal must hold)
+    cells = profile.default_dict()["map"]
+    table = [
+        ({"name": "x", "matrix": None}, ["matrix"]),
+        ({"rows": "16"}, ["matrix.rows"]), ({"rows": []}, ["matrix.rows"]), ({"cols": [4] * 17}, ["matrix.cols"]),
+        ({"rows": [16, 17, True]}, ["matrix.rows"]), ({"cols": [4, 49]}, ["matrix.cols"]),
+        ({"map": {"0": "S20"}}, ["map"]), ({"map": [[0, 0]]}, ["map"]), ({"map": [(0, 0, "S20")]}, ["map"]),
+        ({"map": [[8, 0, "S20"]]}, ["map", "row 8"]), ({"map": [[0, -1, "S20"]]}, ["map", "col -1"]),
+        ({"map": [[0, True, "S20"]]}, ["map", "col"]), ({"map": [[0, 0, "Q7"]]}, ["map"]),
+        ({"map": [[0, 0, "MISS"]]}, ["map", "MISS"]), ({"map": cells + [[0, 0, "S1"]]}, ["map", "(0, 0)"]),
+        ({"leds": {"pin": 5, "beds": "9"}}, ["leds.beds"]), ({"leds": {"pin": 5, "colour": 1}}, ["leds.colour"]),
+        ({"leds": {"pin": 5, "beds": 22}}, ["leds"]), ({"leds": {"pin": 5, "per_side": 0}}, ["leds"]),
+        ({"leds": {"pin": 5, "status": 10}}, ["leds"]),
+        ({"buttons": {"next": 34, "start": 35}}, ["buttons"]), ({"buttons": {"next": "34"}}, ["buttons.next"]),
+        ({"brightness": 256}, ["brightness"]), ({"brightness": -1}, ["brightness"]),
+        ({"brightness": True}, ["brightness"]),
+    ]
+    for change, words in table:
+        _refused(_prof(**change), words)
+    for d in ([], "generic"):
+        _refused(d, ["object"])
+
+
+def test_a_map_table_lists_back_the_cells_it_was_made_from():
+    cells = [[0, 0, "S20"], [2, 5, "T3"], [7, 7, "DB"], [3, 1, "SI5"]]
+    table = profile.parse_map(cells, 8, 8)
+    assert profile.map_cells(table, 8) == sorted(cells)
+    assert profile.map_cells(profile.parse_map([], 4, 4), 4) == []

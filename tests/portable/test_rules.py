@@ -111,6 +111,9 @@ def test_ring_marks_single_double_treble():
     g = new_game(["Ann", "Bob"])
     throw(g, "S1", "D2", "T3")
     assert (marks(g, 0, 1), marks(g, 0, 2), marks(g, 0, 3)) == (1, 2, 3)
+    table = [("MISS", 0), ("SB", 1), ("DB", 2), ("S7", 1), ("SI7", 1), ("SO7", 1), ("D7", 2), ("T7", 3)]
+    for name, want in table:
+        assert segments.ring_marks(segments.encode(name)) == want, name
 
 
 def test_flat_rule_every_ring_one_mark():

@@ -423,3 +423,17 @@ def test_a_spiram_image_with_rows_on_gpio_16_and_17_starts_safe_and_says_why():
             store.remove("profile.json")
 
     _in_tmp(body)
+
+
+def test_a_port_without_rtc_memory_has_no_mark_and_every_reason_has_a_message():
+    class NoRtc:  # a port whose machine module has no RTC
+        pass
+
+    class BadRtc:
+        class RTC:
+            def memory(self, *a):
+                raise OSError(19)
+
+    assert safeboot.take_mark(NoRtc()) is False and safeboot.take_mark(BadRtc()) is False
+    for reason in (safeboot.BUTTON, safeboot.BOOT_PY, safeboot.CRASHES, safeboot.CHIP):
+        assert "not started" in safeboot.message(reason, 3), reason
