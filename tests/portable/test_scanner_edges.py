@@ -98,6 +98,9 @@ def test_a_stuck_switch_is_cleared_after_the_rearm_time_of_quiet_each_time():
     ev, _ = drive(pulses, 2700 * ms, period_us=ms)
     assert ev == [("stuck", 7, 7, 0), ("cleared", 7, 7, 508 * ms), ("hit", 1, 0, 603 * ms),
                   ("stuck", 1, 0, 2603 * ms), ("cleared", 1, 0, 2609 * ms)], ev
+    # the same dart on a board that has never had a stuck switch
+    ev, _ = drive(pulses[2:], 2700 * ms, period_us=ms)
+    assert ev == [("hit", 1, 0, 603 * ms), ("stuck", 1, 0, 2603 * ms), ("cleared", 1, 0, 2609 * ms)], ev
 
 
 def test_votes_are_counted_up_to_a_byte_of_scans():
