@@ -479,3 +479,32 @@ def test_the_coach_refuses_when_there_is_no_dart_to_throw_and_points_at_the_bull
             assert e.code == code
         else:
             raise AssertionError(code)
+
+
+def test_the_coachs_reason_names_what_a_target_gives_and_to_whom():
+    # the reason for a given target, whatever target the strategy picks:
+    # who a treble's spare marks would go to, and how many
+    def position(variant="classic", bob_needs=0, rules_=None):
+        g = endgame(variant, rules_=rules_)
+        set_marks(g, 0, 9, 2)  # Ann needs one mark on 9, and bed 2
+        set_marks(g, 0, 2, 0)
+        set_marks(g, 1, 9, 3 - bob_needs)
+        set_marks(g, 1, 1, 0)  # Bob is far from winning
+        return g
+
+    t9 = seg("T9")
+    r = coach.reason(position(bob_needs=3), t9, [])
+    assert r.startswith("T9:") and "Bob" in r and "two marks" in r, r  # Ann's two spare marks go to Bob
+    for g in (position(bob_needs=0), position("no-gift", bob_needs=3)):
+        r = coach.reason(g, t9, [])
+        assert r.startswith("T9:") and "Bob" not in r, r  # nobody takes them
+    g = position(bob_needs=2)
+    set_marks(g, 1, 1, 3)  # Bob needs just the two marks on 9: a treble hands him the game
+    r = coach.reason(g, seg("S9"), [])
+    assert r.startswith("S9") and "T9" in r and "Bob" in r, r
+    # a dart at a number that is no bed, with or without a risky bed hit among the candidates
+    g = position(bob_needs=3)
+    assert coach.reason(g, seg("S15"), []) != coach.reason(g, seg("S15"), [(0, t9, True)])
+    # every ring one mark
+    g = new_game(["Ann", "Bob"], variant="piecepack")
+    assert coach.reason(g, seg("T5"), []).startswith("T5: you need one mark on 5")
