@@ -508,3 +508,27 @@ def test_the_coachs_reason_names_what_a_target_gives_and_to_whom():
     # every ring one mark
     g = new_game(["Ann", "Bob"], variant="piecepack")
     assert coach.reason(g, seg("T5"), []).startswith("T5: you need one mark on 5")
+
+
+def test_the_players_own_view_of_a_gift_win_agrees_with_the_referee():
+    # positions where the rules bend the gift: the pub rule keeps the last
+    # mark, a long visit can still close out after making a win pending,
+    # and with every ring one mark a double is no worse than a single. In
+    # each, what the player marks as handing over the game is what the
+    # referee does with that exact hit
+    pub = endgame("pub")
+    set_marks(pub, 0, 4, 2)
+    set_marks(pub, 0, 7, 0)
+    set_marks(pub, 1, 4, 1)
+    long_visit = endgame(rules_={"darts": 9})
+    set_marks(long_visit, 0, 2, 2)
+    set_marks(long_visit, 1, 5, 1)
+    flat = endgame(rules_={"flat": True})
+    set_marks(flat, 0, 2, 0)
+    set_marks(flat, 1, 5, 2)
+    for g, codes in ((pub, ("T4", "S4")), (long_visit, ("T5", "S5", "T2")), (flat, ("S5", "D5", "T5"))):
+        for level in (2, 5):
+            cands = cpu.player(level).rank(g)[2]
+            for name in codes:
+                flags = set(c[2] for c in cands if c[1] == seg(name))
+                assert flags == {gives_game(g, seg(name))}, (g.rules.variant, level, name, flags)
