@@ -532,3 +532,23 @@ def test_the_players_own_view_of_a_gift_win_agrees_with_the_referee():
             for name in codes:
                 flags = set(c[2] for c in cands if c[1] == seg(name))
                 assert flags == {gives_game(g, seg(name))}, (g.rules.variant, level, name, flags)
+
+
+def test_tables_of_another_level_are_refused_and_lopsided_games_still_get_a_target():
+    try:
+        cpu.Player(3, cpu._load(2))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("level 2's tables taken for level 3")
+    # one side all but done, the other not started, each to throw: a legal
+    # target on an open bed either way, at every level
+    for level in (1, 6):
+        for thrower_done in (True, False):
+            g = new_game(["Ann", "Bob"], rules={"marks": 9, "beds": list(range(1, 16))})
+            side = 0 if thrower_done else 1
+            for b in g.rules.beds:
+                set_marks(g, side, b, 9)
+            set_marks(g, side, 15, 8)
+            code = cpu.player(level).choose(g)
+            assert segments.valid(code) and code != segments.MISS, (level, thrower_done)
