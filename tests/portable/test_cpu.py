@@ -319,6 +319,8 @@ class _App:
         self.config = {"cpu_ms": pace}
         self.log = []
         self.refuse = 0  # this many throws refused (the flash full), as do_throw would
+        self.srcs = []  # the source each dart was reported with
+        self.events = []  # (name, fields) sent
 
     def do_next(self):
         self.game.next()
@@ -332,6 +334,7 @@ class _App:
             raise protocol.ProtoError("flash_full", "the journal could not be written")
         self.game.throw(code)
         self.log.append(code)
+        self.srcs.append(src)
         return {}
 
     def _after_dart(self, ev):
@@ -339,6 +342,7 @@ class _App:
 
     def emit(self, name, fields=None):
         self.log.append(name)
+        self.events.append((name, fields))
 
 
 def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
@@ -416,6 +420,10 @@ def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
         got = "next" if app.log[-2:] == ["next", "turn"] else len([x for x in app.log if isinstance(x, int)])
         assert got == want, (now, app.log)
     assert app.log[0] == "refused" and g.turn == 1
+    # what was sent: the refusal (whose, the code, the message) and the turn change's own events
+    assert app.events == [("refused", {"src": "cpu", "error": "flash_full", "msg": "the journal could not be written"}),
+                          ("turn", {"turn": 1})], app.events
+    assert app.srcs == ["cpu"] * 3  # each dart reported as the board's
     # a person's move starts the pace again: the board's turn comes with
     # Bob's player change at 5,030, its first dart at 5,130
     for _ in range(g.darts_left):
@@ -552,3 +560,15 @@ def test_tables_of_another_level_are_refused_and_lopsided_games_still_get_a_targ
             set_marks(g, side, 15, 8)
             code = cpu.player(level).choose(g)
             assert segments.valid(code) and code != segments.MISS, (level, thrower_done)
+
+
+def test_the_boards_dart_is_the_throw_model_seeded_by_the_game_and_its_move_count():
+    # documented so a test (tests/hil) can predict every dart: the same
+    # position gives the same dart after an undo or a restart
+    g = new_game(["cpu:5", "Bob"], seed=77)
+    auto = cpu.Autoplay()
+    for _ in range(3):
+        p = cpu.player(5)
+        want = throwing.throw(p.face, p.sigma, p.choose(g), throwing.Rng(g.seed + 7919 * g.moves()))
+        assert auto.dart(g) == want
+        g.throw(want)

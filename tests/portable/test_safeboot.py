@@ -59,6 +59,15 @@ def test_health_clears_once_after_the_loop_ran_long_enough():
     h.alive((t0 + safeboot.HEALTHY_MS + 9000) % wrap)
     h.cleared()
     assert calls == [1]
+    # the first check-in at tick 0 (the clock reads 0 once a wrap): healthy
+    # HEALTHY_MS after it, not a millisecond before
+    calls = []
+    h = safeboot.Health(lambda: calls.append(1))
+    for ms in (0, 1, safeboot.HEALTHY_MS // 2, safeboot.HEALTHY_MS - 1):
+        h.alive(ms)
+    assert calls == []
+    h.alive(safeboot.HEALTHY_MS)
+    assert calls == [1]
 
 
 # ---- a model of the ESP32 port's machine: what soft reset keeps and loses ----
