@@ -43,7 +43,8 @@ def test_decide_table():
 
 
 def test_parse_count_takes_anything():
-    for data, n in ((None, 0), (b"", 0), (b"2", 2), (b"x", 0), (b"-4", 0), (b"99999", 0), (b"7\n", 7)):
+    for data, n in ((None, 0), (b"", 0), (b"2", 2), (b"x", 0), (b"-4", 0), (b"99999", 0), (b"7\n", 7),
+                    (b"999", 999), (b"1000", 0)):  # a count of a thousand or more is damage, not starts
         assert safeboot.parse_count(data) == n, data
 
 
@@ -445,4 +446,6 @@ def test_a_port_without_rtc_memory_has_no_mark_and_every_reason_has_a_message():
 
     assert safeboot.take_mark(NoRtc()) is False and safeboot.take_mark(BadRtc()) is False
     for reason in (safeboot.BUTTON, safeboot.BOOT_PY, safeboot.CRASHES, safeboot.CHIP):
-        assert "not started" in safeboot.message(reason, 3), reason
+        assert "not started" in safeboot.message(reason, 7), reason
+        # only the crashes' message tells the count of bad starts
+        assert ("7" in safeboot.message(reason, 7)) == (reason == safeboot.CRASHES), reason
