@@ -386,10 +386,13 @@ def report(write=True, measure=True):
     for what, took in (("The last run from scratch", runs.get("fresh")), ("The last run", runs.get("last"))):
         if took and (what == "The last run from scratch" or took is not runs.get("fresh")) and not (
                 what == "The last run" and took == runs.get("fresh")):
-            section += ["", "%s took %.1f minutes (%d mutants tried, 2 at a time, niced, plus the tests once "
-                        "under coverage.py), the machine's 1-minute load average meanwhile %.1f to %.1f, "
+            done = ("took %.1f minutes (%d mutants tried, 2 at a time, niced, plus the tests once under "
+                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"]) if not took.get("stopped") else
+                    "was stopped after %.1f minutes with %d of its %d mutants tried (2 at a time, niced)" % (
+                        took["seconds"] / 60.0, took["tried"], took["stopped"]))
+            section += ["", "%s %s, the machine's 1-minute load average meanwhile %.1f to %.1f, "
                         "mean %.1f (2.0: two busy cores)." % (
-                            what, took["seconds"] / 60.0, took["tried"], min(took["load"]), max(took["load"]),
+                            what, done, min(took["load"]), max(took["load"]),
                             sum(took["load"]) / len(took["load"]))]
     for m in PURE:
         if missing[m]:

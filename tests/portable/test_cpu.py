@@ -572,3 +572,55 @@ def test_the_boards_dart_is_the_throw_model_seeded_by_the_game_and_its_move_coun
         want = throwing.throw(p.face, p.sigma, p.choose(g), throwing.Rng(g.seed + 7919 * g.moves()))
         assert auto.dart(g) == want
         g.throw(want)
+
+
+def test_the_coach_tells_a_hand_over_from_a_gift_and_says_when_a_gift_closes_a_bed():
+    def position(bob_needs, darts_used=0):
+        g = endgame()
+        set_marks(g, 0, 9, 2)  # Ann needs one mark on 9, and bed 2
+        set_marks(g, 0, 2, 0)
+        set_marks(g, 1, 9, 3 - bob_needs)
+        set_marks(g, 1, 1, 0)
+        for _ in range(darts_used):
+            g.throw(seg("MISS"))
+        return g
+
+    t9 = seg("T9")
+    # a gift that neither closes Bob's 9 nor wins him the game
+    r = coach.reason(position(3), t9, [])
+    assert "Bob" in r and "close" not in r and "the game" not in r, r
+    # a gift that closes Bob's 9
+    r = coach.reason(position(2), t9, [])
+    assert "Bob" in r and "close that bed" in r and "the game" not in r, r
+    # Bob needs only those marks: the treble hands him the game, whether his
+    # win waits for the visit's end or the visit ends with this dart
+    for used in (0, 2):
+        g = position(2, used)
+        set_marks(g, 1, 1, 3)
+        r = coach.reason(g, seg("S9"), [])
+        assert "Bob" in r and "the game" in r, (used, r)
+    # Bob's win is already pending and this is the last dart: a treble that
+    # does not win ends the visit, and the game, for him
+    g = endgame()
+    set_marks(g, 0, 5, 2)
+    set_marks(g, 0, 6, 2)
+    set_marks(g, 1, 1, 2)
+    g.throw(seg("S1"))
+    g.throw(seg("MISS"))
+    assert "the game" in coach.reason(g, seg("S5"), [])
+
+
+def test_the_coach_says_aim_at_the_middle_only_when_the_bull_is_worth_more_than_a_dead_dart():
+    g = endgame()
+    set_marks(g, 0, 4, 0)
+    set_marks(g, 1, 4, 0)
+    db = segments.DB
+    table = [
+        (db, [(5, db, False)], True), (db, [(1, db, False)], True), (db, [(0, db, False)], False),
+        (db, [(5, seg("T4"), False)], False), (seg("S15"), [(5, seg("S15"), False)], False),
+    ]
+    for code, cands, middle in table:
+        r = coach.reason(g, code, cands)
+        assert ("middle" in r) == middle, (segments.name(code), cands, r)
+    h = coach.hint(new_game(["Ann", "Bob"], rules={"bull_off": True}), 3)
+    assert h["seg"] == "DB" and h["reason"], h  # the hint reply's two fields
