@@ -624,3 +624,12 @@ def test_the_coach_says_aim_at_the_middle_only_when_the_bull_is_worth_more_than_
         assert ("middle" in r) == middle, (segments.name(code), cands, r)
     h = coach.hint(new_game(["Ann", "Bob"], rules={"bull_off": True}), 3)
     assert h["seg"] == "DB" and h["reason"], h  # the hint reply's two fields
+
+
+def test_each_levels_player_is_made_once_and_kept():
+    # its tables are read from cpu.dat once a level, not at every dart
+    cpu._players.clear()
+    for level in (2, 5):
+        p = cpu.player(level)
+        assert p is cpu.player(level) and p.level == level
+    assert cpu.player(2) is not cpu.player(5)
