@@ -633,3 +633,39 @@ def test_each_levels_player_is_made_once_and_kept():
         p = cpu.player(level)
         assert p is cpu.player(level) and p.level == level
     assert cpu.player(2) is not cpu.player(5)
+
+
+def test_the_coachs_reason_names_the_ring_the_rule_and_the_win_it_sets_up():
+    def ann_needs(marks_left, variant="classic", bob_closed=True, rules_=None, more=True):
+        g = endgame(variant, rules_=rules_)
+        set_marks(g, 0, 9, g.rules.marks - marks_left)
+        if more:
+            set_marks(g, 0, 2, 0)
+        if not bob_closed:
+            set_marks(g, 1, 9, 0)
+        set_marks(g, 1, 1, 0)
+        return g
+
+    table = [
+        # (position, target, words the reason must hold, words it must not)
+        (ann_needs(1, more=False), "T9", ["win"], []),
+        (ann_needs(3), "T9", ["one", "dart"], ["win"]),
+        (ann_needs(5, rules_={"marks": 5}), "T9", [], ["one", "dart"]),
+        (ann_needs(1, bob_closed=False), "T9", ["a", "hit", "Bob"], ["None"]),
+        (ann_needs(1), "T9", ["nobody"], ["off"]),
+        (ann_needs(1, "no-gift"), "T9", ["off"], ["nobody"]),
+        (ann_needs(2), "D9", ["double"], ["single"]),
+        (ann_needs(2), "S9", ["single"], ["double"]),
+    ]
+    for g, target, has, lacks in table:
+        r = coach.reason(g, seg(target), [])
+        words = r.replace(":", " ").replace(",", " ").replace(";", " ").split()
+        assert r.startswith(target + ":"), r
+        assert all(w in words for w in has) and not any(w in words for w in lacks), (target, r)
+    # the bull as a bed: a double bull that would gift is "a bull", not "a treble"
+    g = endgame(rules_={"beds": [25, 9]})
+    set_marks(g, 0, 25, 2)
+    set_marks(g, 0, 9, 0)
+    set_marks(g, 1, 25, 0)
+    r = coach.reason(g, segments.SB, [])
+    assert "bull" in r.split() and "treble" not in r.split(), r
