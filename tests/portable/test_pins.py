@@ -150,3 +150,42 @@ def test_each_pin_is_named_with_its_role_and_strapping_pins_say_which_way_not_to
     for pin, way in ((2, "high"), (12, "high"), (0, "low"), (5, "low"), (15, "low")):
         warn = profile.check_pins(ROWS, cols, pin, {}, [34])
         assert len(warn) == 1 and way in warn[0].split() and "GPIO %d" % pin in warn[0], (pin, warn)
+
+
+def test_every_profile_limit_takes_its_edge_and_refuses_one_beyond():
+    def ok(d):
+        return profile.Profile(d)
+
+    assert ok(_prof(name="x" * 32)).name == "x" * 32
+    _refused(_prof(name="x" * 33), ["name"])
+    p = ok(_prof(rows=[16], map=[[0, 0, "S20"]]))
+    assert p.rows == 1
+    p = ok(_prof(cols=[4], map=[[0, 0, "S20"]]))
+    assert p.cols == 1
+    d = _prof()
+    del d["map"]  # no map: every crossing unmapped (learn one later)
+    assert set(ok(d).map) == {profile.UNMAPPED}
+    for leds in ({"beds": 1, "per_side": 1, "status": 0}, {"beds": 21, "per_side": 9, "status": 9}):
+        leds["pin"] = 5
+        assert ok(_prof(leds=leds)).leds == leds
+    for b in (0, 255):
+        assert ok(_prof(brightness=b)).brightness == b
+    d = _prof()
+    del d["brightness"]
+    assert ok(d).brightness == 64  # the default
+    for t, good in ((60000, True), (60001, False), (True, False), (0, True)):
+        timing = dict(profile.TIMING, lockout_ms=t)
+        if good:
+            assert ok(_prof(timing=timing)).timing["lockout_ms"] == t
+        else:
+            _refused(_prof(timing=timing), ["timing.lockout_ms"])
+    _refused(_prof(timing={"bogus_ms": 5}), ["timing.bogus_ms"])
+    _refused(_prof(pullups=[34, "35"]), ["pullups"])
+
+
+def test_the_built_in_profile_is_the_shipped_generic_8x8():
+    shipped = dict((n, json.loads(t)) for n, t in _shipped())["generic-8x8"]
+    built_in = profile.default_dict()
+    for k in built_in:
+        if k != "description":  # the shipped file's says more (the module to buy)
+            assert built_in[k] == shipped[k], k

@@ -620,3 +620,20 @@ def test_building_the_state_reads_the_matrix_once_a_side_and_every_eighth_bed():
         st = g.to_state(lambda: calls.append(1))
         assert st == g.to_state()  # the same state either way
         assert len(calls) == g.n * (1 + g.nb // 8), (variant, r, len(calls))
+
+
+def test_make_sides_takes_players_or_teams():
+    assert rules.make_sides(["Ann", "Bob"]) == [["Ann"], ["Bob"]]
+    assert rules.make_sides(None, [["Ann", "Cy"], ["Bob"]]) == [["Ann", "Cy"], ["Bob"]]
+
+
+def test_the_dart_event_names_the_winner_once_there_is_one():
+    from shove import events
+
+    g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+    code = segments.encode("T7")
+    ev = events.dart(g, code, "board", 0, g.throw(code))
+    assert ev["winner"] == 0 and ev["phase"] == "over", ev
+    g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+    ev = events.dart(g, segments.encode("S7"), "board", 0, g.throw(segments.encode("S7")))
+    assert ev["winner"] is None, ev
