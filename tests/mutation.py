@@ -6,7 +6,7 @@ build/mutmut/mutants/, so a later run tests only the functions that changed
 The figures go into docs/reliability.md, between the `mutmut` markers.
 
     python tests/mutation.py            run, then write the figures
-    python tests/mutation.py --report   write the figures of the last run
+    python tests/mutation.py --report   write the figures of the last run (and its coverage)
     python tests/mutation.py --fresh    forget every kept result first
 
 Exit status 1 if a mutant survived that tests/mutants_equivalent.txt does not
@@ -32,24 +32,36 @@ ROOT = Path(__file__).resolve().parent.parent
 STAGE = ROOT / "build" / "mutmut"
 DOC = ROOT / "docs" / "reliability.md"
 EQUIVALENT = ROOT / "tests" / "mutants_equivalent.txt"
+RUN_LOG = STAGE / "mutants" / "hapenny-run.json"  # how long the last run took, and the machine's load
 
-# the firmware modules that import nothing from the board: all of their code runs in CPython
-PURE = ("rules", "scanner", "journal", "protocol", "store", "segments", "leds", "events", "buttons",
-        "settings", "cpu", "coach", "throwing")
+# the firmware modules that import nothing from the board: all of their code runs in
+# CPython (app, commands, startup, diag and extra drive the board; boards/ is the board)
+PURE = ("rules", "newgame", "variants", "scanner", "journal", "protocol", "store", "loading", "segments",
+        "leds", "events", "buttons", "settings", "profile", "profile_default", "chip", "safeboot",
+        "handover", "cpu", "coach", "throwing")
 # MUTATE=rules,journal: try only those modules' mutants not yet caught (while
 # working on their tests); the others keep what their last run found
 SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
 PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritten
 # every test that runs the firmware inside CPython; the rest run it in the
 # MicroPython port (tests/mutants.py covers what only they can catch)
+# (not tests/test_cpu_sim.py: its games, a dozen seconds of statistics, would be
+# paid by every mutant of the computer player, the throw model and the segment
+# codes that survives; make test and make computer run it)
 TESTS = ["tests/portable", "tests/test_rules_properties.py", "tests/test_cpu_properties.py",
-         "tests/test_gamestate.py", "tests/test_cpu_sim.py", "tests/test_esp32_board.py"]
+         "tests/test_gamestate.py", "tests/test_esp32_board.py"]
 
 # Message text is not mutated: the human-readable argument of an error
 # (the protocol promises a code, which is mutated, and "a message", whose
 # wording no client may depend on). Call name -> index of its message argument.
 MESSAGE_ARG = {"RuleError": 1, "ProtoError": 1, "_bad": 0, "bad": 0, "JournalError": 0, "SegError": 0,
-               "ValueError": 0}
+               "ValueError": 0, "ProfileError": 0}
+# Sentences for a person built from pieces of prose: the coach's advice, the
+# chip check's and the safe start's explanations. In these modules a string
+# of two words or more is prose and is not mutated; what the sentence names
+# is (the target, the words for numbers of marks, the opponent's name, a
+# reason code, a pin: single words and numbers, and the code that picks them).
+PROSE = ("coach.py", "chip.py", "safeboot.py")
 
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 36: "timeout",
           -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout", None: "not run"}
@@ -135,6 +147,10 @@ def stage():
         # a mutant that loops for ever is stopped after twice its tests' time (CPU seconds)
         "timeout_multiplier = 1.0\ntimeout_constant = 2.0\n"
         'use_git_change_detection = false\n'
+        # which function calls which is not needed (a changed function's own
+        # mutants are made again), and recording it slows every call in the
+        # first pass over the tests
+        "track_dependencies = false\n"
         'on_dependency_change = "ignore"\n'
         "\n[tool.pytest.ini_options]\n"
         'markers = ["micropython: runs code inside the MicroPython unix port"]\n'
@@ -160,6 +176,46 @@ def tests_digest():
     return h.hexdigest()
 
 
+# ---- every line reached -----------------------------------------------------------
+COVERAGE = STAGE / "coverage.json"
+
+
+def _firmware_files():
+    return [ROOT / "firmware" / "shove" / (m + ".py") for m in PURE]
+
+
+def coverage(measure=True):
+    """{module: [line numbers no test runs]}: the same tests, once, under
+    coverage.py, on the firmware itself (a mutant on a line no test runs can
+    only survive). Kept until the tests or the modules change; measure=False:
+    what was kept, said to be out of date if it is."""
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "tests").rglob("*.py")) + sorted((ROOT / "bench").glob("*.py")) + _firmware_files():
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    digest = h.hexdigest()
+    kept = json.loads(COVERAGE.read_text()) if COVERAGE.exists() else {}
+    if kept and kept.get("digest") != digest and not measure:
+        print("the lines no test runs were measured before the tests or the modules last changed")
+    elif kept.get("digest") != digest:
+        data = STAGE / "coverage.dat"
+        include = ",".join(str(f) for f in _firmware_files())
+        run = [sys.executable, "-m", "coverage", "run", "--data-file", str(data), "--include", include,
+               "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not micropython", *TESTS]
+        if subprocess.run(run, cwd=ROOT).returncode:
+            raise SystemExit("the tests fail on the firmware as it is: no mutant can be judged")
+        out = STAGE / "coverage-report.json"
+        subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "--data-file", str(data), "-o", str(out)],
+                       cwd=ROOT, check=True)
+        files = json.loads(out.read_text())["files"]
+        missing = {}
+        for m, path in zip(PURE, _firmware_files()):
+            f = next((v for k, v in files.items() if Path(ROOT, k).resolve() == path.resolve()), None)
+            missing[m] = f["missing_lines"] if f else ["all"]
+        kept = {"digest": digest, "missing": missing}
+        COVERAGE.write_text(json.dumps(kept))
+    return kept["missing"]
+
+
 # ---- inside the staged tree: mutmut itself ------------------------------------------
 def _patch_mutmut():
     """Leave message text alone (MESSAGE_ARG); mutmut has no setting for one argument."""
@@ -171,6 +227,9 @@ def _patch_mutmut():
     def skip(self, node):
         quiet = self.__dict__.setdefault("_hapenny_messages", set())
         if id(node) in quiet:
+            return True
+        if prose[0] and isinstance(node, (cst.SimpleString, cst.FormattedStringText)) and len(
+                node.value.strip("\"'").split()) >= 2:
             return True
         if isinstance(node, cst.Call):
             f = node.func
@@ -200,6 +259,17 @@ def _patch_mutmut():
                 kept.append(mu)
         self.mutations[:] = kept
 
+    prose = [False]  # the file being mutated is one of PROSE
+    create_file_orig = file_mutation.create_mutations
+
+    def create_file(filename, *args, **kw):
+        prose[0] = str(filename).endswith(PROSE)
+        try:
+            return create_file_orig(filename, *args, **kw)
+        finally:
+            prose[0] = False
+
+    file_mutation.create_mutations = create_file
     create_orig = file_mutation.MutationVisitor._create_mutations
     file_mutation.MutationVisitor._skip_node_and_children = skip
     file_mutation.MutationVisitor._create_mutations = create
@@ -260,7 +330,8 @@ def load_equivalent():
     return entries
 
 
-def report(write=True):
+def report(write=True, measure=True):
+    missing = coverage(measure)
     results = load_results()
     survivors = [k for m in results for k, s in results[m].items() if s == "survived"]
     d = diffs(survivors)
@@ -298,17 +369,36 @@ def report(write=True):
         real = c["mutants"] - c["equivalent"] - c["notrun"]
         return "%.1f %%" % (100.0 * (c["killed"] + c["timeout"]) / real) if real else "-"
 
-    table = ["| module | mutants | killed | timed out | survived | equivalent | untested | not run | score |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    table = ["| module | mutants | killed | timed out | survived | equivalent | untested | not run | score "
+             "| lines no test runs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    unreached = sum(len(v) for v in missing.values())
     for m, c in rows:
         name = ("**%s**" % m) if m == "all" else ("`%s`%s" % (m, " (provisional)" if m in PROVISIONAL else ""))
-        table.append("| %s | %d | %d | %d | %d | %d | %d | %d | %s |" % (
+        table.append("| %s | %d | %d | %d | %d | %d | %d | %d | %s | %d |" % (
             name, c["mutants"], c["killed"], c["timeout"], c["survived"], c["equivalent"], c["untested"], c["notrun"],
-            pct(c)))
+            pct(c), unreached if m == "all" else len(missing[m])))
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     import datetime
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     section = ["Recorded %s at commit %s (`make mutants`):" % (when, rev or "?"), ""] + table
+    runs = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
+    for what, took in (("The last run from scratch", runs.get("fresh")), ("The last run", runs.get("last"))):
+        if took and (what == "The last run from scratch" or took is not runs.get("fresh")) and not (
+                what == "The last run" and took == runs.get("fresh")):
+            done = ("took %.1f minutes (%d mutants tried, 2 at a time, niced, plus the tests once under "
+                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"]) if not took.get("stopped") else
+                    "was stopped after %.1f minutes with %d of its %d mutants tried (2 at a time, niced)" % (
+                        took["seconds"] / 60.0, took["tried"], took["stopped"]))
+            section += ["", "%s %s, the machine's 1-minute load average meanwhile %.1f to %.1f, "
+                        "mean %.1f (2.0: two busy cores)." % (
+                            what, done, min(took["load"]), max(took["load"]),
+                            sum(took["load"]) / len(took["load"]))]
+    for m in PURE:
+        if missing[m]:
+            src = (ROOT / "firmware" / "shove" / (m + ".py")).read_text().splitlines()
+            for n in missing[m][:40]:
+                print("NOT REACHED shove/%s.py:%s: %s" % (m, n, src[n - 1].strip() if isinstance(n, int) else ""))
     for line in table:
         print(line)
     stale = [e for i, e in enumerate(entries) if i not in used]
@@ -332,7 +422,7 @@ def report(write=True):
     notrun = tot["notrun"]
     if notrun:
         print("%d mutants not tried yet (an interrupted run): make mutants goes on from here" % notrun)
-    return 1 if bad or untested or notrun else 0
+    return 1 if bad or untested or notrun or unreached else 0
 
 
 def run_mutmut(*args):
@@ -348,7 +438,7 @@ def main(argv):
         return 0
     if argv[:1] == ["--report"]:
         stage()
-        return report()
+        return report(measure=False)
     if argv[:1] == ["--fresh"]:
         shutil.rmtree(STAGE / "mutants", ignore_errors=True)
     stage()
@@ -356,7 +446,7 @@ def main(argv):
     # the staging): when those change, mutant numbers may mean other defects
     made = STAGE / "mutants" / "hapenny-config.sha256"
     import inspect
-    config = hashlib.sha256((repr(MESSAGE_ARG) + PLUGIN + inspect.getsource(_stage_text)
+    config = hashlib.sha256((repr(MESSAGE_ARG) + repr(PROSE) + PLUGIN + inspect.getsource(_stage_text)
                              + inspect.getsource(_patch_mutmut)).encode()).hexdigest()
     if made.exists() and made.read_text() != config:
         print("tests/mutation.py changed: every mutant is made and tried again")
@@ -374,6 +464,8 @@ def main(argv):
     seen["stats"] = digest
     # the mutants not caught when last tried, in the modules whose tests changed since
     before = load_results()
+    fresh = not any(before.values())
+    clock = _Clock()
     again = [k for m in SELECT if seen.get(m, digest) != digest
              for k, st in before[m].items() if st not in ("killed", "not run")]
     if SELECT == PURE:
@@ -391,7 +483,41 @@ def main(argv):
     for m in SELECT:
         seen[m] = digest
     mark.write_text(json.dumps(seen))
+    after = load_results()
+    tried = sum(1 for m in PURE for k, st in after[m].items()
+                if st != "not run" and (k in again or before[m].get(k, "not run") == "not run"))
+    coverage()  # counted in the run's time (report() reads what it kept)
+    clock.stop(fresh, tried)
     return report()
+
+
+class _Clock:
+    """How long a run takes, and how busy the machine was meanwhile (the
+    load average, sampled every 30 s): the budget is 30 minutes from
+    scratch on two cores."""
+
+    def __init__(self):
+        import threading
+        import time
+        self.t0 = time.time()
+        self.load = [os.getloadavg()[0]]
+        self.done = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self):
+        while not self.done.wait(30):
+            self.load.append(os.getloadavg()[0])
+
+    def stop(self, fresh, tried):
+        import time
+        self.done.set()
+        self.load.append(os.getloadavg()[0])
+        rec = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
+        entry = {"seconds": time.time() - self.t0, "tried": tried, "fresh": fresh, "load": self.load}
+        rec["last"] = entry
+        if fresh:
+            rec["fresh"] = entry
+        RUN_LOG.write_text(json.dumps(rec))
 
 
 if __name__ == "__main__":

@@ -232,3 +232,41 @@ def test_every_format_or_separator_character_is_refused():
             except RuleError:
                 continue
             raise AssertionError("U+%04X accepted in a name" % o)
+
+
+def test_each_refused_range_ends_where_it_says_and_visible_neighbours_are_accepted():
+    # the table of characters a name may not hold: both ends of each range
+    # are refused, and a visible character just outside one (a letter,
+    # mark, number, punctuation or symbol in no other range) is accepted
+    import unicodedata
+
+    from shove import newgame
+
+    table = newgame._UNPRINTABLE
+
+    def listed(o):
+        return any(lo <= o <= hi for lo, hi in table)
+
+    checked = 0
+    for lo, hi in table:
+        for o in (lo, hi):
+            try:
+                rules.make_sides(["A" + chr(o)])
+            except RuleError:
+                continue
+            raise AssertionError("U+%04X accepted in a name" % o)
+        for o in (lo - 1, hi + 1):
+            if o < 0 or listed(o) or unicodedata.category(chr(o))[0] not in "LMNPS":
+                continue
+            assert rules.make_sides(["A" + chr(o)]) == [["A" + chr(o)]], "U+%04X refused" % o
+            checked += 1
+    assert checked > 30
+    # a name of spaces alone is blank, whichever spaces; with a letter it is a name
+    for o in newgame._SPACES:
+        try:
+            rules.make_sides([chr(o) * 3])
+        except RuleError:
+            pass
+        else:
+            raise AssertionError("a name of U+%04X alone was accepted" % o)
+        assert rules.make_sides(["A" + chr(o) + "B"]) == [["A" + chr(o) + "B"]]

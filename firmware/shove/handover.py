@@ -9,6 +9,7 @@
 # which every release reads, where the REPL of v1.27 and earlier never
 # looks at a dupterm stream.
 import io
+import os
 PASS = 0  # an ordinary byte: on to the line buffer
 DROP = 1  # a control byte the loop keeps to itself
 TO_REPL = 2  # hand over: the friendly REPL
@@ -74,7 +75,7 @@ class OneShot(io.IOBase):
         return 0
 
 
-def give_back(data, os_mod=None):
+def give_back(data, os_mod=os):
     """Put `data` where the REPL reads next. The ESP32's REPL reads a dupterm
     stream only from v1.28.0 on (ports/esp32/mphalport.c: v1.27.0's
     mp_hal_stdin_rx_chr reads the stdin ring alone), so the bytes go into
@@ -88,8 +89,6 @@ def give_back(data, os_mod=None):
     that reads it. (The UART's interrupt puts bytes into the same ring, so a
     byte arriving during these few microseconds could be lost; mpremote
     sends nothing until the raw REPL's prompt.)"""
-    if os_mod is None:
-        import os as os_mod
     s = OneShot(data)
     os_mod.dupterm(s)
     notify = getattr(os_mod, "dupterm_notify", None)

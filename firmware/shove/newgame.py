@@ -116,7 +116,7 @@ def check_cpu(cpu, n):
     if not isinstance(cpu, list) or len(cpu) != n:
         raise _bad("cpu is a list with a level for each side (0 for people, 1 to %d)" % MAX_LEVEL)
     for v in cpu:
-        _int_in(v, 0, MAX_LEVEL, "a computer level")
+        _int_in(v, 0, MAX_LEVEL, "each level in cpu")
     return bytes(cpu)
 
 

@@ -297,13 +297,9 @@ TICK_TOKENS = 8
 def decode(line, tick=None):
     """bytes -> command dict with a str "cmd"; ProtoError otherwise."""
     try:
-        if isinstance(line, (bytes, bytearray)):
-            if not valid_json(line, tick):
-                raise ValueError("not strict JSON in UTF-8")
-            text = line.decode("utf-8")
-        else:
-            text = line
-        obj = json.loads(text)
+        if not valid_json(line, tick):
+            raise ValueError("not strict JSON in UTF-8")
+        obj = json.loads(line.decode("utf-8"))
     except Exception:
         raise ProtoError("bad_json", "not a JSON object (UTF-8, one per line)")
     if not isinstance(obj, dict):

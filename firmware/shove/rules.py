@@ -278,7 +278,7 @@ class Game:
             s = (self.turn + step) % self.n
             if self.pending & (1 << s):
                 return s
-        return NO_WINNER
+        return NO_WINNER  # pragma: no cover - called only while some side is pending
 
     def next(self):
         """Player change: ends the visit (forfeiting darts left) and passes the turn."""

@@ -87,7 +87,7 @@ class Scanner:
         self.state = IDLE
         self.t0 = 0  # start of the current state
         self.open_since = 0  # release: when the matrix was last seen closed
-        self.stuck_t0 = 0  # when `persist` was last reset
+        self.stuck_t0 = 0  # when `persist` was last reset (by each hit, before the release it is used in)
         self.first = 0  # first crossing seen in the window, row << 8 | col
         self.mopen = -1  # when every masked crossing was first seen open
         self.primed = False
@@ -140,7 +140,6 @@ class Scanner:
                     self.mask[r] = snap[r]
                     self.masked = True
                     self._report(EV_STUCK, r, snap[r])
-            self._reset_persist(now)
         self._check_masked(now)
         st = self.state
         if st == IDLE:

@@ -1,19 +1,10 @@
 # Power-safe files: write a temporary file, then rename it over the old one,
 # so a power cut leaves either the old or the new content, never half.
 # A `.tmp` file may be torn (the cut came while it was written), so it never
-# becomes the file; only a `.ok` file, renamed from a complete `.tmp`, does.
+# becomes the file.
 import os
 
 TMP = ".tmp"
-OK = ".ok"
-
-
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
 
 
 def write_atomic(path, data, pause=None):
@@ -30,33 +21,26 @@ def write_atomic(path, data, pause=None):
             f.flush()
             pause()
             f.write(data[half:])
-        if hasattr(f, "flush"):
-            f.flush()
+    # closed (which writes the data out) before the rename
     if pause is not None:
         pause()
-    try:
-        os.rename(tmp, path)  # littlefs replaces the old file in one step
-    except OSError:
-        # filesystems that refuse to rename over a file (FAT): mark the new
-        # content complete, then the old file goes; read() finishes the
-        # replace from the `.ok` if cut between the two
-        os.rename(tmp, path + OK)
-        os.remove(path)
-        os.rename(path + OK, path)
+    # the board's littlefs replaces an existing file in one step
+    # (lib/littlefs/lfs2.h, lfs2_rename), so the file is old or new, never
+    # missing; no fallback is needed for a rename refused over a file:
+    # MicroPython's FAT removes the old one itself (extmod/vfs_fat.c,
+    # fat_vfs_rename on FR_EXIST), and POSIX replaces as littlefs does
+    os.rename(tmp, path)
 
 
 def append(path, data):
     """Add bytes at the end of a file and make them durable before returning."""
     with open(path, "ab") as f:
         f.write(data)
-        if hasattr(f, "flush"):
-            f.flush()
+    # closed, so written out, before returning
 
 
 def read(path):
-    """Contents, or None if there is no such file. Finishes an interrupted replace."""
-    if not _exists(path) and _exists(path + OK):
-        os.rename(path + OK, path)
+    """Contents, or None if there is no such file."""
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -65,7 +49,7 @@ def read(path):
 
 
 def remove(path):
-    for p in (path, path + TMP, path + OK):
+    for p in (path, path + TMP):
         try:
             os.remove(p)
         except OSError:

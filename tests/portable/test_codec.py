@@ -212,15 +212,6 @@ def test_store_replaces_whole_files():
     assert sorted(os.listdir(d)) == ["cfg.json"]
 
 
-def test_store_finishes_an_interrupted_replace():
-    d = _tmpdir("store2")
-    p = d + "/game.jnl"
-    with open(p + ".ok", "wb") as f:  # FAT: cut after the old file went, before the last rename
-        f.write(b"new")
-    assert store.read(p) == b"new"
-    assert sorted(os.listdir(d)) == ["game.jnl"]
-
-
 def test_a_torn_first_write_is_no_file_at_all():
     # the very first write of a file cut in the middle: a short .tmp and
     # nothing else; it must not become the file (it would read as damaged)

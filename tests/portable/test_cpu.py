@@ -318,14 +318,23 @@ class _Keeper:
         self.game = g
         self.config = {"cpu_ms": pace}
         self.log = []
+        self.refuse = 0  # this many throws refused (the flash full), as do_throw would
+        self.srcs = []  # the source each dart was reported with
+        self.events = []  # (name, fields) sent
 
     def advance(self):
         self.game.next()
         self.log.append("next")
+        self.emit("turn", {"turn": self.game.turn})  # the change's own events, sent by the keeper
 
     def throw(self, code, src):
+        if self.refuse:  # as the keeper's throw when the flash refuses the record
+            self.refuse -= 1
+            from shove import protocol
+            raise protocol.ProtoError("flash_full", "the journal could not be written")
         self.game.throw(code)
         self.log.append(code)
+        self.srcs.append(src)
         return {}
 
     def announce(self, ev):
@@ -333,6 +342,7 @@ class _Keeper:
 
     def emit(self, name, fields=None):
         self.log.append(name)
+        self.events.append((name, fields))
 
 
 def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
@@ -348,9 +358,9 @@ def test_an_undo_right_after_the_boards_move_waits_the_long_pause():
     auto = cpu.Autoplay()
     auto.step(app, 0)  # sees the game: the pace starts
     auto.step(app, pace)  # one pace on: its player change
-    assert app.log == ["next"] and g.turn == 1
+    assert app.log == ["next", "turn"] and g.turn == 1
     g.undo()  # back to the board's hold, before any other step
-    table = [(pace + 1, []), (2 * pace + 1, []), (3 * pace + 1, []), (4 * pace + 1, ["next"])]
+    table = [(pace + 1, []), (2 * pace + 1, []), (3 * pace + 1, []), (4 * pace + 1, ["next", "turn"])]
     for now, want in table:
         del app.log[:]
         auto.step(app, now)
@@ -391,3 +401,271 @@ def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
     p._tables(off.rules)
     p._open(off)
     assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
+
+
+def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
+    # over virtual time (ms): each of the board's darts and its player change
+    # come one pace after the last move, whoever made it; nothing while a
+    # person throws or once the game is over; a refused dart is tried again
+    # a pace later
+    pace = 100
+    g = new_game(["cpu:4", "Bob"], seed=3)
+    app = _Keeper(g, pace)
+    auto = cpu.Autoplay()
+    app.refuse = 1
+    table = [(0, 0), (99, 0), (100, 0), (150, 0), (199, 0), (200, 1), (299, 1), (300, 2), (399, 2),
+             (400, 3), (500, "next"), (600, "next"), (5000, "next")]
+    for now, want in table:
+        auto.step(app, now)
+        got = "next" if app.log[-2:] == ["next", "turn"] else len([x for x in app.log if isinstance(x, int)])
+        assert got == want, (now, app.log)
+    assert app.log[0] == "refused" and g.turn == 1
+    # what was sent: the refusal (whose, the code, the message) and the turn change's own events
+    assert app.events == [("refused", {"src": "cpu", "error": "flash_full", "msg": "the journal could not be written"}),
+                          ("turn", {"turn": 1})], app.events
+    assert app.srcs == ["cpu"] * 3  # each dart reported as the board's
+    # a person's move starts the pace again: the board's turn comes with
+    # Bob's player change at 5,030, its first dart at 5,130
+    for _ in range(g.darts_left):
+        g.throw(seg("MISS"))
+    g.next()
+    del app.log[:]
+    for now in (5030, 5129):
+        auto.step(app, now)
+    assert app.log == [] and g.turn == 0
+    auto.step(app, 5130)
+    assert len(app.log) == 1 and isinstance(app.log[0], int)
+    # over: nothing more, however long it waits
+    g.phase = rules.OVER
+    auto.step(app, 9000)
+    auto.step(app, 20000)
+    assert len(app.log) == 1
+    app.game = None
+    auto.step(app, 30000)
+    assert len(app.log) == 1 and auto.game is None
+
+
+def test_with_an_opponents_win_pending_the_last_dart_goes_for_the_only_winning_bed():
+    # Bob was gifted his last mark this visit: he wins when it ends unless
+    # Ann closes out now. With one dart left, whatever the level or the
+    # strategy, her only chance is bed 5, the one she still needs
+    for level in (1, 3, 6):
+        g = endgame()
+        set_marks(g, 0, 5, 2)
+        set_marks(g, 1, 1, 2)
+        g.throw(seg("S1"))  # Ann's spare mark on her closed 1 completes Bob
+        g.throw(seg("MISS"))
+        assert g.pending == 2 and g.darts_left == 1
+        code = cpu.player(level).choose(g)
+        assert segments.number(code) == 5, (level, segments.name(code))
+    # needing two beds with one dart, nothing can stop Bob: still a dart at
+    # the board (a legal code), and the coach still names one with a reason
+    g = endgame()
+    set_marks(g, 0, 5, 2)
+    set_marks(g, 0, 6, 2)
+    set_marks(g, 1, 1, 2)
+    g.throw(seg("S1"))
+    g.throw(seg("MISS"))
+    code = cpu.player(3).choose(g)
+    assert segments.valid(code)
+    h = coach.hint(g, 3)
+    assert segments.encode(h["seg"]) >= 0 and h["reason"].startswith(h["seg"] + ":"), h
+
+
+def test_the_coach_refuses_when_there_is_no_dart_to_throw_and_points_at_the_bull_in_a_bull_off():
+    g = new_game(["Ann", "Bob"], rules={"bull_off": True})
+    assert coach.hint(g)["seg"] == "DB"
+    g.throw(seg("DB"))
+    g.throw(seg("MISS"))  # Ann wins the bull-off
+    for _ in range(3):
+        g.throw(seg("MISS"))
+    for phase, code in ((rules.HOLD, "visit_over"), (rules.OVER, "game_over")):
+        g.phase = phase
+        try:
+            coach.hint(g)
+        except rules.RuleError as e:
+            assert e.code == code
+        else:
+            raise AssertionError(code)
+
+
+def test_the_coachs_reason_names_what_a_target_gives_and_to_whom():
+    # the reason for a given target, whatever target the strategy picks:
+    # who a treble's spare marks would go to, and how many
+    def position(variant="classic", bob_needs=0, rules_=None):
+        g = endgame(variant, rules_=rules_)
+        set_marks(g, 0, 9, 2)  # Ann needs one mark on 9, and bed 2
+        set_marks(g, 0, 2, 0)
+        set_marks(g, 1, 9, 3 - bob_needs)
+        set_marks(g, 1, 1, 0)  # Bob is far from winning
+        return g
+
+    t9 = seg("T9")
+    r = coach.reason(position(bob_needs=3), t9, [])
+    assert r.startswith("T9:") and "Bob" in r and "two marks" in r, r  # Ann's two spare marks go to Bob
+    for g in (position(bob_needs=0), position("no-gift", bob_needs=3)):
+        r = coach.reason(g, t9, [])
+        assert r.startswith("T9:") and "Bob" not in r, r  # nobody takes them
+    g = position(bob_needs=2)
+    set_marks(g, 1, 1, 3)  # Bob needs just the two marks on 9: a treble hands him the game
+    r = coach.reason(g, seg("S9"), [])
+    assert r.startswith("S9") and "T9" in r and "Bob" in r, r
+    # a dart at a number that is no bed, with or without a risky bed hit among the candidates
+    g = position(bob_needs=3)
+    assert coach.reason(g, seg("S15"), []) != coach.reason(g, seg("S15"), [(0, t9, True)])
+    # every ring one mark
+    g = new_game(["Ann", "Bob"], variant="piecepack")
+    assert coach.reason(g, seg("T5"), []).startswith("T5: you need one mark on 5")
+
+
+def test_the_players_own_view_of_a_gift_win_agrees_with_the_referee():
+    # positions where the rules bend the gift: the pub rule keeps the last
+    # mark, a long visit can still close out after making a win pending,
+    # and with every ring one mark a double is no worse than a single. In
+    # each, what the player marks as handing over the game is what the
+    # referee does with that exact hit
+    pub = endgame("pub")
+    set_marks(pub, 0, 4, 2)
+    set_marks(pub, 0, 7, 0)
+    set_marks(pub, 1, 4, 1)
+    long_visit = endgame(rules_={"darts": 9})
+    set_marks(long_visit, 0, 2, 2)
+    set_marks(long_visit, 1, 5, 1)
+    flat = endgame(rules_={"flat": True})
+    set_marks(flat, 0, 2, 0)
+    set_marks(flat, 1, 5, 2)
+    for g, codes in ((pub, ("T4", "S4")), (long_visit, ("T5", "S5", "T2")), (flat, ("S5", "D5", "T5"))):
+        for level in (2, 5):
+            cands = cpu.player(level).rank(g)[2]
+            for name in codes:
+                flags = set(c[2] for c in cands if c[1] == seg(name))
+                assert flags == {gives_game(g, seg(name))}, (g.rules.variant, level, name, flags)
+
+
+def test_tables_of_another_level_are_refused_and_lopsided_games_still_get_a_target():
+    try:
+        cpu.Player(3, cpu._load(2))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("level 2's tables taken for level 3")
+    # one side all but done, the other not started, each to throw: a legal
+    # target on an open bed either way, at every level
+    for level in (1, 6):
+        for thrower_done in (True, False):
+            g = new_game(["Ann", "Bob"], rules={"marks": 9, "beds": list(range(1, 16))})
+            side = 0 if thrower_done else 1
+            for b in g.rules.beds:
+                set_marks(g, side, b, 9)
+            set_marks(g, side, 15, 8)
+            code = cpu.player(level).choose(g)
+            assert segments.valid(code) and code != segments.MISS, (level, thrower_done)
+
+
+def test_the_boards_dart_is_the_throw_model_seeded_by_the_game_and_its_move_count():
+    # documented so a test (tests/hil) can predict every dart: the same
+    # position gives the same dart after an undo or a restart
+    g = new_game(["cpu:5", "Bob"], seed=77)
+    auto = cpu.Autoplay()
+    for _ in range(3):
+        p = cpu.player(5)
+        want = throwing.throw(p.face, p.sigma, p.choose(g), throwing.Rng(g.seed + 7919 * g.moves()))
+        assert auto.dart(g) == want
+        g.throw(want)
+
+
+def test_the_coach_tells_a_hand_over_from_a_gift_and_says_when_a_gift_closes_a_bed():
+    def position(bob_needs, darts_used=0):
+        g = endgame()
+        set_marks(g, 0, 9, 2)  # Ann needs one mark on 9, and bed 2
+        set_marks(g, 0, 2, 0)
+        set_marks(g, 1, 9, 3 - bob_needs)
+        set_marks(g, 1, 1, 0)
+        for _ in range(darts_used):
+            g.throw(seg("MISS"))
+        return g
+
+    t9 = seg("T9")
+    # a gift that neither closes Bob's 9 nor wins him the game
+    r = coach.reason(position(3), t9, [])
+    assert "Bob" in r and "close" not in r and "the game" not in r, r
+    # a gift that closes Bob's 9
+    r = coach.reason(position(2), t9, [])
+    assert "Bob" in r and "close that bed" in r and "the game" not in r, r
+    # Bob needs only those marks: the treble hands him the game, whether his
+    # win waits for the visit's end or the visit ends with this dart
+    for used in (0, 2):
+        g = position(2, used)
+        set_marks(g, 1, 1, 3)
+        r = coach.reason(g, seg("S9"), [])
+        assert "Bob" in r and "the game" in r, (used, r)
+    # Bob's win is already pending and this is the last dart: a treble that
+    # does not win ends the visit, and the game, for him
+    g = endgame()
+    set_marks(g, 0, 5, 2)
+    set_marks(g, 0, 6, 2)
+    set_marks(g, 1, 1, 2)
+    g.throw(seg("S1"))
+    g.throw(seg("MISS"))
+    assert "the game" in coach.reason(g, seg("S5"), [])
+
+
+def test_the_coach_says_aim_at_the_middle_only_when_the_bull_is_worth_more_than_a_dead_dart():
+    g = endgame()
+    set_marks(g, 0, 4, 0)
+    set_marks(g, 1, 4, 0)
+    db = segments.DB
+    table = [
+        (db, [(5, db, False)], True), (db, [(1, db, False)], True), (db, [(0, db, False)], False),
+        (db, [(5, seg("T4"), False)], False), (seg("S15"), [(5, seg("S15"), False)], False),
+    ]
+    for code, cands, middle in table:
+        r = coach.reason(g, code, cands)
+        assert ("middle" in r) == middle, (segments.name(code), cands, r)
+    h = coach.hint(new_game(["Ann", "Bob"], rules={"bull_off": True}), 3)
+    assert h["seg"] == "DB" and h["reason"], h  # the hint reply's two fields
+
+
+def test_each_levels_player_is_made_once_and_kept():
+    # its tables are read from cpu.dat once a level, not at every dart
+    cpu._players.clear()
+    for level in (2, 5):
+        p = cpu.player(level)
+        assert p is cpu.player(level) and p.level == level
+    assert cpu.player(2) is not cpu.player(5)
+
+
+def test_the_coachs_reason_names_the_ring_the_rule_and_the_win_it_sets_up():
+    def ann_needs(marks_left, variant="classic", bob_closed=True, rules_=None, more=True):
+        g = endgame(variant, rules_=rules_)
+        set_marks(g, 0, 9, g.rules.marks - marks_left)
+        if more:
+            set_marks(g, 0, 2, 0)
+        if not bob_closed:
+            set_marks(g, 1, 9, 0)
+        set_marks(g, 1, 1, 0)
+        return g
+
+    table = [
+        # (position, target, words the reason must hold, words it must not)
+        (ann_needs(1, more=False), "T9", ["win"], []),
+        (ann_needs(3), "T9", ["one", "dart"], ["win"]),
+        (ann_needs(5, rules_={"marks": 5}), "T9", [], ["one", "dart"]),
+        (ann_needs(1, bob_closed=False), "T9", ["a", "hit", "Bob"], ["None"]),
+        (ann_needs(1), "T9", ["nobody"], ["off"]),
+        (ann_needs(1, "no-gift"), "T9", ["off"], ["nobody"]),
+        (ann_needs(2), "D9", ["double"], ["single"]),
+        (ann_needs(2), "S9", ["single"], ["double"]),
+    ]
+    for g, target, has, lacks in table:
+        r = coach.reason(g, seg(target), [])
+        words = r.replace(":", " ").replace(",", " ").replace(";", " ").split()
+        assert r.startswith(target + ":"), r
+        assert all(w in words for w in has) and not any(w in words for w in lacks), (target, r)
+    # the bull as a bed: a double bull that would gift is "a bull", not "a treble"
+    g = endgame(rules_={"beds": [25, 9]})
+    set_marks(g, 0, 25, 2)
+    set_marks(g, 0, 9, 0)
+    set_marks(g, 1, 25, 0)
+    r = coach.reason(g, segments.SB, [])
+    assert "bull" in r.split() and "treble" not in r.split(), r

@@ -17,6 +17,10 @@ CASES = [
     ("text between cancels", [(3, 0), (65, 1), (1, 2)], [1, 0, 0], 1),
     ("across the clock's wrap", [(3, MAX - 100), (3, 200)], [1, 2], 0),
     ("after a hand-over it starts afresh", [(3, 0), (3, 1), (3, 2)], [1, 2, 1], 0),
+    ("after a raw hand-over too", [(3, 0), (1, 1), (3, 2)], [1, 3, 1], 0),
+    ("Ctrl-C twice, an hour in", [(3, 3600000), (3, 3600300)], [1, 2], 0),
+    ("a terminal's line feed between", [(3, 0), (10, 1), (1, 2)], [1, 0, 3], 0),
+    ("each lone Ctrl-C counted", [(3, 0), (3, 2000), (3, 4000), (3, 6000)], [1, 1, 1, 1], 3),
 ]
 
 
@@ -32,10 +36,12 @@ def test_one_shot_stream_gives_its_bytes_once_then_no_data():
     s = h.OneShot(b"\x01")
     buf = bytearray(1)
     assert s.ioctl(3, 1) == 1
+    assert s.ioctl(3, 1 | 4) == 1  # asked for readable or writable: readable, the only one it reports
     assert s.readinto(buf) == 1 and buf[0] == 1
     assert s.readinto(buf) is None  # "no data now", never end-of-file (which detaches noisily)
     assert s.ioctl(3, 1) == 0
     assert s.write(b"console output") == 14
+    assert s.ioctl(4, 0) == 0  # any other request (close, flush): done, nothing to report
 
 
 # ---- giving the bytes back: models of the port's `os` ------------------------

@@ -296,3 +296,57 @@ def test_a_win_runs_a_short_bright_chase_forward_over_a_dim_strip_in_the_winners
         assert 1 <= len(bright) <= 8, bright  # a short chase, the rest dim
         heads.append(max(range(r.count), key=lambda i: max(pixels[i])))
     assert heads[0] < heads[1] < heads[2]  # it runs forward along the strip
+
+
+def test_a_gifts_flash_shows_on_the_receivers_square_after_the_turn_passes_to_them():
+    # Ann's spare mark on bed 2 goes to Bob, and she passes the turn at
+    # once: Bob's square still flashes white for its time, even where an
+    # earlier hint (long over) pointed
+    g = rules.new_game(["Ann", "Bob"])
+    r = leds.Renderer(brightness=255)
+    r.hint(1, 0)  # bed 2, over at HINT_MS
+    r.render(g, 100)
+    assert square(r, 1, 0) == [True] * 3
+    now = leds.HINT_MS + 1000
+    g.throw(segments.encode("T2"))
+    _, _, gifts, _ = g.throw(segments.encode("S2"))
+    assert gifts == [(1, 1)]
+    r.gift(gifts, 1, now)
+    g.next()
+    assert g.turn == 1
+    r.render(g, now + 100)
+    assert [px(r, (1 * 2 + 1) * 3 + k) for k in range(3)] == [(255, 255, 255)] * 3
+
+
+def test_marks_are_scaled_to_the_square_rounding_up():
+    # a mark always shows: 1 of 2 marks lights 2 of 3 pixels, 1 of 9 one
+    for marks, hits, want in ((2, 1, [True, True, False]), (9, 1, [True, False, False]),
+                              (4, 3, [True, True, True]), (4, 2, [True, True, False])):
+        g = rules.new_game(["A", "B"], rules={"marks": marks})
+        for _ in range(hits):
+            g.throw(segments.encode("S5"))
+            if g.phase == rules.HOLD:
+                g.next()
+                g.next()
+        r = leds.Renderer(brightness=255)
+        r.render(g, 0)
+        assert square(r, 4, 0) == want, (marks, hits, square(r, 4, 0))
+
+
+def test_the_win_chase_moves_a_pixel_every_40_ms_with_a_six_pixel_tail():
+    # the head at full strength, each of the 5 pixels behind it 40/255
+    # dimmer, every other pixel a glow of 20/255, all in the winner's colour
+    g = rules.new_game(["A", "B"])
+    g.next()
+    for bed in range(1, 10):
+        g.marks[g.nb + bed - 1] = 3
+    g.marks[g.nb + 8] = 2
+    g.throw(segments.encode("S9"))  # B wins
+    r = leds.Renderer(brightness=255)
+    c = leds.COLOURS[1]
+    for t, head in ((0, 0), (39, 0), (40, 1), (200, 5), (40 * r.count, 0)):
+        r.render(g, t)
+        for i in range(r.count):
+            d = (head - i) % r.count
+            scale = 255 - 40 * d if d < 6 else 20
+            assert px(r, i) == tuple(v * scale // 255 for v in c), (t, i, px(r, i))

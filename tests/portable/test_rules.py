@@ -111,6 +111,9 @@ def test_ring_marks_single_double_treble():
     g = new_game(["Ann", "Bob"])
     throw(g, "S1", "D2", "T3")
     assert (marks(g, 0, 1), marks(g, 0, 2), marks(g, 0, 3)) == (1, 2, 3)
+    table = [("MISS", 0), ("SB", 1), ("DB", 2), ("S7", 1), ("SI7", 1), ("SO7", 1), ("D7", 2), ("T7", 3)]
+    for name, want in table:
+        assert segments.ring_marks(segments.encode(name)) == want, name
 
 
 def test_flat_rule_every_ring_one_mark():
@@ -499,6 +502,34 @@ def test_bad_rules_are_refused_with_a_clear_code():
     refused("bad_rules", new_game, ["A"], None, "classic", [1])
 
 
+def _words(text):
+    out = []
+    w = ""
+    for ch in text + " ":
+        if ch.isalpha() or ch.isdigit() or ch == "_":
+            w += ch
+        elif w:
+            out.append(w)
+            w = ""
+    return out
+
+
+def test_a_refused_value_names_its_field_as_the_request_spells_it():
+    # the message is for a person, but the field it names is the client's
+    # own key: a wrong or garbled name would send them to fix the wrong one
+    table = [
+        ("marks", {"marks": 0}), ("darts", {"darts": 10}), ("win_by_gift", {"win_by_gift": 1}),
+        ("progressive", {"progressive": "no"}), ("flat", {"flat": None}), ("bull_off", {"bull_off": 0}),
+    ]
+    for key, r in table:
+        e = refused("bad_rules", new_game, ["A", "B"], None, "classic", r)
+        assert key in _words(e.msg), (key, e.msg)
+    e = refused("bad_rules", new_game, ["A", "B"], None, "classic", None, [0, 9])
+    assert "cpu" in _words(e.msg), e.msg
+    e = refused("bad_rules", new_game, ["A", "B"], None, "classic", None, None, -1)
+    assert "seed" in _words(e.msg), e.msg
+
+
 def test_bad_names_and_sides_are_refused():
     refused("bad_rules", new_game, [])
     refused("bad_rules", new_game, ["P%d" % i for i in range(9)])
@@ -567,3 +598,42 @@ def test_state_object_has_the_contract_fields():
 def test_overrides_keep_only_what_differs():
     r = rules.Rules("pub", {"darts": 4, "gift": "next"})
     assert r.overrides() == {"darts": 4}
+
+
+def test_a_bull_off_dart_scores_nothing_whatever_it_hits():
+    g = new_game(["A", "B"], rules={"bull_off": True})
+    assert g.throw(segments.DB) == (0, 0, [], 0)  # A's bull
+    assert g.throw(segments.encode("T20")) == (0, 0, [], 0)  # B misses the bull: A starts
+    assert g.phase == rules.PLAY and g.turn == 0 and not any(g.marks)
+
+
+def test_building_the_state_reads_the_matrix_once_a_side_and_every_eighth_bed():
+    # each tick() is a read of the matrix (the scan goes on while a long
+    # reply is built): once every 8 beds keeps it from going blind for long
+    # and from slowing the reply down
+    table = [(["A", "B"], "classic", None), (["A", "B", "C"], "extended", None),
+             (["A"], "classic", {"beds": list(range(1, 21)) + [25]}),
+             (["P%d" % i for i in range(8)], "classic", {"beds": [7]})]
+    for players, variant, r in table:
+        g = new_game(players, None, variant, r)
+        calls = []
+        st = g.to_state(lambda: calls.append(1))
+        assert st == g.to_state()  # the same state either way
+        assert len(calls) == g.n * (1 + g.nb // 8), (variant, r, len(calls))
+
+
+def test_make_sides_takes_players_or_teams():
+    assert rules.make_sides(["Ann", "Bob"]) == [["Ann"], ["Bob"]]
+    assert rules.make_sides(None, [["Ann", "Cy"], ["Bob"]]) == [["Ann", "Cy"], ["Bob"]]
+
+
+def test_the_dart_event_names_the_winner_once_there_is_one():
+    from shove import events
+
+    g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+    code = segments.encode("T7")
+    ev = events.dart(g, code, "board", 0, g.throw(code))
+    assert ev["winner"] == 0 and ev["phase"] == "over", ev
+    g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+    ev = events.dart(g, segments.encode("S7"), "board", 0, g.throw(segments.encode("S7")))
+    assert ev["winner"] is None, ev

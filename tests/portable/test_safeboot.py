@@ -43,7 +43,8 @@ def test_decide_table():
 
 
 def test_parse_count_takes_anything():
-    for data, n in ((None, 0), (b"", 0), (b"2", 2), (b"x", 0), (b"-4", 0), (b"99999", 0), (b"7\n", 7)):
+    for data, n in ((None, 0), (b"", 0), (b"2", 2), (b"x", 0), (b"-4", 0), (b"99999", 0), (b"7\n", 7),
+                    (b"999", 999), (b"1000", 0)):  # a count of a thousand or more is damage, not starts
         assert safeboot.parse_count(data) == n, data
 
 
@@ -58,6 +59,15 @@ def test_health_clears_once_after_the_loop_ran_long_enough():
     h.alive((t0 + safeboot.HEALTHY_MS) % wrap)
     h.alive((t0 + safeboot.HEALTHY_MS + 9000) % wrap)
     h.cleared()
+    assert calls == [1]
+    # the first check-in at tick 0 (the clock reads 0 once a wrap): healthy
+    # HEALTHY_MS after it, not a millisecond before
+    calls = []
+    h = safeboot.Health(lambda: calls.append(1))
+    for ms in (0, 1, safeboot.HEALTHY_MS // 2, safeboot.HEALTHY_MS - 1):
+        h.alive(ms)
+    assert calls == []
+    h.alive(safeboot.HEALTHY_MS)
     assert calls == [1]
 
 
@@ -423,3 +433,19 @@ def test_a_spiram_image_with_rows_on_gpio_16_and_17_starts_safe_and_says_why():
             store.remove("profile.json")
 
     _in_tmp(body)
+
+
+def test_a_port_without_rtc_memory_has_no_mark_and_every_reason_has_a_message():
+    class NoRtc:  # a port whose machine module has no RTC
+        pass
+
+    class BadRtc:
+        class RTC:
+            def memory(self, *a):
+                raise OSError(19)
+
+    assert safeboot.take_mark(NoRtc()) is False and safeboot.take_mark(BadRtc()) is False
+    for reason in (safeboot.BUTTON, safeboot.BOOT_PY, safeboot.CRASHES, safeboot.CHIP):
+        assert "not started" in safeboot.message(reason, 7), reason
+        # only the crashes' message tells the count of bad starts
+        assert ("7" in safeboot.message(reason, 7)) == (reason == safeboot.CRASHES), reason
