@@ -6,7 +6,7 @@
 import json
 import os
 
-from shove import journal, loading, profile, rules, segments
+from shove import journal, jstore, loading, profile, rules, segments
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE
 
 
@@ -18,6 +18,17 @@ class Start:
         self.prof = None
         self.jrecs = -1
         self.jdirty = None
+        self.jstore = jstore.Store()  # the game keeper's: where the journal's records go
+
+
+def _clear(path):
+    for f in os.listdir(path):  # files, and the journal's directories of segments
+        p = path + "/" + f
+        try:
+            os.remove(p)
+        except OSError:
+            _clear(p)
+            os.rmdir(p)
 
 
 def _in_scratch(name, files):
@@ -26,8 +37,7 @@ def _in_scratch(name, files):
         os.mkdir(path)
     except OSError:
         pass
-    for f in os.listdir(path):
-        os.remove(path + "/" + f)
+    _clear(path)
     for f, data in files.items():
         with open(path + "/" + f, "wb") as fh:
             fh.write(data if isinstance(data, bytes) else data.encode())
@@ -43,7 +53,7 @@ def _load(name, files):
         app.prof = loading.read_profile(app)
         app.config = loading.read_config(app)
         app.map = loading.read_map(app)
-        app.game = loading.read_game(app)
+        app.game = loading.read_game(app, app)  # (the App and its keeper in one here)
         return app, sorted(os.listdir("."))
     finally:
         os.chdir(here)
@@ -68,7 +78,8 @@ def test_good_files_are_used():
     cells = [[0, 0, "S20"], [7, 7, "DB"]]
     app, left = _load("load2", {PROFILE_FILE: _profile(name="mine"), CONFIG_FILE: json.dumps({"cpu_ms": 400}),
                                 MAP_FILE: json.dumps(cells), GAME_FILE: journal.encode(g)})
-    assert app.notices == [] and left == sorted([PROFILE_FILE, CONFIG_FILE, MAP_FILE, GAME_FILE])
+    # (the restored game's visit gets its segment made: the journal's directory)
+    assert app.notices == [] and left == sorted([PROFILE_FILE, CONFIG_FILE, MAP_FILE, GAME_FILE, jstore.DIR])
     assert app.prof.name == "mine"
     assert app.config["cpu_ms"] == 400 and app.config["variant"] == DEFAULT_CONFIG["variant"]
     assert bytes(app.map) == bytes(profile.parse_map(cells, app.prof.rows, app.prof.cols))
