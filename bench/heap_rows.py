@@ -21,12 +21,23 @@ def rows(w):
         ("  heap, 32-bit: game against the computer, hints (peak)", vs("computer_peak")),
         ("  heap, 32-bit: bring-up tools (peak) / people again after", "%s / %s" % (
             vs("bringup_peak"), _kb(t["after_peak"]))),
-        ("  heap capped at 112 KB: whole tour (no collection inside a step)",
+        ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
              c["memory_errors"], "" if not c["memory_errors"] else ", NOT MET", _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%d MemoryError (goal 0)%s" % (
             p["memory_errors"], "" if not p["memory_errors"] else ", NOT MET")),
-    ]
+    ] + _demand_rows(t)
+
+
+def _demand_rows(t):
+    """A step's demand with no collection inside it (the figure a cap checks)."""
+    if "step_demand" not in t:
+        return []
+    d = t["step_demand"]
+    worst = max(t["alloc_by_kind"].items(), key=lambda kv: kv[1])
+    return [("  heap, 32-bit: a step's demand, people / computer / bring-up",
+             "%s / %s / %s (live heap + all one step allocates; most a step allocates: %s, %s)" % (
+                 _kb(d["people"]), _kb(d["computer"]), _kb(d["bringup"]), worst[0], _kb(worst[1])))]
 
 
 DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py's run; do not edit -->"
@@ -42,15 +53,20 @@ ROLE = {  # when each module's code is in the heap
     "shove.newgame": "a new game, the journal's at start-up", "shove.extra": "a rare command",
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
-    "shove.boards.matrix_model": "always (virtual board only)", "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
+    "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.esp32": "the chip's board layer in place of the virtual one (weighed here as bytecode, "
+                          "`machine` stubbed; with safe boot's `safeboot` and `chip`, which it loads and keeps)",
 }
 
 
 def module_table(w):
     """Markdown: each module's heap once imported, its .mpy size and when it is loaded."""
-    lines = ["| module | heap when loaded | .mpy | in the heap |", "|---|---|---|---|"]
+    lines = ["| module | heap when loaded | .mpy (its code) | given back when let go | in the heap |",
+             "|---|---|---|---|---|"]
     for m, c in w["modules"].items():
-        lines.append("| %s | %d B | %d B | %s |" % (m, c["heap"], c["mpy"], ROLE.get(m, "?")))
+        back = "%d B" % c["released"] if "released" in c else "-"
+        lines.append("| %s | %d B | %d B | %s | %s |" % (m, c["heap"], c["mpy"], back, ROLE.get(m, "?")))
     t = w["tour"]
     lines.append("")
     lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "

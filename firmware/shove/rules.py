@@ -63,7 +63,10 @@ class ByteLog:
 class Rules:
     """Validated rules: a named variant plus overrides."""
 
-    def __init__(self, variant="classic", overrides=None):
+    def __init__(self, variant="classic", overrides=None, checks=None):
+        if checks is not None:  # new_game's, loaded once for all its checks
+            checks.check_rules(self, variant, overrides)
+            return
         from shove import newgame, release  # the checks: loaded for them, let go after
 
         try:
@@ -433,7 +436,14 @@ def make_sides(players=None, teams=None):
 
 
 def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
-    """Validate everything first, so a refused request changes nothing."""
-    r = Rules(variant, rules)
-    sides, levels, seed = _call("check_game", players, teams, cpu, seed)
+    """Validate everything first, so a refused request changes nothing.
+    The checks' module is loaded once for both checks (each load reads its
+    code from flash into the heap anew)."""
+    from shove import newgame, release
+
+    try:
+        r = Rules(variant, rules, newgame)
+        sides, levels, seed = newgame.check_game(players, teams, cpu, seed)
+    finally:
+        release("newgame")
     return Game(r, sides, levels, seed)
