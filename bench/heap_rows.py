@@ -23,10 +23,16 @@ def rows(w):
             vs("bringup_peak"), _kb(t["after_peak"]))),
         ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
-             c["memory_errors"], "" if not c["memory_errors"] else ", NOT MET", _kb(c["largest_free_block"] or 0))),
+             c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%d MemoryError (goal 0)%s" % (
-            p["memory_errors"], "" if not p["memory_errors"] else ", NOT MET")),
+            p["memory_errors"], _failed(p))),
     ] + _demand_rows(t)
+
+
+def _failed(run):
+    if not run["memory_errors"]:
+        return ""
+    return ", NOT MET (%d steps failed in all)" % run.get("steps_failed", 0)
 
 
 def _demand_rows(t):

@@ -62,7 +62,7 @@ class Tour:
         self.used = [0, 0, 0, 0]
         self.grew = [0, 0, 0, 0]  # the most one step allocated above its start
         self.grew_at = [-1, -1, -1, -1]
-        self.kind = [0] * 16  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
+        self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
 
 
 def start():
@@ -117,8 +117,9 @@ def load():
     from shove import app  # noqa: F401
 
 
-def start_app():
-    """app.main() up to its loop: the App made and booted."""
+def start_app(restore=False):
+    """app.main() up to its loop: the App made and booted (`restore`: after
+    a power cut, the stored game read back; for the step's name only)."""
     import select
 
     from shove import app

@@ -139,7 +139,7 @@ def tour_steps(darts=1000, people_only=False):
     s += _measured("H.undo_all(1)") * 400  # back to the start: one undo a step
     s += line({"cmd": "new", "players": ["Ann", "Bob"], "variant": "piecepack", "id": "w"})
     s += _measured("H.win(1)") * 120  # one dart a step until won
-    s += _measured("H.power_cut()") + _measured("H.start_app()")
+    s += _measured("H.power_cut()") + _measured("H.start_app(True)")  # a restore: the journal replayed
     s += _play(0, 3)
     if people_only:
         return s + END
@@ -191,9 +191,12 @@ def soak_steps(darts=10000):
 # kinds of step, for the most each allocated (a step of none of these: "other")
 KINDS = (("dart", "H.throw_dart("), ("lockout", "H.settle"), ("next or new", "H.advance"), ("state", '"state"'),
          ("new", '"new"'), ("undo", "H.undo_all"),
-         ("win", "H.win"), ("app start", "H.start_app"), ("boot", "H.boot"), ("load", "H.load"),
+         ("win", "H.win"), ("restore", "H.start_app(True)"), ("app start", "H.start_app"), ("boot", "H.boot"), ("load", "H.load"),
          ("cpu visit", "H.cpu_visit"), ("hint", '"hint"'), ("learn dart", "H.dart("), ("diag", '"diag"'),
          ("config", '"config"'), ("other", ""))
+
+
+assert len(KINDS) <= 24  # heap_tour.Tour.kind's slots
 
 
 def _kind(step):
@@ -251,7 +254,11 @@ def tour(cap=None, darts=1000, people_only=False):
     steps = tour_steps(darts, people_only)
     r, free, st = run(steps, cap)
     d = r["harness"]
-    out = {"people_peak": r["peak"][PEOPLE] - d, "memory_errors": st["raised"] + r["short"] + r["memerr"],
+    # memory errors: caught by a step's guard, reported by the firmware
+    # (no_memory), or raised out of a step; steps_failed: any step that
+    # raised (after a memory error, the ones that found the App missing)
+    out = {"people_peak": r["peak"][PEOPLE] - d, "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"],
+           "steps_failed": st["raised"],
            "largest_free_block": free[-1] if free else None, "cap": cap, "driver": d, "failed": st["failed"],
            "port": "%s %s (mpy %d.%d)" % (PACKAGE, VERSION, r["mpy"] & 0xFF, (r["mpy"] >> 8) & 3)}
     # what a step needs with no collection inside it: its start's live heap
@@ -276,7 +283,8 @@ def soak(darts=10000, cap=PLAY_CAP):
     d = r["harness"]
     return {"darts": darts, "cap": cap, "live_after_100": r["mark100"] - d, "live_end": r["last"] - d,
             "creep": r["last"] - r["mark100"], "least_free_block": min(free) if free else None,
-            "memory_errors": st["raised"] + r["short"] + r["memerr"], "failed": st["failed"]}
+            "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"], "steps_failed": st["raised"],
+            "failed": st["failed"]}
 
 
 # Modules in the order they are imported alone (each after those it needs),
