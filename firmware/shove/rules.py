@@ -212,8 +212,11 @@ class Game:
         if self.phase == OVER:
             raise RuleError("game_over", "the game is over; undo or start a new one")
 
-    def throw(self, code):
-        """Score one dart. Returns (marks, own, gifts[(side, n)], lost)."""
+    def throw(self, code, replay=False):
+        """Score one dart. Returns (marks, own, gifts[(side, n)], lost);
+        with `replay` (the journal's, after a power cut) nothing: a restore
+        replays up to hundreds of darts, and their results would all be
+        garbage for the heap at once."""
         if not segments.valid(code):
             raise RuleError("bad_seg", "unknown segment code")
         self._check_live()
@@ -221,13 +224,16 @@ class Game:
             raise RuleError("visit_over", "the visit is over; press next")
         if self.phase == BULL_OFF:
             self._bull_off_dart(2 if code == segments.DB else 1 if code == segments.SB else 0, code)
-            return 0, 0, [], 0
+            return None if replay else (0, 0, [], 0)
         start = self._begin()
         a = self.turn
         bi, k = self.value(code)
         own = 0
-        gifts = []
+        gifts = None if replay else []
         lost = 0
+        # under `all` every opponent draws on the same surplus, so what is
+        # lost is the surplus nobody took: surplus - the largest take
+        top = 0
         if k:
             own = min(k, self.need(a, bi))
             if own:
@@ -243,17 +249,14 @@ class Game:
                         take -= 1  # the last mark of a game must be scored, never given
                     if take:
                         self._add(r, bi, take)
-                        gifts.append((r, take))
+                        if gifts is not None:
+                            gifts.append((r, take))
+                        if take > top:
+                            top = take
                         if self.missing(r) == 0:
                             self.pending |= 1 << r
                     if self.rules.gift == GIFT_NEXT:
                         break
-            # under `all` every opponent draws on the same surplus, so what is
-            # lost is the surplus nobody took: surplus - the largest take
-            top = 0
-            for g in gifts:
-                if g[1] > top:
-                    top = g[1]
             lost = k - own - top
         if self.missing(a) == 0:
             self.winner = a
@@ -266,6 +269,8 @@ class Game:
             if self.darts_left == 0:
                 self._end_visit()
         self._commit(start, code)
+        if replay:
+            return None
         return k, own, gifts, lost
 
     def _end_visit(self):
@@ -339,7 +344,7 @@ class Game:
         if action == NEXT_ACTION:
             self.next()
         else:
-            self.throw(action)
+            self.throw(action, True)
 
     # ---- serialisation -------------------------------------------------
     def visit(self):
