@@ -166,8 +166,9 @@ def tour_steps(darts=1000, people_only=False):
     for v in ("no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
         s += line({"cmd": "config", "set": {"variant": v}, "id": "v"})
     s += line({"cmd": "config", "set": {"brightness": -1, "auto_next_ms": 0}, "id": "g"})
-    s += _phase(AFTER)
+    # the people's game after: from once its `new` has let the computer's code go
     s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": "classic", "id": "n"})
+    s += _phase(AFTER)
     s += _play(0, 30)
     return s + END
 
@@ -284,6 +285,10 @@ def tour(cap=None, darts=1000, people_only=False):
     out["step_alloc_most"] = {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
                               for i, n in enumerate(names)}
     out["alloc_by_kind"] = {k: r["kind"][i] for i, (k, _) in enumerate(KINDS) if r["kind"][i]}
+    # the step each peak was read at (the live heap as that step began)
+    at = [i for i, s in enumerate(steps) if s.startswith("H.measure()")]
+    out["peak_at"] = {n: _step_name(steps, at[r["peak_at"][i] - 1] if 0 < r["peak_at"][i] <= len(at) else -1)
+                      for i, n in enumerate(names)}
     if not people_only:
         out.update({"computer_peak": r["peak"][COMPUTER] - d, "bringup_peak": r["peak"][BRINGUP] - d,
                     "after_peak": r["peak"][AFTER] - d})

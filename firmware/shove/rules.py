@@ -31,7 +31,9 @@ VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the 
 
 class ByteLog:
     """An append-only byte buffer that can be cut back (MicroPython's
-    bytearray cannot delete a slice); grows by doubling, never shrinks."""
+    bytearray cannot delete a slice); grows by a quarter, never shrinks
+    (doubling would leave up to half of a long game's undo log, some KB of
+    heap, unused)."""
 
     def __init__(self, size=32):
         self.buf = bytearray(size)
@@ -39,7 +41,7 @@ class ByteLog:
 
     def append(self, b):
         if self.n == len(self.buf):
-            self.buf.extend(bytes(len(self.buf)))
+            self.buf.extend(bytes(len(self.buf) // 4 + 16))
         self.buf[self.n] = b
         self.n += 1
 
