@@ -50,7 +50,7 @@ DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py
 DOC_END = "<!-- heap:end -->"
 ROLE = {  # when each module's code is in the heap
     "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
-    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always", "shove.events": "always", "shove.journal": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.journal": "always",
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
@@ -76,9 +76,24 @@ def module_table(w):
     t = w["tour"]
     lines.append("")
     lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "
-                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each."
+                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
+                 "(the ESP32 layer's in its place: %d B)."
                  % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
-                    w["virtual_layer_code"]))
+                    w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
+    if "step_demand" in t:
+        d = t["step_demand"]
+        lines.append("")
+        lines.append("A step's demand (live heap plus all one step allocates, what a cap checks on this port): "
+                     "people %d B, computer %d B, bring-up %d B, after %d B. The most one step of each kind "
+                     "allocated: %s." % (d["people"], d["computer"], d["bringup"], d["after"],
+                                         ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
+    c, p = w.get("tour_capped_112k"), w.get("people_capped_56k")
+    if c and p:
+        lines.append("")
+        lines.append("Capped: at 112 KB the whole tour %d MemoryError, %d steps failed, largest free block "
+                     "after %d B; at 56 KB the people's game %d MemoryError, %d steps failed."
+                     % (c["memory_errors"], c.get("steps_failed", 0), c["largest_free_block"] or 0,
+                        p["memory_errors"], p.get("steps_failed", 0)))
     return "\n".join(lines)
 
 
