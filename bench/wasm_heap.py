@@ -240,14 +240,15 @@ def driver_share(tmp, files):
     return int(got[-1].split()[1])
 
 
-def run(steps, cap=None, heapsize=HEAP):
+def run(steps, cap=None, heapsize=HEAP, driver=True):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
     readings in bytes, the steps that raised). With `cap`, the heap is the
-    cap plus the driver's own share, and may not grow."""
+    cap plus the driver's own share (`driver`; else the cap alone), and may
+    not grow."""
     steps = [_guard(s, i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
         files = stage(tmp)
-        given = cap + driver_share(tmp, files) if cap else None
+        given = cap + (driver_share(tmp, files) if driver else 0) if cap else None
         proc = _node(tmp, files, steps, heapsize, given)
     out = proc.stdout
     global LAST_OUT
