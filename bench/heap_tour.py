@@ -197,8 +197,8 @@ def advance():
     """What the players do at the end of a visit: `next`, or `new` once the
     game is won (the darts thrown meanwhile were ignored: the game was over)."""
     g = T.a.game
-    if g is not None and g.phase == 3:
-        line(b'{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"id":"n"}')
+    if g is not None and g.phase == 3:  # the same variant again: a long run compares like with like
+        line('{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"variant":"%s","id":"n"}' % g.rules.variant)
     else:
         line(b'{"cmd":"next","id":"x"}')
 

@@ -176,7 +176,7 @@ def tour_steps(darts=1000, people_only=False):
 def soak_steps(darts=10000):
     """A long people's game for creep: the live heap after the first 100
     darts against the end; the largest free block now and then."""
-    s = [SETUP, COLLECT, "H.measure()", COLLECT]
+    s = [SETUP, COLLECT, "H.measure()", "H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
                                               "variant": "extended"}))
