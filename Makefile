@@ -90,7 +90,9 @@ bench-long: $(STAMP)
 	$(BIN)/python bench/run.py --long
 
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
-# HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown)
+# HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's
+# driver gets its own share on top). That port collects only between steps: a run with 0 memory errors
+# proves the chip would fit (docs/performance.md, "How that port collects")
 wasm-heap: $(STAMP)
 	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP))
 

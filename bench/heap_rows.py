@@ -21,19 +21,36 @@ def rows(w):
         ("  heap, 32-bit: game against the computer, hints (peak)", vs("computer_peak")),
         ("  heap, 32-bit: bring-up tools (peak) / people again after", "%s / %s" % (
             vs("bringup_peak"), _kb(t["after_peak"]))),
-        ("  heap capped at 112 KB: whole tour (no collection inside a step)",
+        ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
-             c["memory_errors"], "" if not c["memory_errors"] else ", NOT MET", _kb(c["largest_free_block"] or 0))),
+             c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%d MemoryError (goal 0)%s" % (
-            p["memory_errors"], "" if not p["memory_errors"] else ", NOT MET")),
-    ]
+            p["memory_errors"], _failed(p))),
+    ] + _demand_rows(t)
+
+
+def _failed(run):
+    if not run["memory_errors"]:
+        return ""
+    return ", NOT MET (%d steps failed in all)" % run.get("steps_failed", 0)
+
+
+def _demand_rows(t):
+    """A step's demand with no collection inside it (the figure a cap checks)."""
+    if "step_demand" not in t:
+        return []
+    d = t["step_demand"]
+    worst = max(t["alloc_by_kind"].items(), key=lambda kv: kv[1])
+    return [("  heap, 32-bit: a step's demand, people / computer / bring-up",
+             "%s / %s / %s (live heap + all one step allocates; most a step allocates: %s, %s)" % (
+                 _kb(d["people"]), _kb(d["computer"]), _kb(d["bringup"]), worst[0], _kb(worst[1])))]
 
 
 DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py's run; do not edit -->"
 DOC_END = "<!-- heap:end -->"
 ROLE = {  # when each module's code is in the heap
     "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
-    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always", "shove.events": "always", "shove.journal": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.journal": "always",
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
@@ -42,25 +59,45 @@ ROLE = {  # when each module's code is in the heap
     "shove.newgame": "a new game, the journal's at start-up", "shove.extra": "a rare command",
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
-    "shove.boards.matrix_model": "always (virtual board only)", "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
+    "shove.boards.virtual": "always (virtual board only)",
     "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
     "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
     "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
-    "shove.pacing": "always",
+    "shove.boards.esp32": "the chip's board layer in place of the virtual one (weighed here as bytecode, "
+                          "`machine` stubbed; with safe boot's `safeboot` and `chip`, which it loads and keeps)",
+    "shove.pacing": "always", "shove.keeper": "always", "shove.strip": "always", "shove.jstore": "always",
 }
 
 
 def module_table(w):
     """Markdown: each module's heap once imported, its .mpy size and when it is loaded."""
-    lines = ["| module | heap when loaded | .mpy | in the heap |", "|---|---|---|---|"]
+    lines = ["| module | heap when loaded | .mpy (its code) | given back when let go | in the heap |",
+             "|---|---|---|---|---|"]
     for m, c in w["modules"].items():
-        lines.append("| %s | %d B | %d B | %s |" % (m, c["heap"], c["mpy"], ROLE.get(m, "?")))
+        back = "%d B" % c["released"] if "released" in c else "-"
+        lines.append("| %s | %d B | %d B | %s | %s |" % (m, c["heap"], c["mpy"], back, ROLE.get(m, "?")))
     t = w["tour"]
     lines.append("")
     lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "
-                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each."
+                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
+                 "(the ESP32 layer's in its place: %d B)."
                  % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
-                    w["virtual_layer_code"]))
+                    w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
+    if "step_demand" in t:
+        d = t["step_demand"]
+        lines.append("")
+        lines.append("A step's demand (live heap plus all one step allocates, what a cap checks on this port): "
+                     "people %d B, computer %d B, bring-up %d B, after %d B. The most one step of each kind "
+                     "allocated: %s." % (d["people"], d["computer"], d["bringup"], d["after"],
+                                         ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
+    c, p = w.get("tour_capped_112k"), w.get("people_capped_56k")
+    if c and p:
+        lines.append("")
+        lines.append("Capped: at 112 KB the whole tour %d MemoryError, %d steps failed, largest free block "
+                     "after %d B; at 56 KB the people's game %d MemoryError, %d steps failed."
+                     % (c["memory_errors"], c.get("steps_failed", 0), c["largest_free_block"] or 0,
+                        p["memory_errors"], p.get("steps_failed", 0)))
     return "\n".join(lines)
 
 

@@ -56,6 +56,13 @@ class Tour:
         self.mark100 = 0  # live heap after the soak's first 100 darts
         self.memerr = 0  # steps a MemoryError ended (caught by the host's guard around each step)
         self.harness = 0  # the live heap before the firmware: the interpreter's and this driver's
+        # a step's demand: the live heap it started from plus all it
+        # allocated, read at its end (no collection runs inside a step on
+        # this port): the most of it in each phase, and the step's number
+        self.used = [0, 0, 0, 0]
+        self.grew = [0, 0, 0, 0]  # the most one step allocated above its start
+        self.grew_at = [-1, -1, -1, -1]
+        self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
 
 
 def start():
@@ -71,6 +78,21 @@ def measure():
     if m > T.peak[T.phase]:
         T.peak[T.phase] = m
         T.peak_at[T.phase] = T.samples
+
+
+def used(step, kind):
+    """At the end of step number `step` (of kind `kind`), before the
+    collection that follows it: what the heap held at the step's worst (at
+    most: some of it may have become garbage along the way)."""
+    m = gc.mem_alloc()
+    if m - T.last > T.kind[kind]:
+        T.kind[kind] = m - T.last
+    p = T.phase
+    if m > T.used[p]:
+        T.used[p] = m
+    if m - T.last > T.grew[p]:
+        T.grew[p] = m - T.last
+        T.grew_at[p] = step
 
 
 def phase(i):
@@ -95,8 +117,9 @@ def load():
     from shove import app  # noqa: F401
 
 
-def start_app():
-    """app.main() up to its loop: the App made and booted."""
+def start_app(restore=False):
+    """app.main() up to its loop: the App made and booted (`restore`: after
+    a power cut, the stored game read back; for the step's name only)."""
     import select
 
     from shove import app
@@ -139,36 +162,58 @@ def line(s):
     T.a.commands.handle_line(s.encode() if isinstance(s, str) else s)
 
 
-def dart(i):
-    """One dart at a cell through the matrix, scored (or ignored) by the loop."""
+def throw_dart(i):
+    """A dart at a cell through the matrix, up to the loop pass that scores
+    (or ignores) it: the firmware collects right after a dart it scores,
+    and this port collects once the step ends, so ending the step there
+    gives the firmware its own collection at its own moment."""
     a = T.a
     r, c = divmod(T.cells[(i * 7) % len(T.cells)], a.prof.cols)
     d0 = a.keeper.darts
     i0 = a.keeper.ignored
     a.board.press(r, c, 5)
     n = 0
-    while a.keeper.darts == d0 and a.keeper.ignored == i0 and n < 100:
+    while a.keeper.darts == d0 and a.keeper.ignored == i0 and n < 10000:
+        passes(1)
+        n += 1
+
+
+def settle():
+    """The loop passes after a dart until the scanner is armed again (the
+    lockout, the release)."""
+    a = T.a
+    n = 0
+    while a.scanner.state != 0 and n < 400:
         passes(100)
         n += 1
-    while a.scanner.state != 0 and n < 400:  # lockout, then re-armed
-        passes(100)
-        n += 1
+
+
+def dart(i):
+    throw_dart(i)
+    settle()
+
+
+def advance():
+    """What the players do at the end of a visit: `next`, or `new` once the
+    game is won (the darts thrown meanwhile were ignored: the game was over)."""
+    g = T.a.keeper.game
+    if g is not None and g.phase == 3:  # the same variant again: a long run compares like with like
+        line('{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"variant":"%s","id":"n"}' % g.rules.variant)
+    else:
+        line(b'{"cmd":"next","id":"x"}')
 
 
 def play(first, n, nxt=3, state_every=10):
     """Darts first..first+n-1; `next` after every `nxt` (the darts between
-    land in the hold; 0: none, the host sends it as a step of its own); a
-    state request every `state_every` (0: none); a won game starts anew."""
-    a = T.a
+    land in the hold; 0: none); a state request every `state_every` (0:
+    none); a won game starts anew. (The tour sends each of these as a step
+    of its own: this is for a quick look by hand.)"""
     for i in range(first, first + n):
         dart(i)
         if nxt and i % nxt == nxt - 1:
-            line(b'{"cmd":"next","id":"x"}')
+            advance()
         if state_every and i % state_every == state_every - 1:
             line(b'{"cmd":"state","id":"s"}')
-        g = a.keeper.game
-        if g is not None and g.phase == 3:
-            line(b'{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"id":"n"}')
 
 
 def undo_all(most):
@@ -192,14 +237,14 @@ def win(most=400):
     return a.keeper.game.phase == 3
 
 
-def cpu_visit(most=40):
-    """The computer plays its visit (its pace set to 0): loop passes until the
-    turn comes back to a person."""
+def cpu_visit(most=1):
+    """The computer plays its visit (its pace set to 0): loop passes, 50 at a
+    time, until the turn comes back to a person or `most` runs out."""
     a = T.a
     g = a.keeper.game
     n = 0
     while g.cpu[g.turn] and g.phase != 3 and n < most:
-        passes(200)
+        passes(50)
         n += 1
         g = a.keeper.game
 
@@ -217,4 +262,5 @@ def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
+                      "used": T.used, "grew": T.grew, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))

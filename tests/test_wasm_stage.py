@@ -25,13 +25,17 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
 
 def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
     steps = wasm_heap.tour_steps(darts=5)
-    assert steps[-1] == "H.report()" and "H.boot()" in steps
+    assert steps[-1] == "H.report()" and "H.measure()\nH.boot()" in steps
     for i, s in enumerate(steps):
-        if s == "H.measure()":
-            assert steps[i - 1] == wasm_heap.COLLECT  # the port collects only between two steps
-    phases = [s for s in steps if s.startswith("H.phase(")]
-    assert phases == ["H.phase(%d)" % p for p in (wasm_heap.COMPUTER, wasm_heap.BRINGUP, wasm_heap.AFTER)]
-    assert sum(s.startswith("H.play(") for s in steps) >= 5
+        if s.startswith("H.measure()"):
+            assert steps[i - 1] == wasm_heap.COLLECT  # the port collects only when a call ends
+    for i, s in enumerate(steps[:-1]):
+        if s.startswith("H.measure()\n"):  # a step of the firmware's: a collection follows it
+            assert steps[i + 1] == wasm_heap.COLLECT, s
+            assert "H.used(%d, " % i in wasm_heap._guard(s, i)  # and it reads what it held at its end
+    phases = [s for s in steps if "H.phase(" in s]
+    assert phases == ["H.measure(); H.phase(%d)" % p for p in (wasm_heap.COMPUTER, wasm_heap.BRINGUP, wasm_heap.AFTER)]
+    assert sum("H.throw_dart(" in s for s in steps) >= 5
 
 
 @pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
@@ -40,5 +44,5 @@ def test_a_cap_is_enforced_the_heap_does_not_grow_past_it():
     free, _, st = wasm_heap.run([wasm_heap.SETUP, grab, "x = None", "H.report()"])
     assert free["memerr"] == 0 and st["raised"] == 0
     capped, _, st = wasm_heap.run([wasm_heap.SETUP, grab, "x = None", wasm_heap.COLLECT, "y = bytearray(20000)",
-                                   "H.report()"], cap=64 * 1024)
+                                   "H.report()"], cap=64 * 1024, driver=False)
     assert capped["memerr"] == 1 and st["raised"] == 0  # only the 80 KB step failed, and the run went on

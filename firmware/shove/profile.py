@@ -82,6 +82,11 @@ def _pins(v, what, lo, hi):
     return v
 
 
+def _in_matrix(v, n, what, rows, cols):
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
+        raise ProfileError("map: %s %r outside the %d x %d matrix" % (what, v, rows, cols))
+
+
 def parse_map(cells, rows, cols):
     """[[row, col, seg], ...] -> bytearray rows*cols of segment codes."""
     if not isinstance(cells, list):
@@ -91,9 +96,10 @@ def parse_map(cells, rows, cols):
         if not isinstance(cell, list) or len(cell) != 3:
             raise ProfileError("map: each cell is [row, col, segment]")
         r, c, seg = cell
-        for v, n, what in ((r, rows, "row"), (c, cols, "col")):
-            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < n:
-                raise ProfileError("map: %s %r outside the %d x %d matrix" % (what, v, rows, cols))
+        # each checked in its own call, not in a loop over tuples: that
+        # loop made three tuples a cell, some 5 KB of garbage for a board's map
+        _in_matrix(r, rows, "row", rows, cols)
+        _in_matrix(c, cols, "col", rows, cols)
         try:
             code = segments.encode(seg)
         except segments.SegError as e:

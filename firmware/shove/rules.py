@@ -31,7 +31,9 @@ VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the 
 
 class ByteLog:
     """An append-only byte buffer that can be cut back (MicroPython's
-    bytearray cannot delete a slice); grows by doubling, never shrinks."""
+    bytearray cannot delete a slice); grows by a quarter, never shrinks
+    (doubling would leave up to half of a long game's undo log, some KB of
+    heap, unused)."""
 
     def __init__(self, size=32):
         self.buf = bytearray(size)
@@ -39,7 +41,7 @@ class ByteLog:
 
     def append(self, b):
         if self.n == len(self.buf):
-            self.buf.extend(bytes(len(self.buf)))
+            self.buf.extend(bytes(len(self.buf) // 4 + 16))
         self.buf[self.n] = b
         self.n += 1
 
@@ -63,7 +65,10 @@ class ByteLog:
 class Rules:
     """Validated rules: a named variant plus overrides."""
 
-    def __init__(self, variant="classic", overrides=None):
+    def __init__(self, variant="classic", overrides=None, checks=None):
+        if checks is not None:  # new_game's, loaded once for all its checks
+            checks.check_rules(self, variant, overrides)
+            return
         from shove import newgame, release  # the checks: loaded for them, let go after
 
         try:
@@ -209,8 +214,11 @@ class Game:
         if self.phase == OVER:
             raise RuleError("game_over", "the game is over; undo or start a new one")
 
-    def throw(self, code):
-        """Score one dart. Returns (marks, own, gifts[(side, n)], lost)."""
+    def throw(self, code, replay=False):
+        """Score one dart. Returns (marks, own, gifts[(side, n)], lost);
+        with `replay` (the journal's, after a power cut) nothing: a restore
+        replays up to hundreds of darts, and their results would all be
+        garbage for the heap at once."""
         if not segments.valid(code):
             raise RuleError("bad_seg", "unknown segment code")
         self._check_live()
@@ -218,13 +226,16 @@ class Game:
             raise RuleError("visit_over", "the visit is over; press next")
         if self.phase == BULL_OFF:
             self._bull_off_dart(2 if code == segments.DB else 1 if code == segments.SB else 0, code)
-            return 0, 0, [], 0
+            return None if replay else (0, 0, [], 0)
         start = self._begin()
         a = self.turn
         bi, k = self.value(code)
         own = 0
-        gifts = []
+        gifts = None if replay else []
         lost = 0
+        # under `all` every opponent draws on the same surplus, so what is
+        # lost is the surplus nobody took: surplus - the largest take
+        top = 0
         if k:
             own = min(k, self.need(a, bi))
             if own:
@@ -240,17 +251,14 @@ class Game:
                         take -= 1  # the last mark of a game must be scored, never given
                     if take:
                         self._add(r, bi, take)
-                        gifts.append((r, take))
+                        if gifts is not None:
+                            gifts.append((r, take))
+                        if take > top:
+                            top = take
                         if self.missing(r) == 0:
                             self.pending |= 1 << r
                     if self.rules.gift == GIFT_NEXT:
                         break
-            # under `all` every opponent draws on the same surplus, so what is
-            # lost is the surplus nobody took: surplus - the largest take
-            top = 0
-            for g in gifts:
-                if g[1] > top:
-                    top = g[1]
             lost = k - own - top
         if self.missing(a) == 0:
             self.winner = a
@@ -263,6 +271,8 @@ class Game:
             if self.darts_left == 0:
                 self._end_visit()
         self._commit(start, code)
+        if replay:
+            return None
         return k, own, gifts, lost
 
     def _end_visit(self):
@@ -336,7 +346,7 @@ class Game:
         if action == NEXT_ACTION:
             self.next()
         else:
-            self.throw(action)
+            self.throw(action, True)
 
     # ---- serialisation -------------------------------------------------
     def visit(self):
@@ -433,7 +443,14 @@ def make_sides(players=None, teams=None):
 
 
 def new_game(players=None, teams=None, variant="classic", rules=None, cpu=None, seed=0):
-    """Validate everything first, so a refused request changes nothing."""
-    r = Rules(variant, rules)
-    sides, levels, seed = _call("check_game", players, teams, cpu, seed)
+    """Validate everything first, so a refused request changes nothing.
+    The checks' module is loaded once for both checks (each load reads its
+    code from flash into the heap anew)."""
+    from shove import newgame, release
+
+    try:
+        r = Rules(variant, rules, newgame)
+        sides, levels, seed = newgame.check_game(players, teams, cpu, seed)
+    finally:
+        release("newgame")
     return Game(r, sides, levels, seed)
