@@ -12,7 +12,11 @@ def release(*names):
     """Forget the modules shove.NAME (sys.modules and the package's
     attribute): their code is freed at the next collection once nothing
     else refers to them (a global of another module, a live object of a
-    class of theirs). Importing one again loads it afresh."""
+    class of theirs). Importing one again loads it afresh. Only MicroPython
+    lets go: in CPython (the host's tests and tools) code costs no board
+    heap, and a fresh import each time would cost milliseconds a call."""
+    if sys.implementation.name != "micropython":
+        return
     pkg = sys.modules["shove"]
     for n in names:
         sys.modules.pop("shove." + n, None)
