@@ -2,7 +2,7 @@
 strong rule-following players (bench/panel.py), at the same skill.
 
     python bench/cpu_panel.py [--games N] [--jobs J] [--levels 1,3] [--variants classic,pub]
-                              [--only rows] [--out FILE] [--resume] [--publish] [--table]
+                              [--only kinds] [--out FILE] [--resume] [--publish] [--table]
 
 --resume goes on from the rows in FILE (build/cpu_panel.json); --publish
 writes the table into docs/computer.md; --table only prints (and with
@@ -166,6 +166,16 @@ def plan(levels, variants):
     return out
 
 
+def select(rows, only):
+    """The rows of `plan` of the kinds in `only`, comma-separated: cpu, coach,
+    pairs (the computer against one member), multi, or a member's name (the
+    computer against that member alone)."""
+    kinds = only.split(",")
+    return [r for r in rows if r[0] in kinds or ("multi" in kinds and len(r[1]) > 1)
+            or ("pairs" in kinds and r[0] == "cpu" and len(r[1]) == 1)
+            or (r[0] == "cpu" and len(r[1]) == 1 and r[1][0] in kinds)]
+
+
 def main():
     a = sys.argv[1:]
 
@@ -180,8 +190,7 @@ def main():
     out = Path(opt("--out", str(ROOT / "build" / "cpu_panel.json")))
     rows = plan(levels, variants)
     if only:
-        rows = [r for r in rows if r[0] == only or (only == "multi" and len(r[1]) > 1)
-                or (only == "pairs" and r[0] == "cpu" and len(r[1]) == 1)]
+        rows = select(rows, only)
     try:
         os.nice(10)
     except OSError:

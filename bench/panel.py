@@ -194,20 +194,29 @@ def tips(g, aims):
     return c
 
 
-def greedy(g, aims):
+def _aims(g):
+    """Every aim at an open bed of the thrower: (bed index, ring offset, number, marks it needs there)."""
     me = g.turn
     beds = g.rules.beds
-    flat = g.rules.flat
-    cands = []
     for bi in _open(g):
         need = g.need(me, bi)
         for off in _rings(g, bi):
-            e = aims.own(beds[bi], off, need, flat)
-            cands.append((need, -e, bi, off))
+            yield bi, off, beds[bi], need
+
+
+def _best(g, cands):
+    """The first safe aim of `cands` [(key, bed index, ring offset)] by key, highest first."""
     if not cands:
         return _dead(g)
-    cands.sort()
-    return _first_safe(g, [(bi, off) for _, _, bi, off in cands])
+    cands.sort(reverse=True)
+    return _first_safe(g, [(bi, off) for _, bi, off in cands])
+
+
+def greedy(g, aims):
+    flat = g.rules.flat
+    # fewest marks needed first, then the most expected marks, then the lowest bed and ring
+    # offset (the keys are negated: _best takes the highest first)
+    return _best(g, [((-need, aims.own(num, off, need, flat), -bi, -off), bi, off) for bi, off, num, need in _aims(g)])
 
 
 def _missing(g, s):
@@ -216,55 +225,41 @@ def _missing(g, s):
 
 def blocker(g, aims):
     me = g.turn
-    beds = g.rules.beds
     flat = g.rules.flat
     mine = _missing(g, me)
     opps = [s for s in range(g.n) if s != me]
     # the opponent nearest its win
     lead = min(opps, key=lambda s: _missing(g, s)) if opps else None
     cands = []
-    for bi in _open(g):
-        need = g.need(me, bi)
-        for off in _rings(g, bi):
-            e = aims.own(beds[bi], off, need, flat)
-            sur = aims.surplus(beds[bi], off, need, flat)
-            cost = 0.0
-            if sur and not _harmless(g, bi):
-                gifts, hands, _ = _exact(g, code(beds[bi], off))
-                if hands:
-                    continue
-                for s, k in gifts:
-                    # a gift to a side as near its win as the blocker is denied outright;
-                    # to one further behind it costs in proportion to how near it is
-                    if _missing(g, s) <= mine:
-                        cost = 9.0
-                    else:
-                        cost += sur * 3.0 / (1 + _missing(g, s) - mine)
-            shut = lead is not None and g.need(lead, bi) == 0
-            cands.append((e - cost + (0.05 if shut else 0.0), bi, off))
-    if not cands:
-        return _dead(g)
-    cands.sort(reverse=True)
-    return _first_safe(g, [(bi, off) for _, bi, off in cands])
+    for bi, off, num, need in _aims(g):
+        e = aims.own(num, off, need, flat)
+        sur = aims.surplus(num, off, need, flat)
+        cost = 0.0
+        if sur and not _harmless(g, bi):
+            gifts, hands, _ = _exact(g, code(num, off))
+            if hands:
+                continue
+            for s, k in gifts:
+                # a gift to a side as near its win as the blocker is denied outright;
+                # to one further behind it costs in proportion to how near it is
+                if _missing(g, s) <= mine:
+                    cost = 9.0
+                else:
+                    cost += sur * 3.0 / (1 + _missing(g, s) - mine)
+        shut = lead is not None and g.need(lead, bi) == 0
+        cands.append((e - cost + (0.05 if shut else 0.0), bi, off))
+    return _best(g, cands)
 
 
 def cautious(g, aims):
-    me = g.turn
-    beds = g.rules.beds
     flat = g.rules.flat
     cands = []
-    for bi in _open(g):
-        need = g.need(me, bi)
-        free = _harmless(g, bi)
-        for off in _rings(g, bi):
-            most = 1 if flat else 2 if beds[bi] == 25 and off == D else (3, 0, 0, 2, 3)[off] if off != S else 1
-            if most > need and not free:
-                continue  # it could carry a surplus an opponent takes
-            cands.append((aims.own(beds[bi], off, need, flat), bi, off))
-    if not cands:
-        return _dead(g)
-    cands.sort(reverse=True)
-    return _first_safe(g, [(bi, off) for _, bi, off in cands])
+    for bi, off, num, need in _aims(g):
+        most = 1 if flat else 2 if num == 25 and off == D else (3, 0, 0, 2, 3)[off] if off != S else 1
+        if most > need and not _harmless(g, bi):
+            continue  # it could carry a surplus an opponent takes
+        cands.append((aims.own(num, off, need, flat), bi, off))
+    return _best(g, cands)
 
 
 MEMBERS = {"tips": tips, "greedy": greedy, "blocker": blocker, "cautious": cautious}

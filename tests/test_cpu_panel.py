@@ -158,3 +158,13 @@ def test_publish_writes_the_table_between_its_markers(tmp_path, monkeypatch):
     else:
         raise AssertionError("published into a page without markers")
     assert doc.read_text() == "no markers"
+
+
+def test_rows_can_be_picked_by_kind_and_by_member():
+    rows = cpu_panel.plan([1, 2, 3], ["classic", "pub"])
+    assert len(rows) == 2 * 3 * 5 + 3 * 2  # four members and the coach a level; 3 and 4 sides in classic only
+    picked = cpu_panel.select(rows, "cautious,coach")
+    assert {(r[0], r[1]) for r in picked} == {("cpu", ("cautious",)), ("coach", ("tips",))}
+    assert len(picked) == 2 * 3 * 2
+    assert all(len(r[1]) > 1 for r in cpu_panel.select(rows, "multi")) and len(cpu_panel.select(rows, "multi")) == 6
+    assert {r[1] for r in cpu_panel.select(rows, "pairs")} == {(m,) for m in ("tips", "greedy", "blocker", "cautious")}

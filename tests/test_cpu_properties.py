@@ -40,7 +40,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     for s, take in gifts:
         e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
         c = needs[s]
-        rem[s] += 2 * (e[c - take] - e[c])
+        rem[s] += (p._gw - 1) * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
     return p._after(rem[me], dl, 0, 0, None, g.pending & ~(1 << me))
 

@@ -61,7 +61,9 @@ def reason(g, code, cands):
     if code != big:
         why = _gift(g, big, "a bull" if n == 25 else "a treble")
         if why:
-            return "%s, not %s: you need %s on %d and %s" % (label, segments.name(big), _marks(need), n, why)
+            # what it denies: the smaller ring keeps the spare marks at home
+            return "%s, not %s: you need %s on %d; %s, so aim smaller and give nothing away" % (
+                label, segments.name(big), _marks(need), n, why)
         return head + "; for your aim the %s is the surer way" % ("outer bull" if n == 25 else label[0] == "D" and
                                                                  "double" or "single")
     if need >= k:
@@ -69,5 +71,10 @@ def reason(g, code, cands):
     why = _gift(g, code, "a hit")
     if why:
         return head + "; worth it even though " + why
-    return head + ("; gifts are off" if r.gift == rules.GIFT_OFF else
-                   "; nobody can take the spare marks, so a treble risks nothing")
+    if r.gift == rules.GIFT_OFF:
+        return head + "; gifts are off"
+    if [s for s in range(g.n) if s != g.turn and g.need(s, bi)]:
+        return head + "; nobody can take the spare marks, so a treble risks nothing"
+    # what it denies no one: every other side has closed the bed
+    return head + "; %s closed %d, so the spare marks help nobody" % (
+        g.names[(g.turn + 1) % g.n] + " has" if g.n == 2 else "everyone else has", n)

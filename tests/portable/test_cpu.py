@@ -300,7 +300,23 @@ def test_coach_says_why_a_single_beats_the_treble():
     set_marks(g, 1, 8, 2)
     code, _, cands = cpu.Player(3).rank(g)
     line = coach.reason(g, seg("S4"), cands)
-    assert line == "S4, not T4: you need one mark on 4 and a treble would gift Bob one mark and close that bed", line
+    assert line == ("S4, not T4: you need one mark on 4; a treble would gift Bob one mark and close that bed, "
+                    "so aim smaller and give nothing away"), line
+
+
+def test_coach_says_what_a_treble_denies_nobody_where_the_opponent_has_closed_the_bed():
+    g = endgame()
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    set_marks(g, 1, 4, 3)  # Bob has closed 4: a treble's spare marks are lost
+    code, _, cands = cpu.Player(3).rank(g)
+    line = coach.reason(g, seg("T4"), cands)
+    assert line == "T4: you need one mark on 4; Bob has closed 4, so the spare marks help nobody", line
+    set_marks(g, 1, 4, 2)  # now Bob needs one there too (and one on 8): the single instead, and why
+    set_marks(g, 1, 8, 2)
+    line = coach.reason(g, seg("S4"), cpu.Player(3).rank(g)[2])
+    assert line.startswith("S4, not T4: you need one mark on 4; a treble would gift Bob one mark"), line
+    assert line.endswith("so aim smaller and give nothing away"), line
 
 
 def test_coach_does_not_warn_of_gifts_from_a_winning_dart():
