@@ -396,11 +396,14 @@ class App(Commands):
         """Up to `most` bytes from the port; True when it stopped at that
         bound (more may be waiting: the next slice reads on, so input at the
         full baud rate never backs up into the UART's ring)."""
+        # a read first (see _service): the take is a look and a one-byte
+        # read a byte on the chip, about 30 us each
+        self.scan_point()
         buf = self._sbuf
         n = self.board.serial_take(buf, most)
         if not n:
             return False
-        self.scan_point()  # taking them is a look and a read a byte on the chip
+        self.scan_point()
         watch = self.watch
         lines = self.lines
         now = -1
@@ -432,6 +435,12 @@ class App(Commands):
         visit and auto next; the strip. Each slice does little when nothing
         happens, so the matrix is never left unread for long (a 0.5 ms
         contact must meet a read). The UART is fed in every slice."""
+        if not self.slice:
+            # the serial slice: a burst that a request's first byte woke
+            # comes here, and the way from its last read through the loop
+            # and into this slice, then the take, are each some hundreds of
+            # us on the chip: a read between (and one in _read_serial)
+            self.scan_point()
         if self._outq:
             self._drain()
         board = self.board
@@ -635,6 +644,8 @@ class App(Commands):
                     self.lean = n == QUIET and board.woke != WOKE_INPUT
                     board.woke = 0
                     self.passes = SERVICE_EVERY
+                    if n == QUIET and not self.lean:
+                        self.scan_point()  # input woke it: a request may be landing with a dart (see _service)
                     self._serve()
                     if self.leaving:
                         return

@@ -32,7 +32,9 @@ class Commands:
                 fields = self.extra(name, cmd, after)
             else:
                 raise protocol.ProtoError("unknown_cmd", "unknown command %r" % name[:20])
-            self.send(protocol.ok(id_, fields, self.scan_point))
+            line = protocol.ok(id_, fields, self.scan_point)
+            self.scan_point()  # the line's last pieces joined; its queueing next
+            self.send(line)
         except protocol.ProtoError as e:
             self.send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
         except rules.RuleError as e:

@@ -291,7 +291,7 @@ def valid_json(b, tick=None):
         st = _AFTER
 
 
-TICK_TOKENS = 8
+TICK_TOKENS = 3  # a token is tens of bytecodes (a string: a loop a byte)
 
 
 def decode(line, tick=None):
@@ -300,6 +300,8 @@ def decode(line, tick=None):
         if isinstance(line, (bytes, bytearray)):
             if not valid_json(line, tick):
                 raise ValueError("not strict JSON in UTF-8")
+            if tick is not None:
+                tick()
             text = line.decode("utf-8")
         else:
             text = line
@@ -325,30 +327,41 @@ def _enc(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
-def _enc_sliced(obj, tick, depth):
-    # the same text as _enc(obj), its dicts and lists `depth` levels down
-    # encoded member by member with tick() between: json.dumps of a whole
-    # state is one C call of milliseconds on the chip, with no read of the
-    # matrix in it
+def _enc_sliced(obj, tick, depth, out):
+    # the pieces of _enc(obj)'s text into `out`, its dicts and lists `depth`
+    # levels down encoded member by member with tick() between: json.dumps
+    # of a whole state is one C call of milliseconds on the chip, with no
+    # read of the matrix in it. Pieces, joined once by _line: joining at
+    # every level would copy the state's kilobyte again at each, a new
+    # allocation each time in a heap that is mostly full.
     if depth and isinstance(obj, dict) and len(obj) > 1:
-        parts = []
+        sep = "{"
         for k in obj:
-            parts.append(_enc(k) + ":" + _enc_sliced(obj[k], tick, depth - 1))
+            out.append(sep + _enc(k) + ":")
+            _enc_sliced(obj[k], tick, depth - 1, out)
             tick()
-        return "{" + ",".join(parts) + "}"
-    if depth and isinstance(obj, list) and len(obj) > 1:
-        parts = []
+            sep = ","
+        out.append("}")
+    elif depth and isinstance(obj, list) and len(obj) > 1:
+        sep = "["
         for v in obj:
-            parts.append(_enc_sliced(v, tick, depth - 1))
+            out.append(sep)
+            _enc_sliced(v, tick, depth - 1, out)
             tick()
-        return "[" + ",".join(parts) + "]"
-    return _enc(obj)
+            sep = ","
+        out.append("]")
+    else:
+        out.append(_enc(obj))
 
 
 def _line(out, tick):
     # a line carrying the whole state is built in pieces with tick() between;
     # the rest (a dart event: under 256 bytes) in one
-    return _enc(out) if tick is None or "state" not in out else _enc_sliced(out, tick, SLICE_DEPTH)
+    if tick is None or "state" not in out:
+        return _enc(out)
+    parts = []
+    _enc_sliced(out, tick, SLICE_DEPTH, parts)
+    return "".join(parts)
 
 
 def ok(id_, fields=None, tick=None):
