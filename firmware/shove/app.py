@@ -27,17 +27,15 @@ from shove.settings import VERSION
 from shove.strip import Strip
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
-# Reads in one call while nothing is closed (about 20 us each on the chip),
-# then a service slice. The service runs in five slices, so that the matrix
-# is never left unread for long: a 0.5 ms contact must meet a read.
+# Reads in one call while nothing is closed (about 20 us each on the chip), then a service
+# slice; five slices, so the matrix is never left unread for long (a 0.5 ms contact must meet a read).
 BURST = 16
 # With nothing due (no timer, output, button or input; at most a frame only
 # time makes due), read up to this many times (about a second on the chip,
 # inside the watchdog's 3 s) or until the frame is due, then a lean round
 # (serial, strip), unless a byte or a button wakes the loop (board.woke).
 QUIET = 40000
-# the service slices, in the order they run
-SERIAL = const(0)
+SERIAL = const(0)  # the service slices, in the order they run
 BOARD = const(1)
 BUTTONS = const(2)
 TIMERS = const(3)
@@ -46,8 +44,7 @@ _NEXT_SLICE = (BOARD, BUTTONS, TIMERS, STRIP, SERIAL)
 FEED_EVERY = 16  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 DUE_TIMERS = const(1)  # the computer's visit or auto next may act (TIMERS)
 DUE_STRIP = const(2)  # a frame to write or one that animates (STRIP)
-# What a profile keeps once read: its module (the validation, 5 KB of heap as
-# bytecode) is let go after boot. (A class of loading's would keep it alive.)
+# What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 PROFILE_KEEPS = ("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
                  "timing")
 
@@ -142,6 +139,7 @@ class App:
         if self.scanner.calm:
             self.armed_slices += 1
         if s == SERIAL:
+            self.scan_point()  # a request's first byte may have woken this with a dart landing
             if self.lean:  # right after a quiet burst: only the strip may have work
                 self.lean = False
                 self.slice = STRIP if self.due & DUE_STRIP else SERIAL
@@ -241,6 +239,8 @@ class App:
                     self.lean = n == QUIET and board.woke != WOKE_INPUT
                     board.woke = 0
                     self.passes = SERVICE_EVERY
+                    if n == QUIET and not self.lean:  # input woke it: a read before the serial slice's way there
+                        self.scan_point()
                     self._serve()
                     if c.leaving:
                         return

@@ -50,10 +50,11 @@ class Commands:
         bound (more may be waiting: the next slice reads on, so input at the
         full baud rate never backs up into the UART's ring)."""
         buf = self._sbuf
+        self.tick()  # the take is a look and a read a byte on the chip (~30 us each): a read before and after
         n = self.board.serial_take(buf, most)
         if not n:
             return False
-        self.tick()  # taking them is a look and a read a byte on the chip
+        self.tick()
         watch = self.watch
         lines = self.lines
         now = -1
@@ -109,7 +110,9 @@ class Commands:
                 fields = self.extra(name, cmd, after)
             else:
                 raise protocol.ProtoError("unknown_cmd", "unknown command %r" % name[:20])
-            send(protocol.ok(id_, fields, self.tick))
+            line = protocol.ok(id_, fields, self.tick)
+            self.tick()  # the line's last pieces joined; its queueing next
+            send(line)
         except protocol.ProtoError as e:
             send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
         except rules.RuleError as e:

@@ -291,7 +291,7 @@ def valid_json(b, tick=None):
         st = _AFTER
 
 
-TICK_TOKENS = 8
+TICK_TOKENS = 3  # a token is tens of bytecodes (a string: a loop a byte)
 
 
 def decode(line, tick=None):
@@ -299,6 +299,8 @@ def decode(line, tick=None):
     try:
         if not valid_json(line, tick):
             raise ValueError("not strict JSON in UTF-8")
+        if tick is not None:
+            tick()  # a read between the check and the parse, each a pass over the line
         obj = json.loads(line.decode("utf-8"))
     except Exception:
         raise ProtoError("bad_json", "not a JSON object (UTF-8, one per line)")
@@ -357,7 +359,11 @@ def _enc_sliced(obj, tick, depth, out=None):
 def _line(out, tick):
     # a line carrying the whole state is built in pieces with tick() between;
     # the rest (a dart event: under 256 bytes) in one
-    return _enc(out) if tick is None or "state" not in out else _enc_sliced(out, tick, SLICE_DEPTH)
+    if tick is None or "state" not in out:
+        return _enc(out)
+    parts = []
+    _enc_sliced(out, tick, SLICE_DEPTH, parts)
+    return "".join(parts)
 
 
 def ok(id_, fields=None, tick=None):

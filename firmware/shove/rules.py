@@ -349,12 +349,13 @@ class Game:
             self.throw(action, True)
 
     # ---- serialisation -------------------------------------------------
-    def visit(self):
+    def visit(self, tick=None):
         """The darts of the visit being thrown (or just over), oldest first,
         each [seg, side, own, gifts, lost] as in its `dart` event: read back
         from the actions and their undo records, so nothing more is kept and
         a client that starts late, or a board that restarted, still has them.
-        A visit ends at a `next`; the bull-off's darts are a visit of their own."""
+        A visit ends at a `next`; the bull-off's darts are a visit of their own.
+        With `tick`, tick() is called after each dart (see to_state)."""
         u = self._undo
         acts = self.actions
         bull = self.phase == BULL_OFF
@@ -386,12 +387,19 @@ class Game:
             out.append([segments.name(a), side, own, gifts, k - own - top if k else 0])
             end = start - 1
             j -= 1
+            if tick is not None:
+                tick()
         out.reverse()
         return out
 
     def to_state(self, tick=None):
         """The game as the protocol's state object; with `tick`, tick() is
-        called every few beds (the firmware reads the matrix there)."""
+        called every few beds, after each dart of the visit and between the
+        parts after the sides (the firmware reads the matrix there: on the
+        chip each part is some hundreds of microseconds of bytecode, and a
+        0.5 ms contact must meet a read)."""
+        if tick is not None:
+            tick()
         beds = self.rules.beds
         sides = []
         for s in range(self.n):
@@ -399,12 +407,15 @@ class Game:
             base = s * self.nb
             for i in range(self.nb):
                 marks[str(beds[i])] = self.marks[base + i]
-                if tick is not None and i & 7 == 7:
+                if tick is not None and i & 3 == 3:
                     tick()
             sides.append({"name": self.names[s], "members": list(self.sides[s]), "marks": marks})
             if tick is not None:
                 tick()
         pending = [s for s in range(self.n) if self.pending & (1 << s)]
+        rules = self.rules.to_dict()
+        if tick is not None:
+            tick()
         st = {
             "sides": sides,
             "turn": self.turn,
@@ -412,11 +423,11 @@ class Game:
             "darts_left": self.darts_left,
             "winner": None if self.winner == NO_WINNER else self.winner,
             "phase": PHASES[self.phase],
-            "rules": self.rules.to_dict(),
+            "rules": rules,
             "variant": self.rules.variant,
             "pending": pending,
             "moves": len(self.actions),
-            "visit": self.visit(),
+            "visit": self.visit(tick),
         }
         if self.phase == BULL_OFF:
             st["contenders"] = [s for s in range(self.n) if self.bo_alive & (1 << s)]

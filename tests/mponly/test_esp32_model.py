@@ -2,6 +2,8 @@
 # simulator's. The host's file I/O behind the board's flash is made slow here
 # (400 us of a clock the test controls, which would be 40 ms at the model's
 # factor of 100): the board's clock must move by the flash model's figures.
+import os
+
 from shove import profile, store
 from shove.boards import virtual, virtual_clock, virtual_esp32, virtual_flash
 from shove.boards.virtual_clock import READ_US, WAKE_US
@@ -175,3 +177,70 @@ def test_a_quiet_burst_ends_when_the_tick_asked_for_comes():
         assert b.woke == WOKE_TIME and k < 40000
         # at the first look after the tick: within one call of 16 reads and a look
         assert 2000 - 1000 < spent <= 2000 + 16 * READ_US + WAKE_US, spent
+
+
+def test_serving_a_state_with_a_full_visit_leaves_no_long_stretch_unread():
+    # On the ESP32 model (factor 100) a `state` request with a visit of nine
+    # darts, served whole by the app as the loop does: the longest stretch
+    # without a read of the matrix (the board's gap_max_us, board time) must
+    # be a small share of the request's time. Unsliced work stands out: the
+    # visit read back in one piece was a tenth of it or more (some 5 ms of
+    # board time); sliced, the longest stretch is about 3 %. A share, not a
+    # time, so that a slower or busier host moves both alike; the best of
+    # several tries, so that the OS taking the CPU away once does not
+    # decide it.
+    import gc
+    import os
+    import time
+
+    from shove import app as appmod, profile, segments
+    from shove.boards import virtual
+
+    class Sink:
+        text = ""
+
+        def write(self, s):
+            self.text = s
+            return len(s)
+
+    home = os.getcwd()
+    d = "/tmp/hapenny-mponly-gap-%d" % time.ticks_us()
+    os.mkdir(d)
+    os.chdir(d)
+    try:
+        board = virtual.Board(profile.Profile(profile.default_dict()), esp32_scale=100)
+        out = Sink()
+        a = appmod.App(board=board, out=out)
+        k = a.keeper
+        k.new(["Ann", "Bob"], None, "classic", {"beds": list(range(1, 21)), "marks": 9, "darts": 9})
+        for s in ("T20", "T20", "T20", "T19", "T20", "D18", "T20", "S17", "T20"):  # own marks, gifts, lost marks
+            k.throw(segments.encode(s), "host")
+        assert len(k.game.visit()) == 9
+        shares = []
+        for _ in range(5):
+            a.tx.q = bytearray()  # nothing queued from before (the console takes lines whole here)
+            a.tx.pos = 0
+            gc.collect()
+            a.scan_point()
+            board.gap_max_us = 0
+            t0 = board.clock.total
+            a.commands.handle_line(b'{"cmd":"state","id":"g"}')
+            a.scan_point()  # the end of the last stretch
+            total = board.clock.total - t0
+            shares.append((100 * board.gap_max_us // total, board.gap_max_us, total))
+        assert '"visit":[["T20",0,3,[],0]' in out.text, out.text
+        best = min(shares)
+        assert best[0] < 6, shares
+    finally:
+        os.chdir(home)
+        _rmtree(d)
+
+
+def _rmtree(d):  # a scratch flash folder: files and the journal's folders of segments
+    for f in os.listdir(d):
+        p = d + "/" + f
+        try:
+            os.remove(p)
+        except OSError:
+            _rmtree(p)
+    os.rmdir(d)

@@ -59,3 +59,33 @@ def test_a_long_progressive_visit_names_its_latest_darts():
     darts = ["S1", "S1", "S1", "S2", "S2", "S2", "S3", "S3", "S3", "S4", "S4", "S4", "S5", "S5"]
     throw(g, *darts)
     assert g.to_state()["visit"] == [[d, 0, 1, [], 0] for d in darts[2:]]  # the latest 12 of 14
+
+
+def test_a_full_visit_is_read_back_with_a_read_of_the_matrix_after_each_dart():
+    # Reading a dart back (its undo record, its gifts, its name) is some
+    # hundreds of us of bytecode on the chip: nine of them in one stretch,
+    # with no read of the matrix, were a gap a 0.5 ms contact fell into
+    from shove import rules
+
+    for darts in (1, 3, 9):
+        g = new_game(["Ann", "Bob"], None, "classic", {"beds": list(range(1, 21)), "marks": 9, "darts": 9})
+        throw(g, *(["T20", "S19", "D18"] * 3)[:darts])
+        named = [0]
+        most = [0]
+        real = rules.segments.name
+
+        def name(code):
+            named[0] += 1
+            return real(code)
+
+        def tick():
+            most[0] = max(most[0], named[0])
+            named[0] = 0
+        rules.segments.name = name
+        try:
+            st = g.to_state(tick)
+            tick()
+        finally:
+            rules.segments.name = real
+        assert len(st["visit"]) == darts and st == g.to_state(), (darts, st["visit"])
+        assert most[0] == 1, (darts, most[0])  # one dart read back between two reads

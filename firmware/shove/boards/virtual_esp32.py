@@ -98,6 +98,12 @@ class Esp32Clock(Clock):
         self.last = t
         self.total += us
 
+    def spent(self, us):
+        # a modelled slow operation: the host's own time for it (a write into
+        # the pseudo-terminal, file I/O) is the simulator's, counted as seen;
+        # else the next look at the CPU time would charge it to the firmware
+        self.sim(us)
+
     def busy(self, us):
         self.ticks_us()
         self.spent(us)
