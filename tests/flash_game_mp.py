@@ -54,7 +54,7 @@ def power_off():
 def request(a, out, line):
     """A request; True once its ok reply went out (acknowledged)."""
     out.lines = []
-    a.commands.handle_line(line)
+    a.commands.handle_line(line.encode() if isinstance(line, str) else line)  # as the port gives it: bytes
     a.tx.drain()
     return any('"ok":true' in s or '"ok": true' in s for s in out.lines)
 
