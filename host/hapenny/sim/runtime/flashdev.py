@@ -97,17 +97,22 @@ class FlashDev:
             self.on_cut()
         raise PowerCut()
 
+    def _begin(self):
+        """A program or an erase starts: refused once the power is gone, timed
+        by the board's clock; True if the power is cut inside it."""
+        if self.dead:
+            raise OSError(5)
+        if self.clock:
+            self.clock.flash_begin()
+        return self._cut()
+
     def writeblocks(self, n, buf, off=None):
         if off is None:  # the simple protocol: erase, then program (esp32_partition.c)
             for i in range(len(buf) // BLOCK):
                 self.ioctl(6, n + i)
             off = 0
-        if self.dead:
-            raise OSError(5)
         c = self.clock
-        if c:
-            c.flash_begin()
-        cut = self._cut()
+        cut = self._begin()
         ln = len(buf)
         if cut:
             ln //= 2  # the first part programmed, the rest untouched
@@ -140,12 +145,8 @@ class FlashDev:
         if op == 5:  # MP_BLOCKDEV_IOCTL_BLOCK_SIZE
             return BLOCK
         if op == 6:  # MP_BLOCKDEV_IOCTL_BLOCK_ERASE
-            if self.dead:
-                raise OSError(5)
             c = self.clock
-            if c:
-                c.flash_begin()
-            cut = self._cut()
+            cut = self._begin()
             self._at(arg, 0)
             for _ in range((BLOCK // 2 if cut else BLOCK) // PAGE):
                 self.f.write(self._ff)
