@@ -47,18 +47,27 @@ def test_an_idle_board_waits_on_the_wall_clock_instead_of_spinning(esp32_board):
     assert s1["board_us"] - s0["board_us"] >= waited
 
 
-def test_a_busy_board_runs_ahead_of_the_wall_clock_at_the_chips_pace(esp32_board):
+def _cpu_s(pid):
+    """The process's time on a CPU so far (the first field of schedstat)."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0]) / 1e9
+
+
+def test_a_busy_board_runs_ahead_of_its_cpu_time_at_the_chips_pace(esp32_board):
     vb, link = esp32_board
     # a closure scheduled far ahead: the board may not idle, it scans all the time
     vb.pulses([(0, 0, 300 * 10**6, 1000)])  # under 2**29: ticks_diff stays positive
-    s0, t0 = vb.stats(), time.monotonic()
-    while time.monotonic() - t0 < 0.5:
-        pass
-    s1, t1 = vb.stats(), time.monotonic()
-    # the firmware spins its scan loop all the time: at ESP32 speed that is
-    # many times the wall time it took here (not exactly: the simulator's own
-    # work is charged at the chip's cost, not its CPU time)
-    assert (s1["board_us"] - s0["board_us"]) > 5 * (t1 - t0) * 1e6
+    s0, c0 = vb.stats(), _cpu_s(vb.proc.pid)
+    time.sleep(0.5)
+    s1, c1 = vb.stats(), _cpu_s(vb.proc.pid)
+    # the firmware spins its scan loop all the time: at ESP32 speed each
+    # second this PC gives it is many seconds of the chip's (about 16 here,
+    # not the scale of 100: the simulator's own work is charged at the
+    # chip's cost, not its CPU time). Measured against the CPU time it got,
+    # not the wall clock, so a loaded machine does not change the answer.
+    spent = c1 - c0
+    assert spent > 0.02, spent  # it did run
+    assert (s1["board_us"] - s0["board_us"]) > 5 * spent * 1e6, (s1["board_us"] - s0["board_us"], spent)
 
 
 def test_replies_go_out_at_the_uarts_pace_without_ever_blocking_the_loop(esp32_board):
@@ -150,12 +159,13 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
         peaks.append(vb.stats()["rx_peak"])
     s1 = vb.stats()
     assert s1["rx_dropped"] == s0["rx_dropped"] == 0
-    # with half the ring to spare: this machine's speed, and the factor with
-    # it, drifts by a third, and the model counts the OS taking the CPU for
-    # under 0.5 ms as the firmware's, which can only fill the ring more: the
-    # least of the three lines is the firmware's own (reading a byte at a
-    # time, or in short slices only, fills it to 200 and more every time)
-    assert min(peaks) <= 130, peaks
+    # with a third of the ring to spare. The firmware's own reading peaks at
+    # 120-145 here: this machine's speed, and the factor with it, drifts by
+    # a third under load, and the model counts the OS taking the CPU for
+    # under 0.5 ms as the firmware's, which can only fill the ring more.
+    # Reading a byte at a time, or in short slices only, overruns the ring
+    # and loses bytes of the first line (the mutants in tests/mutants.py).
+    assert min(peaks) <= 170, peaks
 
 
 def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
