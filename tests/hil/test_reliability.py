@@ -158,16 +158,22 @@ def test_hostile_input_gets_errors_and_changes_nothing(board):
            codes=" ".join("%s:%d" % kv for kv in sorted(codes.items())))
 
 
-# make test: 80 cuts through the whole board (each a boot from the littlefs
+# make test: 40 cuts through the whole board (each a boot from the littlefs
 # image); tests/test_flash_journal.py adds cuts inside littlefs's own
 # operations, which cost a fraction of a second each
-POWER_CUTS = 1000 if SOAK else 80
-DEPLOY_EVERY = 10 if SOAK else 40  # every so many cuts, one lands in a deploy
+POWER_CUTS = 1000 if SOAK else 40
+DEPLOY_EVERY = 10 if SOAK else 20  # every so many cuts, one lands in a deploy
 BAD_EVERY = 10  # every so many cuts (and after the last), a look for files set aside as damaged
 HELD = 0.25  # the share of cuts that stop the board inside the flash write the change causes
 # the stage of the write to stop at, by the change: appended records, or files replaced
 STAGES = {"dart": ["append"], "throw": ["append"], "next": ["append"], "undo": ["append", "tmp", "rename"],
           "config": ["tmp", "rename", "written"], "map": ["tmp", "rename", "written"]}
+# The first cuts of every run: (change, stage held or None, delay before the
+# cut or None), so that each stage of a write and a map cut before it is
+# stored happen in every run, however few the random cuts after them. The
+# throw gives the undo something to write.
+FIRST_CUTS = [("throw", None, 0.3), ("undo", "append", None), ("config", "tmp", None), ("config", "rename", None),
+              ("map", "written", None), ("map", None, 0.0), ("dart", "append", None)]
 FIRMWARE_FILES = (".mpy", ".py", "profile.json")
 
 
@@ -268,7 +274,10 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
     losses = []  # (cut, kind, stage, what differed): what a failure shows
     for cut in range(POWER_CUTS):
         kind = rnd.choice(["dart", "dart", "throw", "next", "undo", "config", "map"])
-        if cut % DEPLOY_EVERY == DEPLOY_EVERY - 1:
+        first = FIRST_CUTS[cut] if cut < len(FIRST_CUTS) else None
+        if first:
+            kind = first[0]
+        elif cut % DEPLOY_EVERY == DEPLOY_EVERY - 1:
             kind = "deploy"
         kinds[kind] = kinds.get(kind, 0) + 1
         pending_cfg = pending_map = None
@@ -282,9 +291,12 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
             _quiet(b.link)
         else:
             stage = rnd.choice(STAGES[kind]) if rnd.random() < HELD else None
+            delay = rnd.uniform(0, 0.03)
+            if first:
+                stage = first[1]
+                delay = first[2]
             if stage:
                 b.sim.hold_flash(stage)
-            delay = rnd.uniform(0, 0.03)
             if kind == "dart":
                 r, c = b.cells[rnd.choice(["S1", "T2", "D3", "S9"])]
                 b.sim.close(r, c, ms=3)
@@ -304,7 +316,8 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
                 lines = [json.dumps({"cmd": "map", "set": p, "more": True, "id": "m%d" % i}) for i, p in enumerate(parts[:-1])]
                 lines.append(json.dumps({"cmd": "map", "set": parts[-1], "id": "c"}))
                 b.link.send_line("\n".join(lines) + "\n")
-                delay = rnd.choice([0.0, rnd.uniform(0, 0.03)])  # often cut before the map is stored
+                if not first:
+                    delay = rnd.choice([0.0, rnd.uniform(0, 0.03)])  # often cut before the map is stored
             if stage:
                 # the write this change causes stops there (an undo with
                 # nothing to undo writes nothing: then the cut is just late)
