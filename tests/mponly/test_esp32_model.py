@@ -4,6 +4,7 @@
 # factor of 100): the board's clock must move by the flash model's figures.
 import os
 
+import scratch
 from shove import profile, store
 from shove.boards import virtual, virtual_clock, virtual_esp32, virtual_flash
 from shove.boards.virtual_clock import READ_US, WAKE_US
@@ -233,14 +234,6 @@ def test_serving_a_state_with_a_full_visit_leaves_no_long_stretch_unread():
         assert best[0] < 6, shares
     finally:
         os.chdir(home)
-        _rmtree(d)
+        scratch.rmtree(d)
 
 
-def _rmtree(d):  # a scratch flash folder: files and the journal's folders of segments
-    for f in os.listdir(d):
-        p = d + "/" + f
-        try:
-            os.remove(p)
-        except OSError:
-            _rmtree(p)
-    os.rmdir(d)

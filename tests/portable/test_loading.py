@@ -6,6 +6,7 @@
 import json
 import os
 
+import scratch
 from shove import journal, jstore, loading, profile, rules, segments
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE
 
@@ -21,23 +22,13 @@ class Start:
         self.jstore = jstore.Store()  # the game keeper's: where the journal's records go
 
 
-def _clear(path):
-    for f in os.listdir(path):  # files, and the journal's directories of segments
-        p = path + "/" + f
-        try:
-            os.remove(p)
-        except OSError:
-            _clear(p)
-            os.rmdir(p)
-
-
 def _in_scratch(name, files):
     path = "/tmp/hapenny-test-" + name
     try:
         os.mkdir(path)
     except OSError:
         pass
-    _clear(path)
+    scratch.empty(path)
     for f, data in files.items():
         with open(path + "/" + f, "wb") as fh:
             fh.write(data if isinstance(data, bytes) else data.encode())
