@@ -130,6 +130,32 @@ def test_resets_asked_for_are_marked_and_a_crash_or_power_cut_is_not(board):
     assert b.req("diag", op="about")["reset"] == {"cause": 1, "deliberate": False}
 
 
+def test_the_mark_reaches_the_next_start_however_late_the_host_reads_it(fresh_sim, monkeypatch):
+    """The virtual board tells the host its RTC memory on the control
+    channel, read by a thread of the host's; a loaded machine can leave that
+    thread behind the reset right after the write. The next start must still
+    be given the mark: here every RTC message is read 0.3 s late."""
+    import json as real_json
+
+    from hapenny.sim import board as simboard
+
+    class LateRtc:
+        dumps = staticmethod(real_json.dumps)
+
+        @staticmethod
+        def loads(line):
+            if b'"rtc"' in line:
+                time.sleep(0.3)
+            return real_json.loads(line)
+
+    monkeypatch.setattr(simboard, "json", LateRtc)
+    b = fresh_sim
+    for _ in range(2):
+        b.reset()
+        b.connect()
+        assert b.req("diag", op="about")["reset"] == {"cause": 2, "deliberate": True}
+
+
 def test_a_failing_boot_py_starts_the_board_safe_and_the_repl_mends_it(vboard):
     """Code of a builder's own in boot.py that raises: the board starts safe
     ("safe": "boot", the error in msg) with the REPL free, instead of a game

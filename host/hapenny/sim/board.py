@@ -195,12 +195,13 @@ class VirtualBoard:
         )
         os.close(ctl_in_r)
         os.close(ctl_out_w)
-        with self._lock:
-            self.proc = proc
-            self._ctl_w = ctl_in_w
-            self.boots += 1
         t = threading.Thread(target=self._from_ctl, args=(ctl_out_r,), daemon=True)
         t.start()
+        with self._lock:
+            self.proc = proc
+            self._ctl_reader = t
+            self._ctl_w = ctl_in_w
+            self.boots += 1
 
     def _kill(self):
         with self._lock:
@@ -292,7 +293,7 @@ class VirtualBoard:
     def _supervise(self):
         while not self._stopping:
             with self._lock:
-                proc = self.proc
+                proc, reader = self.proc, self._ctl_reader
             while True:
                 chunk = proc.stdout.read1(4096) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
                 if not chunk:
@@ -305,6 +306,10 @@ class VirtualBoard:
                 proc.stdin.close()
             except OSError:
                 pass
+            # what it told the host on its way out (the RTC memory written
+            # just before machine.reset()) is read before the next start is
+            # given it: its reader ends at the pipe's end, which came with the exit
+            reader.join(timeout=5)
             if self._stopping:
                 return
             # every start but a soft reboot resets the chip, and its watchdog with it
