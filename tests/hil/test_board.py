@@ -68,11 +68,12 @@ def test_stuck_switch_is_reported_masked_and_released(board):
     r, c = board.cells["S20"]
     board.sim.close(r, c, ms=3000)
     assert board.wait("dart")["seg"] == "S20"  # the dart that stuck
-    fault = board.wait("fault", timeout=4)
+    # seconds on the board's clock, which a busy host slows: generous waits
+    fault = board.wait("fault", timeout=30)
     assert (fault["row"], fault["col"], fault["kind"]) == (r, c, "stuck")
     board.settle()
     assert board.press_seg("S1")["seg"] == "S1"  # others still score while it is masked
-    cleared = board.wait("fault_cleared", timeout=4)
+    cleared = board.wait("fault_cleared", timeout=30)
     assert (cleared["row"], cleared["col"]) == (r, c)
 
 
