@@ -409,7 +409,7 @@ def test_power_cuts_keep_every_acknowledged_change(fresh_sim, monkeypatch):
     assert kinds.get("deploy") and set(held) >= {"append", "tmp", "rename", "written"}
 
 
-REPEATS = 20
+REPEATS = 20 if SOAK else 10  # each fault, every time: so many rounds
 
 
 def test_electrical_faults_give_the_documented_outcome_every_time(board):
