@@ -50,7 +50,8 @@ DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py
 DOC_END = "<!-- heap:end -->"
 ROLE = {  # when each module's code is in the heap
     "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
-    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.journal": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.jrec": "always",
+    "shove.journal": "start-up (a restore); a whole journal written (a new game, a long game's rewrite)",
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",

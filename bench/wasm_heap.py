@@ -313,7 +313,7 @@ def soak(darts=10000, cap=PLAY_CAP):
 # so each reading is that module's own: its code (bytecode, names, function
 # and class objects) and the data it builds at import.
 MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove.chip", "shove.startup",
-                "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.journal",
+                "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.jrec", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
                 "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
                 "shove.commands", "shove.app",
@@ -323,7 +323,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
 # its ESP32 timing model and control channel are loaded only when asked for, and neither is in the tour
 VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
 # loaded for a while and let go (shove.release): start-up, a new game's checks, rare commands, the computer
-LAZY = ("safeboot", "startup", "chip", "loading", "profile", "profile_default", "settings", "newgame", "extra",
+LAZY = ("safeboot", "startup", "chip", "loading", "journal", "profile", "profile_default", "settings", "newgame", "extra",
         "diag", "throwing", "cpu", "coach")
 
 
