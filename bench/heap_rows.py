@@ -85,6 +85,15 @@ def module_table(w):
                  "(the ESP32 layer's in its place: %d B)."
                  % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
                     w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
+    if "people_milestones" in t:
+        m = t["people_milestones"]
+        lines.append("")
+        lines.append("The people's game, live heap (driver out): after boot (start-up let go) %d B, the game's code "
+                     "loaded %d B, the App started (board layer, parts, profile and start-up let go) %d B, a new "
+                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's the "
+                     "peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
+                                                     m["new_game"], m["people_peak"],
+                                                     w.get("people_peak_esp32_layer", m["people_peak"])))
     if "step_demand" in t:
         d = t["step_demand"]
         lines.append("")

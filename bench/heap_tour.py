@@ -63,6 +63,7 @@ class Tour:
         self.grew = [0, 0, 0, 0]  # the most one step allocated above its start
         self.grew_at = [-1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
+        self.marks = [0] * 4  # the live heap at the people's game's milestones (bench/wasm_heap.py's MARKS)
 
 
 def start():
@@ -97,6 +98,11 @@ def used(step, kind):
 
 def phase(i):
     T.phase = i
+
+
+def mark(i):
+    """After the host's collection: the live heap, as milestone i."""
+    T.marks[i] = gc.mem_alloc()
 
 
 def boot(esp32=True):
@@ -262,5 +268,5 @@ def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
-                      "used": T.used, "grew": T.grew, "grew_at": T.grew_at, "kind": T.kind,
+                      "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))

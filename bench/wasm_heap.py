@@ -127,14 +127,24 @@ def _phase(i):
     return ["H.measure(); H.phase(%d)" % i, COLLECT]
 
 
+# the people's game's milestones (H.mark): where its live heap goes before play
+MARKS = ("after_boot", "game_code_loaded", "app_started", "new_game")
+
+
+def _mark(i):
+    return ["H.mark(%d)" % i, COLLECT]
+
+
 def tour_steps(darts=1000, people_only=False):
     """The tour: a game between people, one against the computer with hints,
     the bring-up tools, and a people's game again once they are let go."""
     line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
     s = [SETUP, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
-    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    for v in ("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
+    s += _measured("H.boot()") + _mark(0) + _measured("H.load()") + _mark(1) + _measured("H.start_app()") + _mark(2)
+    for i, v in enumerate(("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic")):
         s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": v, "id": "n"})
+        if i == 0:
+            s += _mark(3)
     s += _play(0, darts, 4)  # hold: the darts after the third of a visit until `next`
     s += _measured("H.undo_all(1)") * 400  # back to the start: one undo a step
     s += line({"cmd": "new", "players": ["Ann", "Bob"], "variant": "piecepack", "id": "w"})
@@ -286,6 +296,9 @@ def tour(cap=None, darts=1000, people_only=False):
     out["step_alloc_most"] = {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
                               for i, n in enumerate(names)}
     out["alloc_by_kind"] = {k: r["kind"][i] for i, (k, _) in enumerate(KINDS) if r["kind"][i]}
+    # the people's game's live heap at its milestones, then its peak (the game grown, a request's start)
+    out["people_milestones"] = dict([(k, r["marks"][i] - d) for i, k in enumerate(MARKS)] +
+                                    [("people_peak", out["people_peak"])])
     # the step each peak was read at (the live heap as that step began)
     at = [i for i, s in enumerate(steps) if s.startswith("H.measure()")]
     out["peak_at"] = {n: _step_name(steps, at[r["peak_at"][i] - 1] if 0 < r["peak_at"][i] <= len(at) else -1)
@@ -404,9 +417,18 @@ def measure():
     chip = tour(CHIP_CAP)
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
-    return {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods,
-            "virtual_layer_code": sum(mods[m]["heap"] for m in VIRTUAL if m in mods),
-            "esp32_layer_code": mods[ESP32]["heap"], "goals": GOALS}
+    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS}
+    out.update(layer_shares(free, mods))
+    return out
+
+
+def layer_shares(t, mods):
+    """The board layer's code in the peaks: the virtual board's, and the
+    people's peak with the ESP32 layer's code in its place (an estimate:
+    the two layers' objects differ too, by far less)."""
+    v = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
+    e = mods[ESP32]["heap"]
+    return {"virtual_layer_code": v, "esp32_layer_code": e, "people_peak_esp32_layer": t["people_peak"] - v + e}
 
 
 def main(argv):
@@ -420,9 +442,7 @@ def main(argv):
         print(json.dumps(soak(), indent=1))
     else:
         out = tour(cap)
-        mods = module_costs()
-        out["virtual_layer_code"] = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
-        out["esp32_layer_code"] = mods[ESP32]["heap"]
+        out.update(layer_shares(out, module_costs()))
         print(json.dumps(out, indent=1))
 
 
