@@ -16,7 +16,9 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import protocol, release, scanner
+# the game's modules, loaded with the loop as main.py imports it (the App's
+# parts are built from them by shove/loading.py, at start-up only)
+from shove import keeper, leds, pacing, protocol, release, scanner, strip  # noqa: F401
 from shove.boards import open_board
 from shove.commands import SERIAL_MORE, SERIAL_RUN, SERIAL_SLICE
 from shove.scanner import WOKE_INPUT
