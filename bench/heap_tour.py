@@ -54,6 +54,12 @@ class Tour:
         self.cells = None
         self.last = 0
         self.mark100 = 0  # live heap after the soak's first 100 darts
+        # the soak's creep is read at one point of a game, right after a
+        # won game's `new` (fresh): the first such reading after dart 100,
+        # and the last one
+        self.renewed = 0
+        self.fresh0 = 0
+        self.fresh = 0
         self.memerr = 0  # steps a MemoryError ended (caught by the host's guard around each step)
         self.harness = 0  # the live heap before the firmware: the interpreter's and this driver's
         # a step's demand: the live heap it started from plus all it
@@ -205,6 +211,7 @@ def advance():
     g = T.a.keeper.game
     if g is not None and g.phase == 3:  # the same variant again: a long run compares like with like
         line('{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"variant":"%s","id":"n"}' % g.rules.variant)
+        T.renewed = 1
     else:
         line(b'{"cmd":"next","id":"x"}')
 
@@ -259,6 +266,17 @@ def soak_mark():
     T.mark100 = T.last
 
 
+def fresh():
+    """After the host's collection: if the step before started a new game,
+    the live heap now (a game at its start, the same point every time)."""
+    if T.renewed:
+        T.renewed = 0
+        m = gc.mem_alloc()
+        if T.mark100 and not T.fresh0:
+            T.fresh0 = m
+        T.fresh = m
+
+
 def free_block():
     """The largest free block now (bytes), as mem_info prints it (in 16-byte blocks)."""
     micropython.mem_info()
@@ -267,6 +285,6 @@ def free_block():
 def report():
     import json
 
-    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))

@@ -103,17 +103,17 @@ STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 
 
-def _play(first, n, nxt=3, state_every=10):
+def _play(first, n, nxt=3, state_every=10, after_advance=()):
     """Darts first..first+n-1, each two steps: up to the pass that scores it
     (the firmware collects there), then the passes until the scanner is
     armed again; every `nxt` darts the end of the visit (`next`, or `new`
-    after a win; the darts between land in the hold) and every
-    `state_every` a state request, each a step too."""
+    after a win; the darts between land in the hold; `after_advance`
+    follows it) and every `state_every` a state request, each a step too."""
     out = []
     for i in range(first, first + n):
         out += _measured("H.throw_dart(%d)" % i) + _measured(SETTLE)
         if i % nxt == nxt - 1:
-            out += _measured(ADVANCE)
+            out += _measured(ADVANCE) + list(after_advance)
         if i % state_every == state_every - 1:
             out += _measured(STATE)
     return out
@@ -183,15 +183,21 @@ def tour_steps(darts=1000, people_only=False):
     return s + END
 
 
+FRESH = ["H.fresh()", COLLECT]  # after a `next` or `new`: the live heap, if a new game began
+
+
 def soak_steps(darts=10000):
-    """A long people's game for creep: the live heap after the first 100
-    darts against the end; the largest free block now and then."""
+    """A long people's game for creep: the live heap right after the first
+    new game begun past dart 100 against the same reading after the last
+    one (a game at its start both times: a reading anywhere else compares
+    games at different points, their undo logs some KB apart); the largest
+    free block now and then."""
     s = [SETUP, COLLECT, "H.measure()", "H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
                                               "variant": "extended"}))
     for i in range(0, darts, 100):
-        s += _play(i, 100)
+        s += _play(i, 100, after_advance=FRESH)
         if i == 0:
             s += ["H.measure(); H.soak_mark()", COLLECT]
         if i % 1000 == 0:
@@ -316,8 +322,11 @@ def _step_name(steps, i):
 def soak(darts=10000, cap=PLAY_CAP):
     r, free, st = run(soak_steps(darts), cap)
     d = r["harness"]
+    # creep: the live heap as a game begins, the first time past dart 100 against the last
+    # (0 if no game was won after dart 100: a run too short to tell)
     return {"darts": darts, "cap": cap, "live_after_100": r["mark100"] - d, "live_end": r["last"] - d,
-            "creep": r["last"] - r["mark100"], "least_free_block": min(free) if free else None,
+            "live_new_game_first": r["fresh0"] - d, "live_new_game_last": r["fresh"] - d,
+            "creep": r["fresh"] - r["fresh0"] if r["fresh0"] else None, "least_free_block": min(free) if free else None,
             "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"], "steps_failed": st["raised"],
             "failed": st["failed"]}
 

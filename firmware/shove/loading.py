@@ -51,11 +51,17 @@ def _notice(app, path, msg):
 
 
 def _read_json(app, path):
-    data = store.read(path)
-    if data is None:
+    # parsed from the open file: the file's whole text (the profile's some
+    # 2.5 KB, read in growing chunks) would be garbage beside what it parses to
+    try:
+        f = open(path, "rb")
+    except OSError:
         return None
     try:
-        return json.loads(data)
+        with f:
+            return json.load(f)
+    except OSError:  # unreadable: as if missing (store.read's way)
+        return None
     except Exception:
         store.quarantine(path)
         _notice(app, path, "damaged: not JSON; defaults used")
