@@ -63,6 +63,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
     "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.virtual_setup": "start-up (virtual board only: its making)",
     "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
     "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
     "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
