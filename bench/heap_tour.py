@@ -275,6 +275,7 @@ def fresh():
         if T.mark100 and not T.fresh0:
             T.fresh0 = m
         T.fresh = m
+        print("FRESH", m, T.a.keeper.darts)  # the series, for a look at the run's output (wasm_heap.LAST_OUT)
 
 
 def free_block():
