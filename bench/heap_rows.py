@@ -50,8 +50,10 @@ DOC_BEGIN = "<!-- heap:begin: made by bench/heap_rows.py from bench/wasm_heap.py
 DOC_END = "<!-- heap:end -->"
 ROLE = {  # when each module's code is in the heap
     "shove": "always", "shove.boards": "always", "shove.store": "always", "shove.segments": "always",
-    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.journal": "always",
+    "shove.protocol": "always", "shove.rules": "always", "shove.variants": "always (rules imports it: its heap is in rules' figure)", "shove.events": "always", "shove.jrec": "always",
+    "shove.journal": "start-up (a restore); a whole journal written (a new game, a long game's rewrite)",
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
+    "shove.giveback": "the loop's end (a hand-over to the REPL)",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
     "shove.chip": "start-up", "shove.loading": "start-up", "shove.profile": "start-up; map command",
@@ -61,6 +63,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
     "shove.boards.virtual": "always (virtual board only)",
+    "shove.boards.virtual_setup": "start-up (virtual board only: its making)",
     "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
     "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
     "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
@@ -84,6 +87,15 @@ def module_table(w):
                  "(the ESP32 layer's in its place: %d B)."
                  % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
                     w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
+    if "people_milestones" in t:
+        m = t["people_milestones"]
+        lines.append("")
+        lines.append("The people's game, live heap (driver out): after boot (start-up let go) %d B, the game's code "
+                     "loaded %d B, the App started (board layer, parts, profile and start-up let go) %d B, a new "
+                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's the "
+                     "peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
+                                                     m["new_game"], m["people_peak"],
+                                                     w.get("people_peak_esp32_layer", m["people_peak"])))
     if "step_demand" in t:
         d = t["step_demand"]
         lines.append("")

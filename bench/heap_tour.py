@@ -54,6 +54,12 @@ class Tour:
         self.cells = None
         self.last = 0
         self.mark100 = 0  # live heap after the soak's first 100 darts
+        # the soak's creep is read at one point of a game, right after a
+        # won game's `new` (fresh): the first such reading after dart 100,
+        # and the last one
+        self.renewed = 0
+        self.fresh0 = 0
+        self.fresh = 0
         self.memerr = 0  # steps a MemoryError ended (caught by the host's guard around each step)
         self.harness = 0  # the live heap before the firmware: the interpreter's and this driver's
         # a step's demand: the live heap it started from plus all it
@@ -63,6 +69,7 @@ class Tour:
         self.grew = [0, 0, 0, 0]  # the most one step allocated above its start
         self.grew_at = [-1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
+        self.marks = [0] * 4  # the live heap at the people's game's milestones (bench/wasm_heap.py's MARKS)
 
 
 def start():
@@ -97,6 +104,11 @@ def used(step, kind):
 
 def phase(i):
     T.phase = i
+
+
+def mark(i):
+    """After the host's collection: the live heap, as milestone i."""
+    T.marks[i] = gc.mem_alloc()
 
 
 def boot(esp32=True):
@@ -199,6 +211,7 @@ def advance():
     g = T.a.keeper.game
     if g is not None and g.phase == 3:  # the same variant again: a long run compares like with like
         line('{"cmd":"new","players":["Ann","Bob","Cat","Dan"],"variant":"%s","id":"n"}' % g.rules.variant)
+        T.renewed = 1
     else:
         line(b'{"cmd":"next","id":"x"}')
 
@@ -253,6 +266,18 @@ def soak_mark():
     T.mark100 = T.last
 
 
+def fresh():
+    """After the host's collection: if the step before started a new game,
+    the live heap now (a game at its start, the same point every time)."""
+    if T.renewed:
+        T.renewed = 0
+        m = gc.mem_alloc()
+        if T.mark100 and not T.fresh0:
+            T.fresh0 = m
+        T.fresh = m
+        print("FRESH", m, T.a.keeper.darts)  # the series, for a look at the run's output (wasm_heap.LAST_OUT)
+
+
 def free_block():
     """The largest free block now (bytes), as mem_info prints it (in 16-byte blocks)."""
     micropython.mem_info()
@@ -261,6 +286,6 @@ def free_block():
 def report():
     import json
 
-    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
-                      "used": T.used, "grew": T.grew, "grew_at": T.grew_at, "kind": T.kind,
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
+                      "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))

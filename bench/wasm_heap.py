@@ -103,17 +103,17 @@ STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 
 
-def _play(first, n, nxt=3, state_every=10):
+def _play(first, n, nxt=3, state_every=10, after_advance=()):
     """Darts first..first+n-1, each two steps: up to the pass that scores it
     (the firmware collects there), then the passes until the scanner is
     armed again; every `nxt` darts the end of the visit (`next`, or `new`
-    after a win; the darts between land in the hold) and every
-    `state_every` a state request, each a step too."""
+    after a win; the darts between land in the hold; `after_advance`
+    follows it) and every `state_every` a state request, each a step too."""
     out = []
     for i in range(first, first + n):
         out += _measured("H.throw_dart(%d)" % i) + _measured(SETTLE)
         if i % nxt == nxt - 1:
-            out += _measured(ADVANCE)
+            out += _measured(ADVANCE) + list(after_advance)
         if i % state_every == state_every - 1:
             out += _measured(STATE)
     return out
@@ -127,14 +127,24 @@ def _phase(i):
     return ["H.measure(); H.phase(%d)" % i, COLLECT]
 
 
+# the people's game's milestones (H.mark): where its live heap goes before play
+MARKS = ("after_boot", "game_code_loaded", "app_started", "new_game")
+
+
+def _mark(i):
+    return ["H.mark(%d)" % i, COLLECT]
+
+
 def tour_steps(darts=1000, people_only=False):
     """The tour: a game between people, one against the computer with hints,
     the bring-up tools, and a people's game again once they are let go."""
     line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
     s = [SETUP, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
-    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    for v in ("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic"):
+    s += _measured("H.boot()") + _mark(0) + _measured("H.load()") + _mark(1) + _measured("H.start_app()") + _mark(2)
+    for i, v in enumerate(("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic")):
         s += line({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"], "variant": v, "id": "n"})
+        if i == 0:
+            s += _mark(3)
     s += _play(0, darts, 4)  # hold: the darts after the third of a visit until `next`
     s += _measured("H.undo_all(1)") * 400  # back to the start: one undo a step
     s += line({"cmd": "new", "players": ["Ann", "Bob"], "variant": "piecepack", "id": "w"})
@@ -173,15 +183,21 @@ def tour_steps(darts=1000, people_only=False):
     return s + END
 
 
+FRESH = ["H.fresh()", COLLECT]  # after a `next` or `new`: the live heap, if a new game began
+
+
 def soak_steps(darts=10000):
-    """A long people's game for creep: the live heap after the first 100
-    darts against the end; the largest free block now and then."""
+    """A long people's game for creep: the live heap right after the first
+    new game begun past dart 100 against the same reading after the last
+    one (a game at its start both times: a reading anywhere else compares
+    games at different points, their undo logs some KB apart); the largest
+    free block now and then."""
     s = [SETUP, COLLECT, "H.measure()", "H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
     s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
                                               "variant": "extended"}))
     for i in range(0, darts, 100):
-        s += _play(i, 100)
+        s += _play(i, 100, after_advance=FRESH)
         if i == 0:
             s += ["H.measure(); H.soak_mark()", COLLECT]
         if i % 1000 == 0:
@@ -286,6 +302,9 @@ def tour(cap=None, darts=1000, people_only=False):
     out["step_alloc_most"] = {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
                               for i, n in enumerate(names)}
     out["alloc_by_kind"] = {k: r["kind"][i] for i, (k, _) in enumerate(KINDS) if r["kind"][i]}
+    # the people's game's live heap at its milestones, then its peak (the game grown, a request's start)
+    out["people_milestones"] = dict([(k, r["marks"][i] - d) for i, k in enumerate(MARKS)] +
+                                    [("people_peak", out["people_peak"])])
     # the step each peak was read at (the live heap as that step began)
     at = [i for i, s in enumerate(steps) if s.startswith("H.measure()")]
     out["peak_at"] = {n: _step_name(steps, at[r["peak_at"][i] - 1] if 0 < r["peak_at"][i] <= len(at) else -1)
@@ -303,8 +322,11 @@ def _step_name(steps, i):
 def soak(darts=10000, cap=PLAY_CAP):
     r, free, st = run(soak_steps(darts), cap)
     d = r["harness"]
+    # creep: the live heap as a game begins, the first time past dart 100 against the last
+    # (0 if no game was won after dart 100: a run too short to tell)
     return {"darts": darts, "cap": cap, "live_after_100": r["mark100"] - d, "live_end": r["last"] - d,
-            "creep": r["last"] - r["mark100"], "least_free_block": min(free) if free else None,
+            "live_new_game_first": r["fresh0"] - d, "live_new_game_last": r["fresh"] - d,
+            "creep": r["fresh"] - r["fresh0"] if r["fresh0"] else None, "least_free_block": min(free) if free else None,
             "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"], "steps_failed": st["raised"],
             "failed": st["failed"]}
 
@@ -313,18 +335,18 @@ def soak(darts=10000, cap=PLAY_CAP):
 # so each reading is that module's own: its code (bytecode, names, function
 # and class objects) and the data it builds at import.
 MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove.chip", "shove.startup",
-                "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.journal",
+                "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.jrec", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
                 "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
                 "shove.commands", "shove.app",
                 "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
-                "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
+                "shove.boards.virtual_setup", "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
 # the virtual board's own layer: the matrix model is loaded on the chip too (esp32.py imports it);
 # its ESP32 timing model and control channel are loaded only when asked for, and neither is in the tour
 VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
 # loaded for a while and let go (shove.release): start-up, a new game's checks, rare commands, the computer
-LAZY = ("safeboot", "startup", "chip", "loading", "profile", "profile_default", "settings", "newgame", "extra",
-        "diag", "throwing", "cpu", "coach")
+LAZY = ("safeboot", "startup", "chip", "loading", "journal", "boards.virtual_setup", "profile", "profile_default",
+        "settings", "newgame", "extra", "diag", "throwing", "cpu", "coach")
 
 
 # What importing the ESP32 board layer asks of `machine` (nothing runs at import but its
@@ -404,9 +426,18 @@ def measure():
     chip = tour(CHIP_CAP)
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
-    return {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods,
-            "virtual_layer_code": sum(mods[m]["heap"] for m in VIRTUAL if m in mods),
-            "esp32_layer_code": mods[ESP32]["heap"], "goals": GOALS}
+    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS}
+    out.update(layer_shares(free, mods))
+    return out
+
+
+def layer_shares(t, mods):
+    """The board layer's code in the peaks: the virtual board's, and the
+    people's peak with the ESP32 layer's code in its place (an estimate:
+    the two layers' objects differ too, by far less)."""
+    v = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
+    e = mods[ESP32]["heap"]
+    return {"virtual_layer_code": v, "esp32_layer_code": e, "people_peak_esp32_layer": t["people_peak"] - v + e}
 
 
 def main(argv):
@@ -420,9 +451,7 @@ def main(argv):
         print(json.dumps(soak(), indent=1))
     else:
         out = tour(cap)
-        mods = module_costs()
-        out["virtual_layer_code"] = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
-        out["esp32_layer_code"] = mods[ESP32]["heap"]
+        out.update(layer_shares(out, module_costs()))
         print(json.dumps(out, indent=1))
 
 

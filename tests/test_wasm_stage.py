@@ -33,6 +33,8 @@ def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
         if s.startswith("H.measure()\n"):  # a step of the firmware's: a collection follows it
             assert steps[i + 1] == wasm_heap.COLLECT, s
             assert "H.used(%d, " % i in wasm_heap._guard(s, i)  # and it reads what it held at its end
+    marks = [i for i, s in enumerate(steps) if s.startswith("H.mark(")]  # the milestones: each read once collected
+    assert len(marks) == len(wasm_heap.MARKS) and all(steps[i - 1] == wasm_heap.COLLECT for i in marks)
     phases = [s for s in steps if "H.phase(" in s]
     assert phases == ["H.measure(); H.phase(%d)" % p for p in (wasm_heap.COMPUTER, wasm_heap.BRINGUP, wasm_heap.AFTER)]
     assert sum("H.throw_dart(" in s for s in steps) >= 5

@@ -10,17 +10,19 @@ START = {}  # type: dict
 
 def release(*names):
     """Forget the modules shove.NAME (sys.modules and the package's
-    attribute): their code is freed at the next collection once nothing
-    else refers to them (a global of another module, a live object of a
-    class of theirs). Importing one again loads it afresh. Only MicroPython
-    lets go: in CPython (the host's tests and tools) code costs no board
-    heap, and a fresh import each time would cost milliseconds a call."""
+    attribute; NAME may be "boards.X"): their code is freed at the next
+    collection once nothing else refers to them (a global of another
+    module, a live object of a class of theirs). Importing one again loads
+    it afresh. Only MicroPython lets go: in CPython (the host's tests and
+    tools) code costs no board heap, and a fresh import each time would
+    cost milliseconds a call."""
     if sys.implementation.name != "micropython":
         return
-    pkg = sys.modules["shove"]
     for n in names:
-        sys.modules.pop("shove." + n, None)
+        full = "shove." + n
+        sys.modules.pop(full, None)
+        i = full.rfind(".")  # the package that holds it: shove, or shove.boards for "boards.x"
         try:
-            delattr(pkg, n)
+            delattr(sys.modules[full[:i]], full[i + 1:])
         except (AttributeError, KeyError):  # not loaded (MicroPython raises KeyError)
             pass

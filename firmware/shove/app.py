@@ -10,21 +10,19 @@
 # are due: the fewer trips back to bytecode, the fewer gaps a short contact
 # can fall into. The slices act through parts of their own: the game's
 # keeper, the strip, the console's queue (pacing), the commands.
-import sys
-
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import leds, pacing, protocol, release, scanner
+# the game's modules, loaded with the loop as main.py imports it (the App's
+# parts are built from them by shove/loading.py, at start-up only)
+from shove import keeper, leds, pacing, protocol, release, scanner, strip  # noqa: F401
 from shove.boards import open_board
-from shove.commands import SERIAL_MORE, SERIAL_RUN, SERIAL_SLICE, Commands
-from shove.keeper import Keeper
+from shove.commands import SERIAL_MORE, SERIAL_RUN, SERIAL_SLICE
 from shove.scanner import WOKE_INPUT
 from shove.settings import VERSION
-from shove.strip import Strip
 
 SERVICE_EVERY = 8  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip), then a service
@@ -44,6 +42,7 @@ _NEXT_SLICE = (BOARD, BUTTONS, TIMERS, STRIP, SERIAL)
 FEED_EVERY = 16  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 DUE_TIMERS = const(1)  # the computer's visit or auto next may act (TIMERS)
 DUE_STRIP = const(2)  # a frame to write or one that animates (STRIP)
+
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 PROFILE_KEEPS = ("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
                  "timing")
@@ -57,33 +56,14 @@ class Kept:  # a profile's fields, without its class (see PROFILE_KEEPS)
 
 class App:
     def __init__(self, board=None, out=None):
-        text = out or sys.stdout
-        self.notices = []  # storage problems found at boot, sent after `boot` (see loading.py)
-        from shove import loading  # start-up only: let go at the end of __init__
+        # the parts are made by start-up code (shove/loading.py), let go once
+        # they are: that code is in the heap only while the board starts
+        from shove import loading
 
-        prof = self.prof = Kept(loading.read_profile(self))
-        b = self.board = board or open_board(prof)
-        binary = getattr(text, "buffer", None)  # bytes straight to the port
-        if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
-            binary = getattr(b, "console", None) or binary
-        # output paced to the UART's FIFO, which the board also feeds inside its quiet bursts
-        self.tx = pacing.TxQueue(binary, text, b.uart_us_per_byte, b.ticks_us)
-        t = prof.timing
-        self.scanner = scanner.Scanner(prof.rows, prof.cols, t["window_us"], t["lockout_ms"] * 1000,
-                                       t["rearm_ms"] * 1000, t["stuck_ms"] * 1000)
-        # the callbacks the parts get, made once (a bound method made per call is garbage)
-        self.tick = self.scan_point
-        self.emit = self.emit
-        changed = self.changed
-        config = loading.read_config(self)
-        L = prof.leds
-        b_ = config["brightness"]
-        r = self.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], prof.brightness if b_ < 0 else b_)
-        self.strip = Strip(r, b, self.tick)
-        k = self.keeper = Keeper(b, r, config, prof.cols, self.emit, changed, self.tick)
-        k.map = loading.read_map(self)
-        k.game = loading.read_game(self, k)
-        self.commands = Commands(k, b, prof, r, self.strip, self.tx, self.emit, self.tick, self.figures, changed)
+        try:
+            loading.build(self, board, out, open_board, Kept)
+        finally:
+            release("loading", "journal", "profile", "profile_default", "settings")
         # slices with work until the game or the strip next changes: one attribute to check while idle
         self.due = DUE_TIMERS | DUE_STRIP
         self.passes = 0
@@ -94,8 +74,6 @@ class App:
         self.serial_run = 0  # serial slices run back to back
         self.feeds = 0  # serial slices since the last check-in with the watchdog
         self.errors = 0  # unexpected exceptions caught by the loop
-        # boot's own modules go: loaded again only for a command that needs them (shove/extra.py)
-        release("loading", "profile", "profile_default", "settings")
 
     # ---- the parts' callbacks -----------------------------------------------------------
     def emit(self, name, fields=None):

@@ -82,11 +82,13 @@ class Commands:
 
     def give_back(self):
         """The loop has ended for the REPL: the bytes that came after the
-        hand-over are the REPL's (handover.give_back)."""
+        hand-over are the REPL's (shove/giveback.py)."""
+        from shove.giveback import give_back
+
         if self.leaving == handover.TO_RAW:
-            handover.give_back(b"\x01" + self.left_over)
+            give_back(b"\x01" + self.left_over)
         elif self.left_over:
-            handover.give_back(self.left_over)
+            give_back(self.left_over)
 
 
     # ---- the protocol's commands ------------------------------------------------------------

@@ -113,11 +113,12 @@ def flash(b):
     200-byte header without a game) and three records added to a small file
     kept open and synced, as a dart's (shove/jstore.py). Scratch files are
     used and removed."""
-    from shove import journal, store
+    from shove import store
+    from shove.jrec import REC
     from shove.settings import GAME_FILE
 
     data = b.read_file(GAME_FILE) or bytes(200)
-    rec = bytes(getattr(journal, "REC", 3))
+    rec = bytes(REC)
     try:
         t = b.ticks_us()
         b.write_file(SCRATCH, data)

@@ -5,11 +5,8 @@
 #     flush, "\r\x01") to take the raw REPL;
 #   Ctrl-C twice within a second: a person at a terminal.
 # The loop has read the Ctrl-A by then, so it is given back to the REPL
-# (give_back): put into the port's stdin ring through os.dupterm_notify,
-# which every release reads, where the REPL of v1.27 and earlier never
-# looks at a dupterm stream.
-import io
-import os
+# (shove/giveback.py, loaded only then: its code needs no heap while the
+# game runs).
 PASS = 0  # an ordinary byte: on to the line buffer
 DROP = 1  # a control byte the loop keeps to itself
 TO_REPL = 2  # hand over: the friendly REPL
@@ -46,53 +43,3 @@ class Watch:
             self.armed = False
             self.lone += 1
         return PASS
-
-
-class OneShot(io.IOBase):
-    """A dupterm stream that gives `data` once, then nothing.
-    extmod/os_dupterm.c takes a read of None as "no data now" (0 would be
-    end of file, which detaches it with a message), and copies all console
-    output to the stream's write(). A soft reset detaches it (py/runtime.c
-    clears dupterm_objs)."""
-
-    def __init__(self, data):
-        self.data = data
-        self.at = 0
-
-    def readinto(self, buf):
-        if self.at >= len(self.data):
-            return None
-        buf[0] = self.data[self.at]
-        self.at += 1
-        return 1
-
-    def write(self, buf):
-        return len(buf)
-
-    def ioctl(self, req, arg):
-        if req == 3:  # MP_STREAM_POLL: readable while there is data
-            return arg & 1 if self.at < len(self.data) else 0
-        return 0
-
-
-def give_back(data, os_mod=os):
-    """Put `data` where the REPL reads next. The ESP32's REPL reads a dupterm
-    stream only from v1.28.0 on (ports/esp32/mphalport.c: v1.27.0's
-    mp_hal_stdin_rx_chr reads the stdin ring alone), so the bytes go into
-    the stdin ring itself: os.dupterm_notify() reads the attached streams
-    into stdin_ringbuf (extmod/modos.c, mp_os_dupterm_notify; enabled by
-    MICROPY_PY_OS_DUPTERM_NOTIFY in ports/esp32/mpconfigport.h of v1.27.0,
-    v1.28.0 and v1.29). Call it while 0x03 is still data (kbd_intr(-1)):
-    extmod/os_dupterm.c turns the interrupt character read from a stream
-    into a KeyboardInterrupt and stops there. The stream is detached
-    afterwards; a port without dupterm_notify keeps it attached for a REPL
-    that reads it. (The UART's interrupt puts bytes into the same ring, so a
-    byte arriving during these few microseconds could be lost; mpremote
-    sends nothing until the raw REPL's prompt.)"""
-    s = OneShot(data)
-    os_mod.dupterm(s)
-    notify = getattr(os_mod, "dupterm_notify", None)
-    if notify is not None:
-        notify(None)
-        os_mod.dupterm(None)
-    return s.at

@@ -16,29 +16,13 @@ import binascii
 import json
 
 from shove import rules
+from shove.jrec import REC, UNDO, crc8, record  # noqa: F401 (also this module's names)
 
 MAGIC = b"HPJ2"
-UNDO = 254  # record for `undo`; darts use their segment code, `next` rules.NEXT_ACTION
-REC = 3  # bytes a record
 
 
 class JournalError(Exception):
     pass
-
-
-def crc8(a, b):
-    """CRC-8 (polynomial 0x07) of two bytes: catches a torn or shifted record."""
-    c = 0
-    for x in (a, b):
-        c ^= x
-        for _ in range(8):
-            c = ((c << 1) ^ 0x07) & 0xFF if c & 0x80 else (c << 1) & 0xFF
-    return c
-
-
-def record(action, seq):
-    s = seq & 0xFF
-    return bytes((action, s, crc8(action, s)))
 
 
 def header(game):

@@ -34,7 +34,8 @@
 import binascii
 import os
 
-from shove import journal, store
+from shove import store
+from shove.jrec import REC
 
 GAME = "game.jnl"
 DIR = "jnl"
@@ -103,7 +104,7 @@ class Store:
                 with open(self.dir + "/%d" % s, "rb") as f:
                     part = f.read()
                 recs.extend(part)
-                self.dir_recs += len(part) // journal.REC
+                self.dir_recs += len(part) // REC
         return data, bytes(recs)
 
     def start(self, nrecs):

@@ -6,7 +6,7 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import events, journal, jstore, protocol, release, rules, scanner, segments, store
+from shove import events, jrec, jstore, protocol, release, rules, scanner, segments, store
 from shove.settings import GAME_FILE
 
 # Past this many records the journal is rewritten whole (undone actions
@@ -59,7 +59,13 @@ class Keeper:
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
 
     def _rewrite(self):
-        self.jstore.write(journal.encode(self.game), self.game.moves(), self.board.write_file)
+        from shove import journal  # a whole journal: a new game, or a long one's log made short again
+
+        try:
+            data = journal.encode(self.game)
+        finally:
+            release("journal")
+        self.jstore.write(data, self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
 
@@ -74,7 +80,7 @@ class Keeper:
             if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
                 self._rewrite()
             else:
-                self.jstore.append(journal.record(action, self.jrecs), self.board.sync_write)
+                self.jstore.append(jrec.record(action, self.jrecs), self.board.sync_write)
                 self.jrecs += 1
         except OSError as e:
             # part of the record may be on flash: the next save rewrites the file
@@ -155,7 +161,7 @@ class Keeper:
             raise rules.RuleError("nothing_to_undo", "nothing to undo")
         last = g.actions[g.moves() - 1]
         g.undo()
-        self._log(journal.UNDO, lambda: g.apply(last))
+        self._log(jrec.UNDO, lambda: g.apply(last))
         self.changed()
         self._held(g)
         return self.state()

@@ -1,11 +1,49 @@
-# What the App reads from flash at start-up: the profile, the configuration,
-# the map and the stored game, each checked; a damaged file is set aside
-# (quarantined) with a notice and defaults are used. Loaded by App.__init__
-# and let go when it ends, with the profile's and the settings' modules.
+# The App's start-up: its parts made (build), and what it reads from flash
+# for them: the profile, the configuration, the map and the stored game,
+# each checked; a damaged file is set aside (quarantined) with a notice and
+# defaults are used. Loaded by App.__init__ and let go when it ends, with
+# the profile's and the settings' modules.
 import json
+import sys
 
-from shove import journal, profile, protocol, store
+from shove import journal, leds, pacing, profile, protocol, scanner, store
+from shove.commands import Commands
+from shove.keeper import Keeper
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
+from shove.strip import Strip
+
+
+def build(app, board, out, open_board, kept):
+    """App.__init__'s parts, from the profile, the configuration, the map
+    and the stored game on flash (`board`: one already open, or None for
+    open_board(profile); `out`: the console's text stream, or None). The
+    profile is kept as kept(profile): a class of this module's would keep
+    all of it, and the profile's module, in the heap."""
+    text = out or sys.stdout
+    app.notices = []  # storage problems found at boot, sent after `boot`
+    prof = app.prof = kept(read_profile(app))
+    b = app.board = board or open_board(prof)
+    binary = getattr(text, "buffer", None)  # bytes straight to the port
+    if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
+        binary = getattr(b, "console", None) or binary
+    # output paced to the UART's FIFO, which the board also feeds inside its quiet bursts
+    app.tx = pacing.TxQueue(binary, text, b.uart_us_per_byte, b.ticks_us)
+    t = prof.timing
+    app.scanner = scanner.Scanner(prof.rows, prof.cols, t["window_us"], t["lockout_ms"] * 1000,
+                                  t["rearm_ms"] * 1000, t["stuck_ms"] * 1000)
+    # the callbacks the parts get, made once (a bound method made per call is garbage)
+    app.tick = app.scan_point
+    app.emit = app.emit
+    changed = app.changed
+    config = read_config(app)
+    L = prof.leds
+    b_ = config["brightness"]
+    r = app.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], prof.brightness if b_ < 0 else b_)
+    app.strip = Strip(r, b, app.tick)
+    k = app.keeper = Keeper(b, r, config, prof.cols, app.emit, changed, app.tick)
+    k.map = read_map(app)
+    k.game = read_game(app, k)
+    app.commands = Commands(k, b, prof, r, app.strip, app.tx, app.emit, app.tick, app.figures, changed)
 
 
 def _notice(app, path, msg):
@@ -13,11 +51,17 @@ def _notice(app, path, msg):
 
 
 def _read_json(app, path):
-    data = store.read(path)
-    if data is None:
+    # parsed from the open file: the file's whole text (the profile's some
+    # 2.5 KB, read in growing chunks) would be garbage beside what it parses to
+    try:
+        f = open(path, "rb")
+    except OSError:
         return None
     try:
-        return json.loads(data)
+        with f:
+            return json.load(f)
+    except OSError:  # unreadable: as if missing (store.read's way)
+        return None
     except Exception:
         store.quarantine(path)
         _notice(app, path, "damaged: not JSON; defaults used")

@@ -27,6 +27,7 @@ GIFT_OFF = const(2)
 
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
+_FIELDS = const(7)  # the header fields an undo record may restore (Game._header)
 VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
 
 class ByteLog:
@@ -118,6 +119,8 @@ class Game:
         self.member = bytearray(n)  # whose turn it is within each side
         self.actions = ByteLog()
         self._undo = ByteLog()
+        self._was = bytearray(_FIELDS)  # the header before the move being made (_begin)
+        self._now = bytearray(_FIELDS)  # ... and after it (_commit)
         self.turn = 0
         self.pending = 0  # bitmask of sides whose gift-win waits for the visit's end
         self.winner = NO_WINNER
@@ -159,18 +162,26 @@ class Game:
         return self.rules.beds.index(num), k
 
     # ---- undo records --------------------------------------------------
-    # header: turn, member[turn], darts_left, phase, pending, winner, bo_alive
-    # [bo_score x n when in bull-off] (cell, delta)* ; last byte: record length
+    # A move's record: [bo_score x n, in the bull-off] (cell, delta)* then
+    # the old value of each header field the move changed, in field order,
+    # a mask naming them (bit i: field i of _header; bit 7: the bull-off
+    # scores lead the record) and the record's length. Only what changed is
+    # kept: a dart is some 5 bytes, not 10, and a long game's undo log is
+    # the largest thing the game holds in the heap.
+    def _header(self, out, side):
+        """The fields a move may change, into `out` (side: whose member counts)."""
+        out[0] = self.turn
+        out[1] = self.member[side]
+        out[2] = self.darts_left
+        out[3] = self.phase
+        out[4] = self.pending
+        out[5] = self.winner
+        out[6] = self.bo_alive
+
     def _begin(self):
         u = self._undo
         start = len(u)
-        u.append(self.turn)
-        u.append(self.member[self.turn])
-        u.append(self.darts_left)
-        u.append(self.phase)
-        u.append(self.pending)
-        u.append(self.winner)
-        u.append(self.bo_alive)
+        self._header(self._was, self.turn)
         if self.phase == BULL_OFF:
             u.extend(self.bo_score)
         return start
@@ -182,7 +193,17 @@ class Game:
         self._undo.append(delta)
 
     def _commit(self, start, action):
-        self._undo.append(len(self._undo) - start + 1)
+        u = self._undo
+        was = self._was
+        now = self._now
+        self._header(now, was[0])  # the member of the side whose turn it was
+        mask = 0x80 if was[3] == BULL_OFF else 0
+        for i in range(_FIELDS):
+            if now[i] != was[i]:
+                u.append(was[i])
+                mask |= 1 << i
+        u.append(mask)
+        u.append(len(u) - start + 1)
         self.actions.append(action)
 
     def undo(self):
@@ -191,19 +212,38 @@ class Game:
             raise RuleError("nothing_to_undo", "nothing to undo")
         end = len(u) - 1
         start = end - u[end] + 1
-        self.turn = u[start]
-        self.member[self.turn] = u[start + 1]
-        self.darts_left = u[start + 2]
-        self.phase = u[start + 3]
-        self.pending = u[start + 4]
-        self.winner = u[start + 5]
-        self.bo_alive = u[start + 6]
-        i = start + 7
-        if self.phase == BULL_OFF:
+        mask = u[end - 1]
+        j = end - 1  # the old values, one a bit set in the mask, end here
+        for i in range(_FIELDS):
+            if mask & (1 << i):
+                j -= 1
+        cells = j
+        if mask & 1:  # the turn first: the member's field is its side's
+            self.turn = u[j]
+            j += 1
+        if mask & 2:
+            self.member[self.turn] = u[j]
+            j += 1
+        if mask & 4:
+            self.darts_left = u[j]
+            j += 1
+        if mask & 8:
+            self.phase = u[j]
+            j += 1
+        if mask & 16:
+            self.pending = u[j]
+            j += 1
+        if mask & 32:
+            self.winner = u[j]
+            j += 1
+        if mask & 64:
+            self.bo_alive = u[j]
+        i = start
+        if mask & 0x80:
             for s in range(self.n):
                 self.bo_score[s] = u[i + s]
             i += self.n
-        while i < end:
+        while i < cells:
             self.marks[u[i]] -= u[i + 1]
             i += 2
         u.cut(start)
@@ -363,17 +403,24 @@ class Game:
         out = []
         end = len(u) - 1
         j = len(acts) - 1
+        turn = self.turn  # whose turn it was after the move read (read newest first)
         while j >= 0 and len(out) < VISIT_MAX:
             a = acts[j]
             start = end - u[end] + 1
-            if a == NEXT_ACTION or (u[start + 3] == BULL_OFF) != bull:
+            mask = u[end - 1]
+            if a == NEXT_ACTION or bool(mask & 0x80) != bull:  # bit 7: made in the bull-off
                 break
-            side = u[start]
+            cells = end - 1  # the old header values begin here (see _commit)
+            for f in range(_FIELDS):
+                if mask & (1 << f):
+                    cells -= 1
+            side = u[cells] if mask & 1 else turn  # the thrower: the turn before the move
+            turn = side
             own = 0
             gifts = []
             top = 0
-            i = start + 7 + (self.n if bull else 0)
-            while i < end:  # (cell, delta): the thrower's own marks first, then each gift
+            i = start + (self.n if bull else 0)
+            while i < cells:  # (cell, delta): the thrower's own marks first, then each gift
                 s = u[i] // nb
                 d = u[i + 1]
                 if s == side:

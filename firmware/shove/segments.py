@@ -21,33 +21,56 @@ class SegError(ValueError):
     pass
 
 
+def _is(b, word):
+    """Bytes `b`, upper-cased, are `word`."""
+    if len(b) != len(word):
+        return False
+    for i in range(len(word)):
+        c = b[i]
+        if 97 <= c <= 122:
+            c -= 32
+        if c != word[i]:
+            return False
+    return True
+
+
 def encode(text):
-    """'t5' -> code; raises SegError for anything not in the notation."""
+    """'t5' -> code; raises SegError for anything not in the notation.
+    Worked on the text's byte values, no string made: a profile's map is
+    read at every start, a cell a call (no upper-cased copy and slices,
+    some 4 KB of garbage for a board's map)."""
     if not isinstance(text, str):
         raise SegError("segment must be a string")
-    for ch in text:
+    b = text.encode()
+    for c in b:
         # ASCII only: CPython's upper() and isdigit() know letters and digits
         # ("\u017f5" upper-cases to "S5", "\u0665" is a digit) that MicroPython's do not
-        if ord(ch) > 126:
+        if c > 126:
             raise SegError("unknown segment (the notation is ASCII: S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)")
-    s = text.upper()
-    if s == "MISS":
+    if _is(b, b"MISS"):
         return MISS
-    if s == "SB":
+    if _is(b, b"SB"):
         return SB
-    if s == "DB":
+    if _is(b, b"DB"):
         return DB
+    n = len(b)
     i = 0
-    while i < len(s) and s[i] in "SIODT":
+    while i < n and (b[i] & 0xDF) in b"SIODT":  # & 0xDF: upper case (and no other byte of these becomes one)
         i += 1
-    ring = s[:i]
-    digits = s[i:]
-    if ring not in _RINGS or not digits or len(digits) > 2 or digits[0] not in "123456789" or digits[-1] not in "0123456789":
+    ring = -1  # its index in _RINGS: S, SI, SO, D, T
+    c = b[0] & 0xDF if i else 0
+    if i == 1:
+        ring = 0 if c == 83 else 3 if c == 68 else 4 if c == 84 else -1  # S, D, T
+    elif i == 2 and c == 83:
+        c = b[1] & 0xDF
+        ring = 1 if c == 73 else 2 if c == 79 else -1  # SI, SO
+    k = n - i
+    if ring < 0 or not 1 <= k <= 2 or not 49 <= b[i] <= 57 or not 48 <= b[n - 1] <= 57:
         raise SegError("unknown segment %r (use S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)" % (text[:12],))
-    n = int(digits)
-    if n < 1 or n > 20:
-        raise SegError("no number %d on a dartboard" % n)
-    return _FIRST + (n - 1) * 5 + _RINGS.index(ring)
+    num = b[i] - 48 if k == 1 else (b[i] - 48) * 10 + b[i + 1] - 48
+    if num < 1 or num > 20:
+        raise SegError("no number %d on a dartboard" % num)
+    return _FIRST + (num - 1) * 5 + ring
 
 
 def name(code):

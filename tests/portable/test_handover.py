@@ -1,6 +1,7 @@
 # The REPL hand-over rule, table-driven over the board's clock: which bytes
 # hand the serial port to the REPL, and which are line noise. Runs in both
 # interpreters.
+from shove import giveback as g
 from shove import handover as h
 
 W = h.WINDOW_MS
@@ -33,7 +34,7 @@ def test_handover_table():
 
 
 def test_one_shot_stream_gives_its_bytes_once_then_no_data():
-    s = h.OneShot(b"\x01")
+    s = g.OneShot(b"\x01")
     buf = bytearray(1)
     assert s.ioctl(3, 1) == 1
     assert s.ioctl(3, 1 | 4) == 1  # asked for readable or writable: readable, the only one it reports
@@ -68,14 +69,14 @@ class _Os:
 
 def test_give_back_puts_the_bytes_into_the_stdin_ring_a_v1_27_repl_reads():
     o = _Os()
-    assert h.give_back(b"\x01print(1)", o) == 9
+    assert g.give_back(b"\x01print(1)", o) == 9
     assert bytes(o.ring) == b"\x01print(1)"  # where every release's REPL reads first
     assert o.term is None  # nothing left attached
 
 
 def test_give_back_without_notify_leaves_a_stream_a_v1_28_repl_reads():
     o = _Os(notify=False)
-    assert h.give_back(b"\x01x", o) == 0
+    assert g.give_back(b"\x01x", o) == 0
     buf = bytearray(1)
     got = []
     while o.term.readinto(buf) == 1:

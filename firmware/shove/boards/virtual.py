@@ -9,10 +9,8 @@ import select
 import sys
 import time
 
-from shove import scanner
-from shove.boards.matrix_model import MatrixModel
+from shove import release, scanner
 from shove.boards.virtual_clock import MASK, READ_US, WAKE_EVERY, WAKE_US, Clock, readable
-from shove.boards.virtual_flash import Esp32Flash, Flash
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
@@ -53,65 +51,14 @@ class Serial:
 
 class Board:
     def __init__(self, profile, esp32_scale=None):
-        self.name = profile.name
-        self.rows = profile.rows
-        self.cols = profile.cols
-        self.model = MatrixModel(self.rows, self.cols, slots=64)
-        self.full = (1 << self.cols) - 1
-        led = profile.leds
-        self.strip_count = led["beds"] * 2 * led["per_side"] + led["status"]
-        self.frame = bytes(3 * self.strip_count)
-        self.strip_writes = 0
-        self.held = [0, 0, 0]  # button i held until this tick (ms); 0 = up
-        self.dead_buttons = []  # wiring faults (the control channel's `wiring`)
-        self.strip_fault = None
-        self.crash = False  # a test can make the scan loop raise once
-        self.gap_max_us = 0  # the longest the matrix went unread (the bench's stats reset it)
-        self.last_read = 0  # board time of the last matrix read
-        self.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
-        self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
-        self._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
-        self._quiet = None  # ... and whether nothing waits that the board cannot see
-        self._served = False  # the loop has run a slice (scan_idle may serve the control channel for it)
-        self._wdt = None
-        self._run_timers = None
-        self._timer_ms = None
-        self._free_run = False
-        self._last_loop = 0
-        # the timing model, picked once: its clock, console and flash
-        poll = select.poll()
-        poll.register(sys.stdin, select.POLLIN)
-        if esp32_scale is None and os.getenv("HAPENNY_TIMING") == "esp32":
-            from shove.boards.virtual_esp32 import ESP32_SCALE
+        # made by start-up code of its own (virtual_setup.py), let go once
+        # the board is made: that code is in the heap only meanwhile
+        from shove.boards import virtual_setup
 
-            esp32_scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
-        if esp32_scale:
-            from shove.boards.virtual_esp32 import Esp32Clock
-            from shove.boards.virtual_uart import Uart
-
-            self.clock = Esp32Clock(esp32_scale)
-            self.serial = Uart(self.clock, poll)
-            self.flash = Esp32Flash(self.clock, self.serial)
-            self.read_matrix = self._read_charged
-        else:
-            self.clock = Clock()
-            self.serial = Serial(poll)
-            self.flash = Flash(self.clock)
-        self.uart_us_per_byte = self.serial.us_per_byte  # the app paces its output where there is a UART
-        self.console = self.serial.console  # the console's byte stream, when the model has its own
-        self.bench = None
-        ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
-        if ctl:
-            from shove.boards.virtual_bench import Bench
-
-            self.bench = Bench(self, ctl)
-            self.flash.attach(self.bench.send)
-        # the parts' own methods, called straight
-        self.ticks_us, self.ticks_ms = self.clock.ticks_us, self.clock.ticks_ms
-        self.serial_ready, self.serial_take = self.serial.ready, self.serial.take
-        fl = self.flash
-        self.read_file, self.write_file, self.append_file, self.sync_write = (
-            fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
+        try:
+            virtual_setup.build(self, profile, esp32_scale, Serial)
+        finally:
+            release("boards.virtual_setup")
 
     # the figures the app's stats read from any board
     @property

@@ -1,0 +1,73 @@
+# The virtual board's making (boards/virtual.py's Board): its state, and the
+# timing model picked once (its clock, console and flash). Start-up code,
+# loaded while the board is made and let go after.
+import os
+import select
+import sys
+
+from shove.boards.matrix_model import MatrixModel
+from shove.boards.virtual_clock import Clock
+from shove.boards.virtual_flash import Esp32Flash, Flash
+
+
+def build(board, profile, esp32_scale, Serial):
+    """Board.__init__'s work; Serial: the plain model's console class (boards/virtual.py)."""
+    board.name = profile.name
+    board.rows = profile.rows
+    board.cols = profile.cols
+    board.model = MatrixModel(board.rows, board.cols, slots=64)
+    board.full = (1 << board.cols) - 1
+    led = profile.leds
+    board.strip_count = led["beds"] * 2 * led["per_side"] + led["status"]
+    board.frame = bytes(3 * board.strip_count)
+    board.strip_writes = 0
+    board.held = [0, 0, 0]  # button i held until this tick (ms); 0 = up
+    board.dead_buttons = []  # wiring faults (the control channel's `wiring`)
+    board.strip_fault = None
+    board.crash = False  # a test can make the scan loop raise once
+    board.gap_max_us = 0  # the longest the matrix went unread (the bench's stats reset it)
+    board.last_read = 0  # board time of the last matrix read
+    board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
+    board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
+    board._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
+    board._quiet = None  # ... and whether nothing waits that the board cannot see
+    board._served = False  # the loop has run a slice (scan_idle may serve the control channel for it)
+    board._wdt = None
+    board._run_timers = None
+    board._timer_ms = None
+    board._free_run = False
+    board._last_loop = 0
+    # the timing model, picked once: its clock, console and flash
+    poll = select.poll()
+    poll.register(sys.stdin, select.POLLIN)
+    if esp32_scale is None and os.getenv("HAPENNY_TIMING") == "esp32":
+        from shove.boards.virtual_esp32 import ESP32_SCALE
+
+        esp32_scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
+    if esp32_scale:
+        from shove.boards.virtual_esp32 import Esp32Clock
+        from shove.boards.virtual_uart import Uart
+
+        board.clock = Esp32Clock(esp32_scale)
+        board.serial = Uart(board.clock, poll)
+        board.flash = Esp32Flash(board.clock, board.serial)
+        board.read_matrix = board._read_charged
+    else:
+        board.clock = Clock()
+        board.serial = Serial(poll)
+        board.flash = Flash(board.clock)
+    board.uart_us_per_byte = board.serial.us_per_byte  # the app paces its output where there is a UART
+    board.console = board.serial.console  # the console's byte stream, when the model has its own
+    board.bench = None
+    ctl = os.getenv("HAPENNY_SIM_CTL")  # "rfd,wfd" handed down by the simulator
+    if ctl:
+        from shove.boards.virtual_bench import Bench
+
+        board.bench = Bench(board, ctl)
+        board.flash.attach(board.bench.send)
+    # the parts' own methods, called straight
+    board.ticks_us, board.ticks_ms = board.clock.ticks_us, board.clock.ticks_ms
+    board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
+    fl = board.flash
+    board.read_file, board.write_file, board.append_file, board.sync_write = (
+        fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
