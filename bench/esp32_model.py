@@ -32,8 +32,9 @@ def own_core(vb):
     """The board's process on a core of its own, this process and its relay
     on the others, while the block runs: the chip's app core runs nothing
     else, and the model cannot tell the OS taking the CPU away for under
-    0.5 ms from the firmware computing (docs/virtual-board.md). Nothing is
-    pinned on a single core."""
+    0.5 ms from the firmware computing (docs/virtual-board.md); the board's
+    process also gets the highest priority when this process may give it.
+    Nothing is pinned on a single core."""
     mine = os.sched_getaffinity(0)
     cores = sorted(mine)
     if len(cores) < 2:
@@ -41,6 +42,16 @@ def own_core(vb):
         return
     os.sched_setaffinity(vb.proc.pid, {cores[-1]})
     os.sched_setaffinity(0, set(cores[:-1]))
+    try:
+        # and first call on that core: whatever else runs there waits. The
+        # model charges any stretch under 0.5 ms the OS takes as the
+        # firmware's work, a hundredfold: at load 6, 0.5 ms contacts with a
+        # request in flight were missed 8 times in 200 at the inherited
+        # priority, 1 and 2 times at this one (every miss a contact no read
+        # fell inside)
+        os.setpriority(os.PRIO_PROCESS, vb.proc.pid, -20)
+    except (OSError, AttributeError):  # not permitted (no CAP_SYS_NICE): as it was
+        pass
     try:
         yield True
     finally:
