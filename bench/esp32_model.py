@@ -299,8 +299,9 @@ def measure(quick=False):
                             "p99": round(percentile(lats, 99) / 1000, 1)}
                     run.fresh_game()
             pairs = n // 2
+            unseen = vb.stats()["unseen"]
             lost = sum(not run.pair(rnd) for _ in range(pairs))
-            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost}
+            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost, "unread": vb.stats()["unseen"] - unseen}
             _progress("second dart", t0)
             st = vb.stats()
             out["stalls_skipped"] = st["stalls"]
