@@ -22,6 +22,9 @@ from hapenny.sim.pulses import match, miss_bound, percentile  # noqa: E402
 
 LENGTHS_US = (500, 1000, 2000)
 LOCKOUT_US = 60000  # the profile's lockout: a second dart must come after it
+# after the lockout, the re-arm (5 ms) and a little: a dart event still to come
+# then would be a double, and the next closure's events would count it
+SETTLE_US = 8000
 
 
 @contextlib.contextmanager
@@ -29,8 +32,9 @@ def own_core(vb):
     """The board's process on a core of its own, this process and its relay
     on the others, while the block runs: the chip's app core runs nothing
     else, and the model cannot tell the OS taking the CPU away for under
-    0.5 ms from the firmware computing (docs/virtual-board.md). Nothing is
-    pinned on a single core."""
+    0.5 ms from the firmware computing (docs/virtual-board.md); the board's
+    process also gets the highest priority when this process may give it.
+    Nothing is pinned on a single core."""
     mine = os.sched_getaffinity(0)
     cores = sorted(mine)
     if len(cores) < 2:
@@ -38,6 +42,16 @@ def own_core(vb):
         return
     os.sched_setaffinity(vb.proc.pid, {cores[-1]})
     os.sched_setaffinity(0, set(cores[:-1]))
+    try:
+        # and first call on that core: whatever else runs there waits. The
+        # model charges any stretch under 0.5 ms the OS takes as the
+        # firmware's work, a hundredfold: at load 6, 0.5 ms contacts with a
+        # request in flight were missed 8 times in 200 at the inherited
+        # priority, 1 and 2 times at this one (every miss a contact no read
+        # fell inside)
+        os.setpriority(os.PRIO_PROCESS, vb.proc.pid, -20)
+    except (OSError, AttributeError):  # not permitted (no CAP_SYS_NICE): as it was
+        pass
     try:
         yield True
     finally:
@@ -136,7 +150,7 @@ class Run:
             self.link.send_line(b'{"cmd":"state","id":"t"}\n')
         # 300 ms of the board's time, or less once the dart is in and its
         # lockout over (an idle board's clock runs at the wall clock's pace)
-        got = self.events_until(at + delay + 300000, 1, at + delay + length_us + LOCKOUT_US + 20000,
+        got = self.events_until(at + delay + 300000, 1, at + delay + length_us + LOCKOUT_US + SETTLE_US,
                                 "t" if traffic else None)
         darts = [e for e in got if e.get("ev") == "dart"]
         scored = any(e["seg"] == seg for e in darts)
@@ -231,6 +245,9 @@ def capture_count(n, length_us, seed=11):
             "miss_rate_bound": miss_bound(missed, sent)}
 
 
+# 1 and 2 ms contacts with a state request in flight: 150 each (300 before: a minute each of
+# the bench's ten; the 0.5 ms row, the hardest, keeps 300)
+TRAFFIC_LONGER = 150
 IDLE_HALF_MS = 3000  # 0.5 ms contacts with nothing else happening: none missed in 3,000 bounds the rate at 0.1 %
 STRESS = 540  # each length of the stress rows
 
@@ -257,6 +274,9 @@ def measure(quick=False):
                     scored = doubled = 0
                     lats = []
                     count = n if quick or traffic or length != 500 else IDLE_HALF_MS
+                    if traffic and length != 500 and not quick:
+                        count = TRAFFIC_LONGER  # the longer contacts: a check that they too are caught
+                    unseen = vb.stats()["unseen"]
                     for i in range(count):
                         if i and i % 300 == 0:
                             run.fresh_game()  # 20 beds of 9 marks: a game of singles ends after some 360 darts
@@ -269,15 +289,19 @@ def measure(quick=False):
                     _progress(key, t0)
                     t0 = time.monotonic()
                     out[key] = {"pulses": count, "scored": scored, "doubled": doubled,
-                                "miss_rate_bound": miss_bound(count - scored, count)}
+                                "miss_rate_bound": miss_bound(count - scored, count),
+                                # closures that no read of the matrix fell inside: a miss the loop's
+                                # gaps made, as against one the scanner or the game made
+                                "unread": vb.stats()["unseen"] - unseen}
                     if lats and length == 1000:
                         out["latency%s_ms" % ("_traffic" if traffic else "")] = {
                             "p50": round(percentile(lats, 50) / 1000, 1),
                             "p99": round(percentile(lats, 99) / 1000, 1)}
                     run.fresh_game()
             pairs = n // 2
+            unseen = vb.stats()["unseen"]
             lost = sum(not run.pair(rnd) for _ in range(pairs))
-            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost}
+            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost, "unread": vb.stats()["unseen"] - unseen}
             _progress("second dart", t0)
             st = vb.stats()
             out["stalls_skipped"] = st["stalls"]

@@ -70,6 +70,10 @@ def blind(visits, worst=False):
         else:
             os.environ["HAPENNY_FLASH"] = old
     rules = {"beds": list(range(1, 21)), "marks": 9, "darts": 3}
+    from esp32_model import own_core  # the board on a core of its own, first there, as the capture rows have it
+
+    core = own_core(vb)
+    core.__enter__()
     try:
         link, info, ser = connect(vb.port)
         try:
@@ -135,6 +139,7 @@ def blind(visits, worst=False):
         finally:
             ser.close()
     finally:
+        core.__exit__(None, None, None)
         vb.stop()
     b = [r["blind_us"] for r in rows]
     w = [r["store_us"] for r in rows]

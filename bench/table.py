@@ -10,6 +10,12 @@ def _bound(c):
     return "" if b is None else "; miss rate under %.2f%% (95%% confidence)" % (100.0 * b)
 
 
+def _unread(c):
+    """How many closures no read of the matrix fell inside, when recorded."""
+    u = c.get("unread")
+    return "" if u is None else "; %d never read" % u
+
+
 def _steps(r):
     """Where the run's time went: the steps of 20 s or more."""
     big = ["%s %.0f s" % (k.split(":")[0].split(" (")[0], v) for k, v in r.get("step_seconds", {}).items() if v >= 20]
@@ -64,8 +70,8 @@ def table_rows(r):
         c = m[key]
         us = key.split("_")[1]
         rows.append(("  pulse %s%s" % (us, ", a state request in flight" if key.endswith("traffic") else ""),
-                     "%.2f%% scored (%d/%d), doubled %d%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
-                                                              c["pulses"], c["doubled"], _bound(c))))
+                     "%.2f%% scored (%d/%d), doubled %d%s%s" % (100.0 * c["scored"] / c["pulses"], c["scored"],
+                                                                c["pulses"], c["doubled"], _unread(c), _bound(c))))
     for key in sorted(k for k in m if k.startswith("stress_")):
         c = m[key]
         rows.append(("  pulse %s, darts 80 ms apart, every segment" % key.split("_")[1],
@@ -75,7 +81,8 @@ def table_rows(r):
     for key in ("latency_ms", "latency_traffic_ms"):
         rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
                      "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))
-    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]))
+    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]
+                 + _unread(m["second_dart_after_lockout"])))
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))

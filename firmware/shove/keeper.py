@@ -15,6 +15,7 @@ JOURNAL_MAX_RECORDS = 600
 JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
 UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
 CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
+_mem_free = getattr(gc, "mem_free", None)  # MicroPython's (CPython has none: it collects every time)
 
 
 class Keeper:
@@ -40,6 +41,7 @@ class Keeper:
         self.darts = 0
         self.hold_since = -1  # tick (ms) the hold began, for auto next; -1: none
         self.auto = None  # throws the visits of computer sides (cpu.Autoplay, loaded when needed)
+        self.gc_floor = 0  # free heap below which a dart's lockout collects (see collect)
 
     # ---- storage --------------------------------------------------------------------
     def save(self, rollback=None):
@@ -148,7 +150,20 @@ class Keeper:
             evs.append(("win", self.win(st)))
         elif g.turn != turn or g.phase == rules.PLAY:
             evs.append(("visit", {"turn": g.turn, "thrower": g.thrower(), "state": st}))
+        self.collect(True)  # a visit starts with the heap's garbage gone
         return st, evs
+
+    def collect(self, now=False):
+        """A collection where its pause costs no dart (otherwise one comes
+        when the heap fills, at any moment): at `next` (now=True: the darts
+        are being pulled) and in a dart's lockout once the garbage since the
+        last one has taken half the heap it left free. It marks the whole
+        live heap, the longest stretch of a dart's work (about 15 ms of the
+        ESP32 model's 60 ms lockout, docs/performance.md), so not after every
+        dart; the other half stays for requests until the next dart."""
+        if now or _mem_free is None or _mem_free() < self.gc_floor:
+            gc.collect()
+            self.gc_floor = _mem_free() // 2 if _mem_free is not None else 0
 
     def advance(self):
         """`next`, from the board itself (a button, auto next, the computer): its events go out."""
@@ -236,9 +251,7 @@ class Keeper:
             self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
             return
         self.announce(ev)
-        # collect now, inside the lockout, where the pause costs no dart:
-        # otherwise a collection comes when the heap fills, at any moment
-        gc.collect()
+        self.collect()
 
     # ---- what acts on its own ---------------------------------------------------------------
     def timers(self):

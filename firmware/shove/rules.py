@@ -441,7 +441,7 @@ class Game:
 
     def to_state(self, tick=None):
         """The game as the protocol's state object; with `tick`, tick() is
-        called every few beds, after each dart of the visit and between the
+        called every two beds, after each dart of the visit and between the
         parts after the sides (the firmware reads the matrix there: on the
         chip each part is some hundreds of microseconds of bytecode, and a
         0.5 ms contact must meet a read)."""
@@ -454,7 +454,7 @@ class Game:
             base = s * self.nb
             for i in range(self.nb):
                 marks[str(beds[i])] = self.marks[base + i]
-                if tick is not None and i & 3 == 3:
+                if tick is not None and i & 1:
                     tick()
             sides.append({"name": self.names[s], "members": list(self.sides[s]), "marks": marks})
             if tick is not None:

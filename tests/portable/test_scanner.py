@@ -60,6 +60,26 @@ def test_pulse_shorter_than_the_scan_period_can_be_missed():
     assert ev == []
 
 
+def test_the_model_counts_closures_no_read_fell_inside():
+    # the bench tells a miss the loop's gaps made (no read while closed) from
+    # one the scanner made: (closures as (on us, off us), read times us, unseen)
+    table = [
+        ([(1000, 1500)], [900, 1400, 2000], 0),  # a read inside
+        ([(1000, 1500)], [900, 1600, 2000], 1),  # a 0.7 ms gap spans it
+        ([(1000, 1500)], [900, 1000, 1600], 0),  # read at its first microsecond
+        ([(1000, 1500)], [900, 1500, 1600], 1),  # [on, off): open again at off
+        ([(1000, 1500), (3000, 3200)], [900, 1600, 3100, 3300], 1),  # one of two
+        ([(1000, 1500), (1100, 1300)], [900, 1200, 1600], 0),  # both read at once
+    ]
+    for closures, reads, unseen in table:
+        m = MatrixModel(8, 8)
+        for i, (on, off) in enumerate(closures):
+            assert m.close(i, i, on, off)
+        for t in reads:
+            m.levels(0, t)
+        assert m.unseen == unseen, (closures, reads, m.unseen)
+
+
 def test_bounce_burst_is_one_dart():
     burst = [(2, 2, 10 + 0.7 * i, 0.3) for i in range(12)]
     assert kinds(simulate(burst, 300)) == [("hit", 2, 2)]

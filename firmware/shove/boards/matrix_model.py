@@ -19,6 +19,8 @@ class MatrixModel:
         self.on = array.array("i", bytes(4 * slots))
         self.off = array.array("i", bytes(4 * slots))
         self.cell = array.array("h", [-1] * slots)  # row << 8 | col, -1 free
+        self.read = bytearray(slots)  # a read found the closure closed (set when one does)
+        self.unseen = 0  # closures over before any read found them closed (the test bench's figure)
         self.direct = array.array("H", bytes(2 * rows))  # closed crossings per row
         self.seen = array.array("H", bytes(2 * rows))  # what each row reads, ghosts included
         self.next_change = 0
@@ -32,6 +34,7 @@ class MatrixModel:
         for i in range(len(self.cell)):
             if self.cell[i] < 0:
                 self.cell[i] = (row << 8) | col
+                self.read[i] = 0
                 self.on[i] = on
                 self.off[i] = off
                 if self.idle or _diff(on, self.next_change) < 0:
@@ -56,9 +59,14 @@ class MatrixModel:
             if cell < 0:
                 continue
             if _diff(now, self.off[i]) >= 0:
+                # updates come at the next read after each change: one first
+                # past the end means no read fell inside the closure
+                if not self.read[i]:
+                    self.unseen += 1
                 self.cell[i] = -1
                 continue
             if _diff(now, self.on[i]) >= 0:
+                self.read[i] = 1
                 direct[cell >> 8] |= 1 << (cell & 0xFF)
                 t = self.off[i]
             else:

@@ -188,6 +188,7 @@ class Bench:
         # a closure is scheduled or still closed: the scanner may not
         # have seen it yet, so "idle" alone does not mean "decided"
         st["closing"] = not b.model.idle
+        st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start)
         b.gap_max_us = 0
         return st
 
