@@ -12,10 +12,11 @@ Rows: for each variant (classic, pub, progressive, no-gift), level 1..6
 and panel member, the computer against that member over N games (default
 4,000), seats alternated (odd seeds: the member throws first); then the
 coach's follower against the tips player; then 3- and 4-sided games of the
-computer against a mixed panel, its seat rotated. Game i of a row uses seed
+computer against a mixed panel, seated every way in turn (seat and order). Game i of a row uses seed
 1000003 * (i + 1) for its darts, so a row can be rerun alone. The verdict
 is the lower end of the Wilson 95 % interval of the computer's win rate.
 """
+import itertools
 import json
 import math
 import os
@@ -110,12 +111,27 @@ def play(kinds, level, variant, seed):
     return g.winner, darts
 
 
+def seating(first, others, seed):
+    """The seat order of a game (kinds) and the seat of `first`: the seating
+    numbered seed mod n! among every order of the n players, so a row plays
+    each the same number of times (1000003 is prime to 2, 6 and 24). Two
+    sides: even seeds put `first` first, odd ones second. With three or
+    four, the players' order round the table matters as much as the
+    computer's seat: under gift `next` a side takes the surplus of the side
+    before it, and rotating the computer's seat alone (the opponents always
+    in the same order) let the tips player, which gifts freely, gift to the
+    same member in two games of three: a blocker in the computer's place
+    won 30.9 % against tips and blocker that way (800 games, level 6),
+    34.0 % seated every way (1,200 games)."""
+    every = (first,) + tuple(others)
+    orders = list(itertools.permutations(range(len(every))))
+    p = orders[seed % len(orders)]
+    return [every[j] for j in p], p.index(0)
+
+
 def _run(args):
     first, others, level, variant, seed = args
-    n = len(others) + 1
-    seat = seed % n if n > 2 else seed % 2  # odd seeds: the computer throws second
-    kinds = list(others)
-    kinds.insert(seat, first)
+    kinds, seat = seating(first, others, seed)
     w, d = play(kinds, level, variant, seed)
     return w == seat, d
 

@@ -112,8 +112,17 @@ def test_a_row_alternates_seats_and_is_reproducible():
     b = cpu_panel.row("cpu", ("cautious",), 3, "classic", 8, None)[0]
     assert a["wins"] == b["wins"] and a["darts"] == b["darts"]
     # the seats: even seeds put the computer first, odd ones second
-    seats = [cpu_panel._run(("cpu", ("cautious",), 3, "classic", 1000003 * (i + 1))) for i in range(4)]
-    assert len(seats) == 4
+    seats = [cpu_panel.seating("cpu", ("cautious",), 1000003 * (i + 1)) for i in range(4)]
+    assert seats == [(["cautious", "cpu"], 1), (["cpu", "cautious"], 0)] * 2
+    # 3 and 4 sides: every order of the players, each as often (n! games in a row)
+    for others in (("tips", "blocker"), ("tips", "greedy", "blocker")):
+        n = len(others) + 1
+        fact = 6 if n == 3 else 24
+        orders = [tuple(cpu_panel.seating("cpu", others, 1000003 * (i + 1))[0]) for i in range(fact)]
+        assert len(set(orders)) == fact
+        assert all(sorted(o) == sorted(("cpu",) + others) for o in orders)
+        seat = [cpu_panel.seating("cpu", others, 1000003 * (i + 1))[1] for i in range(fact)]
+        assert [seat.count(k) for k in range(n)] == [fact // n] * n
     m = cpu_panel.row("cpu", ("tips", "greedy", "blocker"), 2, "classic", 4, None)[0]
     assert m["goal"] == 0.25 and m["games"] == 4
 

@@ -686,3 +686,18 @@ def test_the_coachs_reason_names_the_ring_the_rule_and_the_win_it_sets_up():
     set_marks(g, 1, 25, 0)
     r = coach.reason(g, segments.SB, [])
     assert "bull" in r.split() and "treble" not in r.split(), r
+
+
+def test_with_up_to_four_sides_a_quarter_dart_changes_the_value():
+    # read at the logistic's nearest point, a lag of a dart or two could
+    # vanish against three opponents, and aims that differ by that much
+    # ranked alike; read between the points, every quarter dart counts
+    for n in (2, 3, 4):
+        g = new_game(["P%d" % i for i in range(n)], variant="classic")
+        p = cpu.Player(6)
+        p._tables(g.rules)
+        p._open(g)
+        rem = [p.remaining(g, s) for s in range(n)]
+        p._order(0, rem, n, g.rules.darts)
+        vals = [p._after(mine, 3, 0, 0, None, 0) for mine in range(rem[0] - 160, rem[0] + 160, 4)]
+        assert all(a > b for a, b in zip(vals, vals[1:])), (n, vals)
