@@ -82,8 +82,9 @@ MUTANTS = [
     # the computer's darts tables: the safe one only where another side has the bed open
     ("firmware/shove/cpu.py", "es if cnt and cnt[i] > 1 else en", "es if cnt else en",
      ["tests/portable/test_cpu.py::test_a_bed_another_side_has_open_is_counted_with_the_safe_table"]),
-    # a gifted mark counts three times what it saves its taker: the oracle adds the other two
-    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * 3", "y += e[c - take] - e[c]",
+    # a gifted mark counts several times what it saves its taker (three from level 3 up): the
+    # oracle adds the others
+    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * gw", "y += e[c - take] - e[c]",
      ["tests/test_cpu_properties.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
      ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
