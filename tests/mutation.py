@@ -76,9 +76,25 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 # so the score is if anything low. 30 minutes on two cores is the budget
 # for a whole run.
 PLUGIN = """
+import gc
+import importlib
 import json
 
 from hypothesis import Phase, settings
+
+# Imported here, in the fork server before it forks a run per mutant: a
+# module imported inside a function (rules imports newgame when a game is
+# made) was otherwise compiled afresh in every run, a quarter of a second
+# for a mutated newgame.
+for name in %r:
+    importlib.import_module("shove." + name)
+
+
+def pytest_sessionfinish(session):
+    # what the fork server has imported stays out of every later collection:
+    # pytest collects the garbage at the end of each run, and the mutated
+    # modules (every mutant is a function) made that the dearest part of a run
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items):
@@ -98,7 +114,7 @@ def pytest_collection_modifyitems(items):
             fn._hypothesis_internal_use_settings = settings(
                 s, max_examples=min(s.max_examples, max(20, s.max_examples // 20)), derandomize=True,
                 database=None, deadline=None, phases=(Phase.explicit, Phase.generate), print_blob=False)
-"""
+""" % (PURE,)
 
 
 # ---- the staged tree --------------------------------------------------------------
@@ -150,8 +166,11 @@ def stage():
         "only_mutate = %s\n" % _toml_list("shove/%s.py" % m for m in PURE)
         + 'also_copy = ["bench", "hardware"]\n'
         "pytest_add_cli_args_test_selection = %s\n" % _toml_list(TESTS)
+        # (plugins a mutant's run has no use for: unraisableexception collects
+        # the garbage twice at the end of each run)
         + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "hapenny_mutation", '
-          '"-m", "not micropython"]\n'
+          '"-m", "not micropython", "-p", "no:unraisableexception", "-p", "no:doctest", "-p", "no:junitxml", '
+          '"-p", "no:pastebin"]\n'
         # a mutant that loops for ever is stopped after twice its tests' time (CPU seconds)
         "timeout_multiplier = 1.0\ntimeout_constant = 2.0\n"
         'use_git_change_detection = false\n'

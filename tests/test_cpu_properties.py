@@ -1,7 +1,9 @@
 """Hypothesis properties of the computer player and the coach (CPython)."""
+import math
+
 from hypothesis import given, settings, strategies as st
 
-from shove import coach, cpu, rules, segments
+from shove import coach, cpu, rules, segments, throwing
 from shove.rules import RuleError, new_game
 from oracle import gives_game
 from strategies import examples, scripts, setups
@@ -117,3 +119,64 @@ def test_worked_out_outcomes_agree_with_the_referee(pos):
         assert dead == value(p, g, me)
     finally:
         g.undo()
+
+
+def _landed(p, g, me, code):
+    """What the position is worth to `me` once a dart lands on `code`: the
+    referee scores it, the oracle values what it left."""
+    num = segments.number(code) if code != segments.MISS else 0
+    beds = g.rules.beds
+    bi = beds.index(num) if num in beds else 0
+    needs = [g.need(s, bi) for s in range(g.n)]
+    _, _, gifts, _ = g.throw(code)
+    try:
+        return value(p, g, me, gifts, bi, needs)
+    finally:
+        g.undo()
+
+
+def test_an_aims_value_is_what_darts_thrown_at_it_are_worth_on_average():
+    """rank() says what each aim is worth (0..WIN, the chance of winning):
+    throwing darts at it through the throw model, scoring them with the
+    referee and averaging what each left must agree, for every aim, within
+    the sampling error (4 standard errors) and 40 in 16000 for the tables'
+    rounding. The best aim it names is the most valuable one that hands
+    nobody the game."""
+    cases = [
+        # two sides, the classic beds, a tight thrower
+        (["Ann", "Bob"], None, ["T3", "S5", "D8", "next", "S4", "T7", "S6", "next", "S9", "D6"], 6),
+        # three sides, the bull a bed, every surplus given away, a beginner
+        (["Ann", "Bob", "Cy"], {"beds": [25, 3, 7, 11, 19], "gift": "all"},
+         ["T3", "DB", "S7", "next", "T7", "S19", "next", "SB", "D11"], 1),
+    ]
+    for names, over, actions, level in cases:
+        g = new_game(names, variant="classic", rules=over)
+        replay(g, actions)
+        p = cpu.Player(level)
+        best, best_value, cands = p.rank(g)
+        me = g.turn
+        worth = {}
+        dead = _landed(p, g, me, segments.MISS)
+        rng = throwing.Rng(7)
+        mean = {}
+        for ev, aim, _ in cands:
+            tot = tot2 = 0
+            for _ in range(400):
+                c = throwing.throw(p.face, p.sigma, aim, rng)
+                if c not in worth:
+                    worth[c] = _landed(p, g, me, c)
+                tot += worth[c]
+                tot2 += worth[c] * worth[c]
+            m = tot / 400
+            se = math.sqrt(max(0.0, tot2 / 400 - m * m) / 400)
+            said = ev / cpu.ONE + dead  # rank's values are x ONE over a dead dart's
+            assert abs(said - m) <= 4 * se + 40, (level, segments.name(aim), said, m, se)
+            mean[aim] = m
+        # the aim named is the best of those that hand nobody the game
+        safe = [(ev, aim) for ev, aim, gives in cands if not gives] or [(ev, aim) for ev, aim, _ in cands]
+        top = max(ev for ev, _ in safe)
+        assert best in [aim for ev, aim in safe if ev == top]
+        assert best_value == top // cpu.ONE + dead
+        assert 0 <= best_value <= cpu.WIN
+        # ... and better on average than a dart that could only miss
+        assert mean[best] > dead
