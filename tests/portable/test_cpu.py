@@ -686,3 +686,31 @@ def test_the_coachs_reason_names_the_ring_the_rule_and_the_win_it_sets_up():
     set_marks(g, 1, 25, 0)
     r = coach.reason(g, segments.SB, [])
     assert "bull" in r.split() and "treble" not in r.split(), r
+
+
+def test_the_coachs_reason_names_who_closed_the_bed_the_ring_and_the_gift_exactly():
+    # three sides: the spare marks help nobody because everyone else has closed the bed
+    g = endgame("classic", ("Ann", "Bob", "Cy"))
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    line = coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2])
+    assert line == "T4: you need one mark on 4; everyone else has closed 4, so the spare marks help nobody", line
+    # the bull as a bed: the smaller ring there is the outer bull
+    g = new_game(["Ann", "Bob"], rules={"beds": [25, 7]})
+    set_marks(g, 0, 25, 2)
+    set_marks(g, 1, 25, 3)
+    set_marks(g, 1, 7, 0)
+    line = coach.reason(g, seg("SB"), cpu.Player(3).rank(g)[2])
+    assert line == "SB: you need one mark on 25; for your aim the outer bull is the surer way", line
+    # four marks to make: a treble does not close the bed, and nothing more is said
+    g = new_game(["Ann", "Bob"], rules={"beds": [4, 7], "marks": 4})
+    assert coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2]) == "T4: you need four marks on 4"
+    # a gift that leaves the taker's bed open is only a gift
+    g = endgame()
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    set_marks(g, 1, 4, 0)
+    set_marks(g, 1, 8, 0)
+    line = coach.reason(g, seg("S4"), cpu.Player(3).rank(g)[2])
+    assert line == ("S4, not T4: you need one mark on 4; a treble would gift Bob two marks, "
+                    "so aim smaller and give nothing away"), line
