@@ -714,3 +714,10 @@ def test_the_coachs_reason_names_who_closed_the_bed_the_ring_and_the_gift_exactl
     line = coach.reason(g, seg("S4"), cpu.Player(3).rank(g)[2])
     assert line == ("S4, not T4: you need one mark on 4; a treble would gift Bob two marks, "
                     "so aim smaller and give nothing away"), line
+    # the pub rule: Bob's last mark is never given, so the spare marks have no taker
+    g = endgame("pub")
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    set_marks(g, 1, 4, 2)
+    line = coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2])
+    assert line == "T4: you need one mark on 4; nobody can take the spare marks, so a treble risks nothing", line
