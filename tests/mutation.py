@@ -42,6 +42,8 @@ PURE = ("rules", "newgame", "variants", "scanner", "journal", "protocol", "store
 # MUTATE=rules,journal: try only those modules' mutants not yet caught (while
 # working on their tests); the others keep what their last run found
 SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
+# mutants tried at a time (JOBS=1 make mutants: one core, the other for something else)
+JOBS = os.environ.get("JOBS", "2")
 PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritten
 # every test that runs the firmware inside CPython; the rest run it in the
 # MicroPython port (tests/mutants.py covers what only they can catch)
@@ -457,8 +459,9 @@ def report(write=True, measure=True):
     for what, took in (("The last run from scratch", runs.get("fresh")), ("The last run", runs.get("last"))):
         if took and (what == "The last run from scratch" or took is not runs.get("fresh")) and not (
                 what == "The last run" and took == runs.get("fresh")):
-            done = ("took %.1f minutes (%d mutants tried, 2 at a time, niced, plus the tests once under "
-                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"]) if not took.get("stopped") else
+            done = ("took %.1f minutes (%d mutants tried, %d at a time, niced, plus the tests once under "
+                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"], took.get("jobs", 2))
+                    if not took.get("stopped") else
                     "was stopped after %.1f minutes with %d of its %d mutants tried (2 at a time, niced)" % (
                         took["seconds"] / 60.0, took["tried"], took["stopped"]))
             section += ["", "%s %s, the machine's 1-minute load average meanwhile %.1f to %.1f, "
@@ -546,7 +549,7 @@ def main(argv):
     again = [k for m in SELECT if seen.get(m, digest) != digest
              for k, st in before[m].items() if st not in ("killed", "not run")]
     if SELECT == PURE:
-        rc = run_mutmut("run", "--max-children", "2")  # every mutant not tried yet
+        rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
         if rc:
             return rc
     elif os.environ.get("RETRY"):  # RETRY=1: only the uncaught ones, tried again with the tests as they are
@@ -554,7 +557,7 @@ def main(argv):
     else:  # and, for a few modules, the ones not tried yet too
         again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
     if again:
-        rc = run_mutmut("run", "--max-children", "2", *again)
+        rc = run_mutmut("run", "--max-children", JOBS, *again)
         if rc:
             return rc
     for m in SELECT:
@@ -600,7 +603,7 @@ class _Clock:
         self.load.append(os.getloadavg()[0])
         rec = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
         entry = {"seconds": time.time() - self.t0, "cpu": self._cpu() - self.cpu0, "tried": tried, "fresh": fresh,
-                 "load": self.load}
+                 "load": self.load, "jobs": int(JOBS)}
         rec["last"] = entry
         if fresh:
             rec["fresh"] = entry
