@@ -162,6 +162,18 @@ def test_every_profile_limit_takes_its_edge_and_refuses_one_beyond():
     assert p.rows == 1
     p = ok(_prof(cols=[4], map=[[0, 0, "S20"]]))
     assert p.cols == 1
+    # sixteen rows are the most (17 pins that could each drive a row: only the count is wrong),
+    # and a refusal starts with the field as the profile spells it
+    rows = [0, 2, 4, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23, 25, 26, 27]
+    assert ok(_prof(rows=rows[:16], cols=[32, 33], map=[[0, 0, "S20"]])).rows == 16
+    for change, field in (({"rows": rows}, "matrix.rows:"), ({"rows": []}, "matrix.rows:"),
+                          ({"cols": []}, "matrix.cols:"), ({"cols": "4"}, "matrix.cols:")):
+        try:
+            profile.Profile(_prof(map=[[0, 0, "S20"]], **change))
+        except profile.ProfileError as e:
+            assert str(e).split()[0] == field, (change, str(e))
+        else:
+            raise AssertionError("accepted %r" % (change,))
     d = _prof()
     del d["map"]  # no map: every crossing unmapped (learn one later)
     assert set(ok(d).map) == {profile.UNMAPPED}
