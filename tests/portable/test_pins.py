@@ -115,6 +115,7 @@ def test_every_malformed_profile_is_refused_naming_what_is_wrong():
         ({"map": [[0, 0, "MISS"]]}, ["map", "MISS"]), ({"map": cells + [[0, 0, "S1"]]}, ["map", "(0, 0)"]),
         ({"leds": {"pin": 5, "beds": "9"}}, ["leds.beds"]), ({"leds": {"pin": 5, "colour": 1}}, ["leds.colour"]),
         ({"leds": {"pin": 5, "beds": 22}}, ["leds"]), ({"leds": {"pin": 5, "per_side": 0}}, ["leds"]),
+        ({"leds": {"pin": 5, "per_side": 10}}, ["leds"]),
         ({"leds": {"pin": 5, "status": 10}}, ["leds"]),
         ({"buttons": {"next": 34, "start": 35}}, ["buttons"]), ({"buttons": {"next": "34"}}, ["buttons.next"]),
         ({"brightness": 256}, ["brightness"]), ({"brightness": -1}, ["brightness"]),
