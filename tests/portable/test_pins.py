@@ -167,8 +167,13 @@ def test_every_profile_limit_takes_its_edge_and_refuses_one_beyond():
     # and a refusal starts with the field as the profile spells it
     rows = [0, 2, 4, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23, 25, 26, 27]
     assert ok(_prof(rows=rows[:16], cols=[32, 33], map=[[0, 0, "S20"]])).rows == 16
+    # pull-ups: sixteen at most, on pins the profile uses
+    d = profile.default_dict()
+    used = d["matrix"]["rows"] + d["matrix"]["cols"] + sorted(d["buttons"].values())
+    assert ok(_prof(pullups=used[-16:])).rows == 8
     for change, field in (({"rows": rows}, "matrix.rows:"), ({"rows": []}, "matrix.rows:"),
-                          ({"cols": []}, "matrix.cols:"), ({"cols": "4"}, "matrix.cols:")):
+                          ({"cols": []}, "matrix.cols:"), ({"cols": "4"}, "matrix.cols:"),
+                          ({"pullups": used[-17:]}, "pullups:"), ({"pullups": "34"}, "pullups:")):
         try:
             profile.Profile(_prof(map=[[0, 0, "S20"]], **change))
         except profile.ProfileError as e:
