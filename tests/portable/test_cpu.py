@@ -205,6 +205,12 @@ def test_teams_and_eight_sides_get_a_target():
     assert not gives_game(g, cpu.Player(3).choose(g))
 
 
+def test_a_new_players_first_target_in_a_game_of_one_bed_is_that_bed():
+    for level in (2, 4):
+        g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+        assert segments.number(cpu.Player(level).choose(g)) == 7, level
+
+
 def test_bull_as_a_bed_and_the_bull_off():
     g = endgame("classic", ("Ann", "Bob"), {"beds": [25, 20]})
     set_marks(g, 0, 25, 0)
