@@ -148,6 +148,8 @@ def test_an_aims_value_is_what_darts_thrown_at_it_are_worth_on_average():
         # three sides, the bull a bed, every surplus given away, a beginner
         (["Ann", "Bob", "Cy"], {"beds": [25, 3, 7, 11, 19], "gift": "all"},
          ["T3", "DB", "S7", "next", "T7", "S19", "next", "SB", "D11"], 1),
+        # the bull a bed both sides still need, a steady thrower: the bull's rings weigh
+        (["Ann", "Bob"], {"beds": [25, 20, 5]}, ["SB", "S20", "S5", "next", "T20", "S5"], 6),
     ]
     for names, over, actions, level in cases:
         g = new_game(names, variant="classic", rules=over)
