@@ -579,9 +579,10 @@ def main(argv):
         rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
         if rc:
             return rc
-    elif os.environ.get("RETRY"):  # RETRY=1: only the uncaught ones, tried again with the tests as they are
-        again = [k for m in SELECT for k, st in before[m].items() if st not in ("killed", "not run")]
-    else:  # and, for a few modules, the ones not tried yet too
+    if os.environ.get("RETRY"):  # RETRY=1: the uncaught ones tried again with the tests as they are
+        now = load_results()
+        again = [k for m in SELECT for k, st in now[m].items() if st not in ("killed", "not run")]
+    elif SELECT != PURE:  # and, for a few modules, the ones not tried yet too
         again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
     if again:
         rc = run_mutmut("run", "--max-children", JOBS, *again)
