@@ -180,6 +180,11 @@ def main():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, dst)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(base / "host"), str(base / "firmware")]))
+        # the copy has no .venv: its tests find this tree's interpreter (make exports it too)
+        sys.path.insert(0, str(ROOT / "tests"))
+        from mphelp import micropython_path
+        if micropython_path():
+            env.setdefault("HAPENNY_MICROPYTHON", micropython_path())
         # the copy must pass them all unmutated, or "caught" would mean nothing
         every = sorted({t for m in MUTANTS for t in m[3]})
         proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *every], cwd=base, env=env,
