@@ -78,6 +78,14 @@ def test_faces_are_ordered_rings_and_an_unknown_face_is_refused():
 def test_generator_is_the_same_in_both_interpreters():
     r = throwing.Rng(2026)
     assert [r.bits15() for _ in range(6)] == [15153, 2881, 2099, 27469, 27193, 5572]
+    # a seed past 30268 sets all three of its parts (a game's seed is 30 bits); the default seed
+    r = throwing.Rng(0x2345678)
+    assert [r.bits15() for _ in range(6)] == [29511, 23341, 19237, 11880, 29263, 19851]
+    r = throwing.Rng()
+    assert [r.bits15() for _ in range(3)] == [738, 28222, 9958]
+    # the deviates are whole multiples of 1/32768: exact in either interpreter's float
+    r = throwing.Rng(7)
+    assert [r.normal() for _ in range(3)] == [-1.2288818359375, 0.120025634765625, 0.486114501953125]
     a = throwing.Rng(99)
     b = throwing.Rng(99)
     assert [a.below(100) for _ in range(50)] == [b.below(100) for _ in range(50)]
