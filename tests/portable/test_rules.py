@@ -391,6 +391,15 @@ def test_bull_off_winner_starts():
     assert bytes(g.marks) == bytes(len(g.marks))  # bull-off darts never score
 
 
+def test_an_undone_bull_off_dart_leaves_the_other_sides_distances_as_they_were():
+    g = new_game(["Ann", "Bob", "Cy"], rules={"bull_off": True})
+    throw(g, "S20", "SB", "S5")  # Bob's outer bull would start the game
+    g.undo()  # Cy's dart taken back: Ann's miss and Bob's outer bull stand
+    throw(g, "DB")  # Cy's bull again: nearer than Bob's, so Cy starts
+    st = g.to_state()
+    assert st["phase"] == "play" and st["turn"] == 2, (st["phase"], st["turn"])
+
+
 def test_bull_off_tie_throws_again():
     g = new_game(["A", "B", "C"], rules={"bull_off": True})
     throw(g, "SB", "T20", "SB")  # A and C tie
