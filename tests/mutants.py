@@ -190,6 +190,13 @@ def main():
         proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *every], cwd=base, env=env,
                               capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
+            # a timing-model test can fail on a loaded machine: the failures are run once more alone
+            failed = [ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("FAILED ")]
+            if failed:
+                print("unmutated copy: %d failed; run again alone: %s" % (len(failed), " ".join(failed)))
+                proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *failed], cwd=base,
+                                      env=env, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
             print(proc.stdout[-3000:] + proc.stderr[-2000:])
             print("the unmutated copy fails its tests: no mutant can be judged")
             return 1
