@@ -576,7 +576,9 @@ def test_refused_throw_changes_nothing():
     before = snapshot(g)
     refused("bad_seg", g.throw, 200)
     refused("bad_seg", g.throw, -1)
+    refused("bad_seg", g.throw, segments.COUNT)  # one past the last segment's code
     assert snapshot(g) == before
+    g.throw(segments.COUNT - 1)  # the last code is a segment
 
 
 def test_limits_accepted_at_their_edges():
