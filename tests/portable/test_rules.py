@@ -581,6 +581,11 @@ def test_refused_throw_changes_nothing():
     g.throw(segments.COUNT - 1)  # the last code is a segment
 
 
+def test_the_seed_is_thirty_bits_and_one_more_is_refused():
+    assert new_game(["A", "B"], seed=0x3FFFFFFF).seed == 0x3FFFFFFF
+    refused("bad_rules", new_game, ["A", "B"], None, "classic", None, None, 0x40000000)
+
+
 def test_limits_accepted_at_their_edges():
     g = new_game(["P%d" % i for i in range(8)], rules={"beds": list(range(1, 21)) + [25], "marks": 9, "darts": 9})
     assert g.nb == 21 and g.n == 8
