@@ -60,6 +60,7 @@ def test_notation_round_trips_every_segment():
 
 def test_notation_refuses_junk():
     for bad in ("", "S0", "S21", "T25", "D05", "X5", "S", "5", "SIO5", "MISSS", "S1 ", None, 5,
+                "SX5", "S5X", "S1X3", "S123",  # a letter among the digits, three digits
                 # digits and letters outside ASCII: Arabic-Indic five, fullwidth 15,
                 # superscript two, long s (CPython upper-cases it to S), dotless i
                 "S\u0665", "T\uff11\uff15", "S\u00b2", "\u017f5", "S\u0131\u0035", "D1\u0665"):
