@@ -83,6 +83,10 @@ def test_generator_is_the_same_in_both_interpreters():
     assert [r.bits15() for _ in range(6)] == [29511, 23341, 19237, 11880, 29263, 19851]
     r = throwing.Rng()
     assert [r.bits15() for _ in range(3)] == [738, 28222, 9958]
+    # the largest seed, and one just under a multiple of the third part's divisor
+    for seed, want in ((0x3FFFFFFF, [15252, 12065, 20015]), (917300999, [29689, 10375, 4796])):
+        r = throwing.Rng(seed)
+        assert [r.bits15() for _ in range(3)] == want, seed
     # the deviates are whole multiples of 1/32768: exact in either interpreter's float
     r = throwing.Rng(7)
     assert [r.normal() for _ in range(3)] == [-1.2288818359375, 0.120025634765625, 0.486114501953125]
