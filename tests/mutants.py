@@ -38,8 +38,11 @@ MUTANTS = [
      "if self.armed and not live:", ["tests/portable/test_handover.py"]),
     ("firmware/shove/rules.py", "take -= 1  # the last mark of a game must be scored, never given",
      "take -= 0", ["tests/portable/test_rules.py"]),
+    # (tests/hil/test_journal_board.py no longer catches this one since the journal moved to
+    # littlefs segments; the start-up's own test does)
     ("firmware/shove/loading.py", "    keeper.jdirty = not clean\n",
-     "    keeper.jdirty = False\n", ["tests/hil/test_journal_board.py"]),
+     "    keeper.jdirty = False\n",
+     ["tests/portable/test_loading.py::test_a_torn_last_record_keeps_the_game_and_marks_the_file_for_rewriting"]),
     # the journal on littlefs: a new game like the last must not inherit its segments
     ("firmware/shove/jstore.py", "        if tok == self.tok:\n", "        if False:\n",
      ["tests/test_flash_journal.py::test_power_cuts_at_random_flash_operations_lose_nothing_acknowledged"]),
@@ -82,8 +85,9 @@ MUTANTS = [
     # the computer's darts tables: the safe one only where another side has the bed open
     ("firmware/shove/cpu.py", "es if cnt and cnt[i] > 1 else en", "es if cnt else en",
      ["tests/portable/test_cpu.py::test_a_bed_another_side_has_open_is_counted_with_the_safe_table"]),
-    # a gifted mark counts three times what it saves its taker: the oracle adds the other two
-    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * 3", "y += e[c - take] - e[c]",
+    # a gifted mark counts several times what it saves its taker (three from level 3 up): the
+    # oracle adds the others
+    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * gw", "y += e[c - take] - e[c]",
      ["tests/test_cpu_properties.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
      ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
@@ -179,10 +183,22 @@ def main():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, dst)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(base / "host"), str(base / "firmware")]))
+        # the copy has no .venv: its tests find this tree's interpreter (make exports it too)
+        sys.path.insert(0, str(ROOT / "tests"))
+        from mphelp import micropython_path
+        if micropython_path():
+            env.setdefault("HAPENNY_MICROPYTHON", micropython_path())
         # the copy must pass them all unmutated, or "caught" would mean nothing
         every = sorted({t for m in MUTANTS for t in m[3]})
         proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *every], cwd=base, env=env,
                               capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            # a timing-model test can fail on a loaded machine: the failures are run once more alone
+            failed = [ln.split()[1] for ln in proc.stdout.splitlines() if ln.startswith("FAILED ")]
+            if failed:
+                print("unmutated copy: %d failed; run again alone: %s" % (len(failed), " ".join(failed)))
+                proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *failed], cwd=base,
+                                      env=env, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             print(proc.stdout[-3000:] + proc.stderr[-2000:])
             print("the unmutated copy fails its tests: no mutant can be judged")

@@ -42,6 +42,8 @@ PURE = ("rules", "newgame", "variants", "scanner", "journal", "protocol", "store
 # MUTATE=rules,journal: try only those modules' mutants not yet caught (while
 # working on their tests); the others keep what their last run found
 SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
+# mutants tried at a time (JOBS=1 make mutants: one core, the other for something else)
+JOBS = os.environ.get("JOBS", "2")
 PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritten
 # every test that runs the firmware inside CPython; the rest run it in the
 # MicroPython port (tests/mutants.py covers what only they can catch)
@@ -68,14 +70,59 @@ STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests"
 
 
 # Loaded into every test run of a mutant (pytest -p): the tests run fastest
-# first, so a caught mutant is usually caught in a fraction of a second, and
-# the property tests try a tenth of their examples (at least 25); a mutant
-# only the full count would catch counts as survived, so the score is if
-# anything low. 30 minutes on two cores is the budget for a whole run.
+# first, so a caught mutant is usually caught in a fraction of a second; the
+# property tests try a twentieth of make test's examples (at least 20), the
+# same ones every run (derandomized: a verdict does not change from one run
+# to the next), and a failing example is not shrunk (the verdict is all that
+# is wanted); a mutant only the full count would catch counts as survived,
+# so the score is if anything low. 30 minutes on two cores is the budget
+# for a whole run.
 PLUGIN = """
+import gc
+import importlib
 import json
+import sys
 
-from hypothesis import settings
+from hypothesis import Phase, settings
+
+# Imported here, in the fork server before it forks a run per mutant: a
+# module imported inside a function (rules imports newgame when a game is
+# made) was otherwise compiled afresh in every run, a quarter of a second
+# for a mutated newgame.
+for name in %r:
+    importlib.import_module("shove." + name)
+
+# ... and each run starts with their module-level state as it was imported:
+# mutmut forks the server after a run of every test, whose left-overs (the
+# computer player's shared work space, made at its first decision) would
+# otherwise hide a mutant that a fresh start meets (make test).
+_KINDS = (type(None), bool, int, float, str, bytes, tuple, list, dict, set, bytearray)
+_FRESH = []
+for mod_name, mod in list(sys.modules.items()):
+    if mod_name == "shove" or mod_name.startswith("shove."):
+        state = {k: v for k, v in vars(mod).items()
+                 if type(v) in _KINDS and not k.startswith(("mutants_", "__", "_mutmut"))}
+        _FRESH.append((mod, state, {k: v.copy() for k, v in state.items() if isinstance(v, (list, dict, set, bytearray))}))
+
+
+def pytest_sessionstart(session):
+    for mod, state, copies in _FRESH:
+        for k, v in state.items():
+            setattr(mod, k, v)
+        for k, v in copies.items():  # the same object, its first content (a cache filled since)
+            got = getattr(mod, k)
+            if isinstance(got, (dict, set)):
+                got.clear()
+                got.update(v)
+            else:
+                got[:] = v
+
+
+def pytest_sessionfinish(session):
+    # what the fork server has imported stays out of every later collection:
+    # pytest collects the garbage at the end of each run, and the mutated
+    # modules (every mutant is a function) made that the dearest part of a run
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items):
@@ -87,10 +134,15 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: took.get(item.nodeid, 0.0))
     for item in items:
         fn = getattr(item, "obj", None)
-        s = getattr(fn, "_hypothesis_internal_use_settings", None)
-        if s is not None and s.max_examples > 25:
-            fn._hypothesis_internal_use_settings = settings(s, max_examples=max(25, s.max_examples // 10))
-"""
+        # (the test modules stay imported from one run to the next: the
+        # count is taken from the test's own settings, never from ours)
+        s = getattr(fn, "_hapenny_settings", None) or getattr(fn, "_hypothesis_internal_use_settings", None)
+        if s is not None:
+            fn._hapenny_settings = s
+            fn._hypothesis_internal_use_settings = settings(
+                s, max_examples=min(s.max_examples, max(20, s.max_examples // 20)), derandomize=True,
+                database=None, deadline=None, phases=(Phase.explicit, Phase.generate), print_blob=False)
+""" % (PURE,)
 
 
 # ---- the staged tree --------------------------------------------------------------
@@ -142,8 +194,11 @@ def stage():
         "only_mutate = %s\n" % _toml_list("shove/%s.py" % m for m in PURE)
         + 'also_copy = ["bench", "hardware"]\n'
         "pytest_add_cli_args_test_selection = %s\n" % _toml_list(TESTS)
+        # (plugins a mutant's run has no use for: unraisableexception collects
+        # the garbage twice at the end of each run)
         + 'pytest_add_cli_args = ["-p", "no:cacheprovider", "-p", "no:xdist", "-p", "hapenny_mutation", '
-          '"-m", "not micropython"]\n'
+          '"-m", "not micropython", "-p", "no:unraisableexception", "-p", "no:doctest", "-p", "no:junitxml", '
+          '"-p", "no:pastebin"]\n'
         # a mutant that loops for ever is stopped after twice its tests' time (CPU seconds)
         "timeout_multiplier = 1.0\ntimeout_constant = 2.0\n"
         'use_git_change_detection = false\n'
@@ -270,9 +325,53 @@ def _patch_mutmut():
             prose[0] = False
 
     file_mutation.create_mutations = create_file
+    _fast_trampoline()
     create_orig = file_mutation.MutationVisitor._create_mutations
     file_mutation.MutationVisitor._skip_node_and_children = skip
     file_mutation.MutationVisitor._create_mutations = create
+
+
+def _fast_trampoline():
+    """Every call of a mutated module's function goes through mutmut's
+    trampoline, which works out from os.environ, at each call, which
+    function to run: the scanner's tests ran 2.5 times slower for it. Here
+    each function works that out once per mutant under test (a test run
+    has one) and then calls the original or the mutant straight away; the
+    stats and forced-fail runs take mutmut's own path."""
+    import inspect
+
+    from mutmut.mutation import trampoline as tr
+
+    wrap_orig = tr.wrap_in_trampoline
+    special = ("", "stats", "fail", "list_all_tests", "mutant_generation")
+
+    def wrap(mutants_dict, is_classmethod=False):
+        def deco(func):
+            slow = wrap_orig(mutants_dict, is_classmethod)(func)
+            if is_classmethod or not inspect.isfunction(func) or inspect.isgeneratorfunction(func) or \
+                    inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+                return slow
+            state = [slow, None]  # the mutant under test it was worked out for, and what to call
+
+            def fast(*args, **kwargs):
+                m = tr._mutant_under_test
+                if m is not state[1]:
+                    state[1] = m
+                    if m is None or m in special:
+                        state[0] = slow
+                    else:
+                        module, _, name = m.rpartition(".")
+                        state[0] = (mutants_dict.get(name) if module == func.__module__ else None) or \
+                            mutants_dict["_mutmut_orig"]
+                return state[0](*args, **kwargs)
+
+            fast.__wrapped__ = func
+            fast.__name__, fast.__qualname__, fast.__doc__ = func.__name__, func.__qualname__, func.__doc__
+            fast.__module__ = func.__module__
+            return fast
+        return deco
+
+    tr.wrap_in_trampoline = wrap
 
 
 def mutmut_main(args):
@@ -386,14 +485,21 @@ def report(write=True, measure=True):
     for what, took in (("The last run from scratch", runs.get("fresh")), ("The last run", runs.get("last"))):
         if took and (what == "The last run from scratch" or took is not runs.get("fresh")) and not (
                 what == "The last run" and took == runs.get("fresh")):
-            done = ("took %.1f minutes (%d mutants tried, 2 at a time, niced, plus the tests once under "
-                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"]) if not took.get("stopped") else
+            done = ("took %.1f minutes (%d mutants tried, %d at a time, niced, plus the tests once under "
+                    "coverage.py)" % (took["seconds"] / 60.0, took["tried"], took.get("jobs", 2))
+                    if not took.get("stopped") else
                     "was stopped after %.1f minutes with %d of its %d mutants tried (2 at a time, niced)" % (
                         took["seconds"] / 60.0, took["tried"], took["stopped"]))
             section += ["", "%s %s, the machine's 1-minute load average meanwhile %.1f to %.1f, "
                         "mean %.1f (2.0: two busy cores)." % (
                             what, done, min(took["load"]), max(took["load"]),
                             sum(took["load"]) / len(took["load"]))]
+            if took.get("cpu") and took["tried"]:
+                # what the run costs whatever else the machine does: on two
+                # idle cores it takes about half its CPU time
+                section[-1] += (" It used %.1f minutes of CPU time (user + system, every process it started): "
+                                "%.2f s a mutant, so about %.1f minutes on two idle cores." % (
+                                    took["cpu"] / 60.0, took["cpu"] / took["tried"], took["cpu"] / 120.0))
     for m in PURE:
         if missing[m]:
             src = (ROOT / "firmware" / "shove" / (m + ".py")).read_text().splitlines()
@@ -446,7 +552,8 @@ def main(argv):
     # the staging): when those change, mutant numbers may mean other defects
     made = STAGE / "mutants" / "hapenny-config.sha256"
     import inspect
-    config = hashlib.sha256((repr(MESSAGE_ARG) + repr(PROSE) + PLUGIN + inspect.getsource(_stage_text)
+    # (not the test plugin: it decides how each mutant is tried, never which mutants there are)
+    config = hashlib.sha256((repr(MESSAGE_ARG) + repr(PROSE) + inspect.getsource(_stage_text)
                              + inspect.getsource(_patch_mutmut)).encode()).hexdigest()
     if made.exists() and made.read_text() != config:
         print("tests/mutation.py changed: every mutant is made and tried again")
@@ -469,15 +576,16 @@ def main(argv):
     again = [k for m in SELECT if seen.get(m, digest) != digest
              for k, st in before[m].items() if st not in ("killed", "not run")]
     if SELECT == PURE:
-        rc = run_mutmut("run", "--max-children", "2")  # every mutant not tried yet
+        rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
         if rc:
             return rc
-    elif os.environ.get("RETRY"):  # RETRY=1: only the uncaught ones, tried again with the tests as they are
-        again = [k for m in SELECT for k, st in before[m].items() if st not in ("killed", "not run")]
-    else:  # and, for a few modules, the ones not tried yet too
+    if os.environ.get("RETRY"):  # RETRY=1: the uncaught ones tried again with the tests as they are
+        now = load_results()
+        again = [k for m in SELECT for k, st in now[m].items() if st not in ("killed", "not run")]
+    elif SELECT != PURE:  # and, for a few modules, the ones not tried yet too
         again += [k for m in SELECT for k, st in before[m].items() if st == "not run"]
     if again:
-        rc = run_mutmut("run", "--max-children", "2", *again)
+        rc = run_mutmut("run", "--max-children", JOBS, *again)
         if rc:
             return rc
     for m in SELECT:
@@ -500,9 +608,18 @@ class _Clock:
         import threading
         import time
         self.t0 = time.time()
+        self.cpu0 = self._cpu()
         self.load = [os.getloadavg()[0]]
         self.done = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
+
+    @staticmethod
+    def _cpu():
+        # this process and every process it started that has ended (mutmut,
+        # its fork server and a child per mutant, coverage.py): user + system
+        import resource
+        a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
 
     def _sample(self):
         while not self.done.wait(30):
@@ -513,7 +630,8 @@ class _Clock:
         self.done.set()
         self.load.append(os.getloadavg()[0])
         rec = json.loads(RUN_LOG.read_text()) if RUN_LOG.exists() else {}
-        entry = {"seconds": time.time() - self.t0, "tried": tried, "fresh": fresh, "load": self.load}
+        entry = {"seconds": time.time() - self.t0, "cpu": self._cpu() - self.cpu0, "tried": tried, "fresh": fresh,
+                 "load": self.load, "jobs": int(JOBS)}
         rec["last"] = entry
         if fresh:
             rec["fresh"] = entry

@@ -1,7 +1,9 @@
 """Hypothesis properties of the computer player and the coach (CPython)."""
+import math
+
 from hypothesis import given, settings, strategies as st
 
-from shove import coach, cpu, rules, segments
+from shove import coach, cpu, rules, segments, throwing
 from shove.rules import RuleError, new_game
 from oracle import gives_game
 from strategies import examples, scripts, setups
@@ -117,3 +119,88 @@ def test_worked_out_outcomes_agree_with_the_referee(pos):
         assert dead == value(p, g, me)
     finally:
         g.undo()
+
+
+def _landed(p, g, me, code):
+    """What the position is worth to `me` once a dart lands on `code`: the
+    referee scores it, the oracle values what it left."""
+    num = segments.number(code) if code != segments.MISS else 0
+    beds = g.rules.beds
+    bi = beds.index(num) if num in beds else 0
+    needs = [g.need(s, bi) for s in range(g.n)]
+    _, _, gifts, _ = g.throw(code)
+    try:
+        return value(p, g, me, gifts, bi, needs)
+    finally:
+        g.undo()
+
+
+def _check_rank(g, level, darts=250):
+    p = cpu.Player(level)
+    best, best_value, cands = p.rank(g)
+    me = g.turn
+    worth = {}
+    dead = _landed(p, g, me, segments.MISS)
+    rng = throwing.Rng(7)
+    mean = {}
+    for ev, aim, gives in cands:
+        # the flag: its exact hit hands an opponent the game, as the referee says
+        assert gives == gives_game(g, aim), (level, segments.name(aim), gives)
+        if not darts:
+            continue
+        tot = tot2 = 0
+        for _ in range(darts):
+            c = throwing.throw(p.face, p.sigma, aim, rng)
+            if c not in worth:
+                worth[c] = _landed(p, g, me, c)
+            tot += worth[c]
+            tot2 += worth[c] * worth[c]
+        m = tot / darts
+        se = math.sqrt(max(0.0, tot2 / darts - m * m) / darts)
+        said = ev / cpu.ONE + dead  # rank's values are x ONE over a dead dart's
+        assert abs(said - m) <= 4 * se + 40, (level, segments.name(aim), said, m, se)
+        mean[aim] = m
+    # the aim named is the best of those that hand nobody the game
+    safe = [(ev, aim) for ev, aim, gives in cands if not gives] or [(ev, aim) for ev, aim, _ in cands]
+    top = max(ev for ev, _ in safe)
+    assert best in [aim for ev, aim in safe if ev == top]
+    assert best_value == top // cpu.ONE + dead
+    assert 0 <= best_value <= cpu.WIN
+    return best, mean, dead
+
+
+def test_an_aims_value_is_what_darts_thrown_at_it_are_worth_on_average():
+    """rank() says what each aim is worth (0..WIN, the chance of winning):
+    throwing darts at it through the throw model, scoring them with the
+    referee and averaging what each left must agree, for every aim, within
+    the sampling error (4 standard errors) and 40 in 16000 for the tables'
+    rounding. The best aim it names is the most valuable one that hands
+    nobody the game, and each aim's flag says whether its exact hit does."""
+    cases = [
+        # two sides, the classic beds, a tight thrower
+        (["Ann", "Bob"], None, ["T3", "S5", "D8", "next", "S4", "T7", "S6", "next", "S9", "D6"], 6),
+        # three sides, the bull a bed, every surplus given away, a beginner
+        (["Ann", "Bob", "Cy"], {"beds": [25, 3, 7, 11, 19], "gift": "all"},
+         ["T3", "DB", "S7", "next", "T7", "S19", "next", "SB", "D11"], 1),
+        # the bull a bed both sides still need, a steady thrower: the bull's rings weigh
+        (["Ann", "Bob"], {"beds": [25, 20, 5]}, ["SB", "S20", "S5", "next", "T20", "S5"], 6),
+    ]
+    for names, over, actions, level in cases:
+        g = new_game(names, variant="classic", rules=over)
+        replay(g, actions)
+        best, mean, dead = _check_rank(g, level)
+        assert mean[best] > dead  # better on average than a dart that could only miss
+    # Ann needs one mark on the contested bed (and three on 7), Bob one there
+    # and nothing else: any hit of two marks or more there hands Bob the game
+    # (the classic beds; the bull first of the beds)
+    for variant, over, bed in (("classic", None, 4), ("classic", {"beds": [25, 7]}, 25)):
+        g = new_game(["Ann", "Bob"], variant=variant, rules=over)
+        for s in range(2):
+            for i in range(g.nb):
+                g.marks[s * g.nb + i] = g.rules.marks
+        beds = g.rules.beds
+        g.marks[beds.index(bed)] = 2
+        g.marks[beds.index(7)] = 0
+        g.marks[g.nb + beds.index(bed)] = 2
+        best, _, _ = _check_rank(g, 6, darts=0)
+        assert not gives_game(g, best)

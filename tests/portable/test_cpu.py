@@ -78,6 +78,18 @@ def test_faces_are_ordered_rings_and_an_unknown_face_is_refused():
 def test_generator_is_the_same_in_both_interpreters():
     r = throwing.Rng(2026)
     assert [r.bits15() for _ in range(6)] == [15153, 2881, 2099, 27469, 27193, 5572]
+    # a seed past 30268 sets all three of its parts (a game's seed is 30 bits); the default seed
+    r = throwing.Rng(0x2345678)
+    assert [r.bits15() for _ in range(6)] == [29511, 23341, 19237, 11880, 29263, 19851]
+    r = throwing.Rng()
+    assert [r.bits15() for _ in range(3)] == [738, 28222, 9958]
+    # the largest seed, and one just under a multiple of the third part's divisor
+    for seed, want in ((0x3FFFFFFF, [15252, 12065, 20015]), (917300999, [29689, 10375, 4796])):
+        r = throwing.Rng(seed)
+        assert [r.bits15() for _ in range(3)] == want, seed
+    # the deviates are whole multiples of 1/32768: exact in either interpreter's float
+    r = throwing.Rng(7)
+    assert [r.normal() for _ in range(3)] == [-1.2288818359375, 0.120025634765625, 0.486114501953125]
     a = throwing.Rng(99)
     b = throwing.Rng(99)
     assert [a.below(100) for _ in range(50)] == [b.below(100) for _ in range(50)]
@@ -203,6 +215,12 @@ def test_teams_and_eight_sides_get_a_target():
     assert segments.number(aim) in g.rules.beds
     g.throw(seg("T1"))
     assert not gives_game(g, cpu.Player(3).choose(g))
+
+
+def test_a_new_players_first_target_in_a_game_of_one_bed_is_that_bed():
+    for level in (2, 4):
+        g = new_game(["Ann", "Bob"], rules={"beds": [7]})
+        assert segments.number(cpu.Player(level).choose(g)) == 7, level
 
 
 def test_bull_as_a_bed_and_the_bull_off():
@@ -701,3 +719,38 @@ def test_with_up_to_four_sides_a_quarter_dart_changes_the_value():
         p._order(0, rem, n, g.rules.darts)
         vals = [p._after(mine, 3, 0, 0, None, 0) for mine in range(rem[0] - 160, rem[0] + 160, 4)]
         assert all(a > b for a, b in zip(vals, vals[1:])), (n, vals)
+
+
+def test_the_coachs_reason_names_who_closed_the_bed_the_ring_and_the_gift_exactly():
+    # three sides: the spare marks help nobody because everyone else has closed the bed
+    g = endgame("classic", ("Ann", "Bob", "Cy"))
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    line = coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2])
+    assert line == "T4: you need one mark on 4; everyone else has closed 4, so the spare marks help nobody", line
+    # the bull as a bed: the smaller ring there is the outer bull
+    g = new_game(["Ann", "Bob"], rules={"beds": [25, 7]})
+    set_marks(g, 0, 25, 2)
+    set_marks(g, 1, 25, 3)
+    set_marks(g, 1, 7, 0)
+    line = coach.reason(g, seg("SB"), cpu.Player(3).rank(g)[2])
+    assert line == "SB: you need one mark on 25; for your aim the outer bull is the surer way", line
+    # four marks to make: a treble does not close the bed, and nothing more is said
+    g = new_game(["Ann", "Bob"], rules={"beds": [4, 7], "marks": 4})
+    assert coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2]) == "T4: you need four marks on 4"
+    # a gift that leaves the taker's bed open is only a gift
+    g = endgame()
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    set_marks(g, 1, 4, 0)
+    set_marks(g, 1, 8, 0)
+    line = coach.reason(g, seg("S4"), cpu.Player(3).rank(g)[2])
+    assert line == ("S4, not T4: you need one mark on 4; a treble would gift Bob two marks, "
+                    "so aim smaller and give nothing away"), line
+    # the pub rule: Bob's last mark is never given, so the spare marks have no taker
+    g = endgame("pub")
+    set_marks(g, 0, 4, 2)
+    set_marks(g, 0, 7, 0)
+    set_marks(g, 1, 4, 2)
+    line = coach.reason(g, seg("T4"), cpu.Player(3).rank(g)[2])
+    assert line == "T4: you need one mark on 4; nobody can take the spare marks, so a treble risks nothing", line

@@ -22,6 +22,7 @@ CASES = [
     ("Ctrl-C twice, an hour in", [(3, 3600000), (3, 3600300)], [1, 2], 0),
     ("a terminal's line feed between", [(3, 0), (10, 1), (1, 2)], [1, 0, 3], 0),
     ("each lone Ctrl-C counted", [(3, 0), (3, 2000), (3, 4000), (3, 6000)], [1, 1, 1, 1], 3),
+    ("each Ctrl-C cancelled by text counted", [(3, 0), (65, 1), (3, 2), (66, 3)], [1, 0, 1, 0], 2),
 ]
 
 

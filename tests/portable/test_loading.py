@@ -102,3 +102,32 @@ def test_damaged_files_are_set_aside_with_a_notice_and_defaults_used():
         assert says in app.notices[0]["error"], app.notices
         assert app.prof.name == "generic-8x8" and app.config == DEFAULT_CONFIG, name
         assert bytes(app.map) == bytes(app.prof.map) and app.game is None, name
+
+
+def test_a_journal_whose_records_cannot_be_read_is_set_aside_with_a_notice():
+    # the game file is sound, but a segment of its records cannot be read
+    # (here a directory where the segment's file should be): the game is not
+    # restored from half its darts; the file is set aside, the notice names it
+    import binascii
+
+    g = rules.new_game(["Ann", "Bob"])
+    g.throw(segments.encode("T3"))
+    data = journal.encode(g)
+    path = _in_scratch("load5", {GAME_FILE: data})
+    seg = "%s/%s/%08x.0" % (path, jstore.DIR, binascii.crc32(data) & 0xFFFFFFFF)
+    os.mkdir(path + "/" + jstore.DIR)
+    os.mkdir(seg)
+    os.mkdir(seg + "/0")
+    here = os.getcwd()
+    os.chdir(path)
+    try:
+        app = Start()
+        app.prof = loading.read_profile(app)
+        app.game = loading.read_game(app, app)
+        left = sorted(os.listdir("."))
+    finally:
+        os.chdir(here)
+    assert app.game is None
+    assert GAME_FILE + ".bad" in left and GAME_FILE not in left, left
+    assert len(app.notices) == 1 and app.notices[0]["file"] == GAME_FILE, app.notices
+    assert "unreadable" in app.notices[0]["error"], app.notices

@@ -115,6 +115,7 @@ def test_every_malformed_profile_is_refused_naming_what_is_wrong():
         ({"map": [[0, 0, "MISS"]]}, ["map", "MISS"]), ({"map": cells + [[0, 0, "S1"]]}, ["map", "(0, 0)"]),
         ({"leds": {"pin": 5, "beds": "9"}}, ["leds.beds"]), ({"leds": {"pin": 5, "colour": 1}}, ["leds.colour"]),
         ({"leds": {"pin": 5, "beds": 22}}, ["leds"]), ({"leds": {"pin": 5, "per_side": 0}}, ["leds"]),
+        ({"leds": {"pin": 5, "per_side": 10}}, ["leds"]),
         ({"leds": {"pin": 5, "status": 10}}, ["leds"]),
         ({"buttons": {"next": 34, "start": 35}}, ["buttons"]), ({"buttons": {"next": "34"}}, ["buttons.next"]),
         ({"brightness": 256}, ["brightness"]), ({"brightness": -1}, ["brightness"]),
@@ -162,6 +163,23 @@ def test_every_profile_limit_takes_its_edge_and_refuses_one_beyond():
     assert p.rows == 1
     p = ok(_prof(cols=[4], map=[[0, 0, "S20"]]))
     assert p.cols == 1
+    # sixteen rows are the most (17 pins that could each drive a row: only the count is wrong),
+    # and a refusal starts with the field as the profile spells it
+    rows = [0, 2, 4, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 23, 25, 26, 27]
+    assert ok(_prof(rows=rows[:16], cols=[32, 33], map=[[0, 0, "S20"]])).rows == 16
+    # pull-ups: sixteen at most, on pins the profile uses
+    d = profile.default_dict()
+    used = d["matrix"]["rows"] + d["matrix"]["cols"] + sorted(d["buttons"].values())
+    assert ok(_prof(pullups=used[-16:])).rows == 8
+    for change, field in (({"rows": rows}, "matrix.rows:"), ({"rows": []}, "matrix.rows:"),
+                          ({"cols": []}, "matrix.cols:"), ({"cols": "4"}, "matrix.cols:"),
+                          ({"pullups": used[-17:]}, "pullups:"), ({"pullups": "34"}, "pullups:")):
+        try:
+            profile.Profile(_prof(map=[[0, 0, "S20"]], **change))
+        except profile.ProfileError as e:
+            assert str(e).split()[0] == field, (change, str(e))
+        else:
+            raise AssertionError("accepted %r" % (change,))
     d = _prof()
     del d["map"]  # no map: every crossing unmapped (learn one later)
     assert set(ok(d).map) == {profile.UNMAPPED}

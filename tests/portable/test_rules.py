@@ -60,6 +60,7 @@ def test_notation_round_trips_every_segment():
 
 def test_notation_refuses_junk():
     for bad in ("", "S0", "S21", "T25", "D05", "X5", "S", "5", "SIO5", "MISSS", "S1 ", None, 5,
+                "SX5", "S5X", "S1X3", "S123",  # a letter among the digits, three digits
                 # digits and letters outside ASCII: Arabic-Indic five, fullwidth 15,
                 # superscript two, long s (CPython upper-cases it to S), dotless i
                 "S\u0665", "T\uff11\uff15", "S\u00b2", "\u017f5", "S\u0131\u0035", "D1\u0665"):
@@ -391,6 +392,15 @@ def test_bull_off_winner_starts():
     assert bytes(g.marks) == bytes(len(g.marks))  # bull-off darts never score
 
 
+def test_an_undone_bull_off_dart_leaves_the_other_sides_distances_as_they_were():
+    g = new_game(["Ann", "Bob", "Cy"], rules={"bull_off": True})
+    throw(g, "S20", "SB", "S5")  # Bob's outer bull would start the game
+    g.undo()  # Cy's dart taken back: Ann's miss and Bob's outer bull stand
+    throw(g, "DB")  # Cy's bull again: nearer than Bob's, so Cy starts
+    st = g.to_state()
+    assert st["phase"] == "play" and st["turn"] == 2, (st["phase"], st["turn"])
+
+
 def test_bull_off_tie_throws_again():
     g = new_game(["A", "B", "C"], rules={"bull_off": True})
     throw(g, "SB", "T20", "SB")  # A and C tie
@@ -567,7 +577,14 @@ def test_refused_throw_changes_nothing():
     before = snapshot(g)
     refused("bad_seg", g.throw, 200)
     refused("bad_seg", g.throw, -1)
+    refused("bad_seg", g.throw, segments.COUNT)  # one past the last segment's code
     assert snapshot(g) == before
+    g.throw(segments.COUNT - 1)  # the last code is a segment
+
+
+def test_the_seed_is_thirty_bits_and_one_more_is_refused():
+    assert new_game(["A", "B"], seed=0x3FFFFFFF).seed == 0x3FFFFFFF
+    refused("bad_rules", new_game, ["A", "B"], None, "classic", None, None, 0x40000000)
 
 
 def test_limits_accepted_at_their_edges():

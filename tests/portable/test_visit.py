@@ -31,6 +31,14 @@ def test_next_starts_a_new_visit_and_undo_takes_a_dart_back():
     assert g.to_state()["visit"] == [["D3", 0, 2, [], 0]]
 
 
+def test_a_dart_that_scores_and_gifts_is_read_back_with_both():
+    # gift all: T5 makes Ann's last two marks on 5 and gives the third to each
+    # side still open there
+    g = new_game(["Ann", "Bob", "Cy"], None, "classic", {"gift": "all"})
+    throw(g, "S5", "T5")
+    assert g.to_state()["visit"] == [["S5", 0, 1, [], 0], ["T5", 0, 2, [[1, 1], [2, 1]], 0]]
+
+
 def test_marks_nobody_can_take_are_lost():
     g = new_game(["Ann", "Bob"], None, "no-gift", None)
     throw(g, "S6", "T6")  # one mark, then two to close and one with nowhere to go
