@@ -1,5 +1,7 @@
 # MicroPython only: the scan loop must not touch the heap.
 import gc
+
+import scratch
 from shove import scanner
 from shove.boards.matrix_model import MatrixModel
 
@@ -184,18 +186,7 @@ def _with_app(body):
         body(a, row, col)
     finally:
         os.chdir(home)
-        _rmtree(d)
-
-
-def _rmtree(d):
-    import os
-
-    for name, kind, *_ in os.ilistdir(d):
-        if kind == 0x4000:  # the journal's folders
-            _rmtree(d + "/" + name)
-        else:
-            os.remove(d + "/" + name)
-    os.rmdir(d)
+        scratch.rmtree(d)
 
 
 def test_a_dart_a_scan_point_left_in_the_ring_is_served_before_the_next_burst():
