@@ -20,7 +20,7 @@ MUTANTS = [
      "        for i in range(n - 1 if n else 0):\n", ["tests/portable/test_journal.py"]),
     ("firmware/shove/journal.py", "        for i in range(n):\n",
      "        for i in range(n - 1 if n else 0):\n",
-     ["tests/hil/test_reliability.py::test_power_cuts_keep_every_acknowledged_change"]),
+     ["tests/hil/test_power_cuts.py::test_power_cuts_keep_every_acknowledged_change"]),
     ("firmware/shove/journal.py", "return game, n, len(body) % REC == 0",
      "return game, n, True", ["tests/portable/test_journal.py"]),
     ("firmware/shove/store.py", "no such file.\"\"\"\n",  # a torn .tmp taken for the file
