@@ -63,10 +63,11 @@ def stage(tmp):
         py.parent.mkdir(parents=True, exist_ok=True)
         py.write_text(src)
         out = py.with_suffix(".mpy")
-        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)  # as deployed
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)  # as deployed
         files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     tour = Path(tmp) / "heap_tour.mpy"  # the tour's driver (bench/heap_tour.py), beside the firmware
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-o", str(tour), str(ROOT / "bench" / "heap_tour.py")],
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "heap_tour.mpy", "-o", str(tour),
+                    str(ROOT / "bench" / "heap_tour.py")],
                    check=True)
     files["/flash/heap_tour.mpy"] = tour.read_bytes()
     return files
@@ -75,9 +76,9 @@ def stage(tmp):
 SETUP = r"""
 import gc, sys
 sys.modules.pop("os", None)
-sys.path[:] = ["/flash", "/shim"]
+sys.path[:] = ["", "/shim"]
 import os
-os.chdir("/flash")
+os.chdir("/flash")  # the chip's layout: '' first in sys.path, the firmware at the flash's root
 gc.collect()
 base = gc.mem_alloc()
 import heap_tour as H
@@ -366,7 +367,7 @@ def _stage_esp32(tmp, files):
     py.parent.mkdir(parents=True, exist_ok=True)
     py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
     out = py.with_suffix(".mpy")
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)
     files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     files["/shim/machine.py"] = MACHINE_SHIM
 
