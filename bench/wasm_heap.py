@@ -347,7 +347,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
 VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
 # loaded for a while and let go (shove.release): start-up, a new game's checks, rare commands, the computer
 LAZY = ("safeboot", "startup", "chip", "loading", "journal", "boards.virtual_setup", "profile", "profile_default",
-        "settings", "newgame", "request", "extra", "diag", "throwing", "cpu", "coach")
+        "settings", "newgame", "request", "view", "extra", "diag", "throwing", "cpu", "coach")
 
 
 # What importing the ESP32 board layer asks of `machine` (nothing runs at import but its

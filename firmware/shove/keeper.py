@@ -66,7 +66,7 @@ class Keeper:
         try:
             data = journal.encode(self.game)
         finally:
-            release("journal")
+            release("journal", "view")
         self.jstore.write(data, self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
@@ -102,7 +102,10 @@ class Keeper:
         return self.game
 
     def state(self):
-        st = self.game.to_state(self.tick)
+        try:
+            st = self.game.to_state(self.tick)
+        finally:
+            release("view")  # the state's builder (loaded by to_state): for a reply or an event only
         st["ignored"] = self.ignored
         return st
 
