@@ -339,7 +339,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
                 "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.jrec", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
                 "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
-                "shove.commands", "shove.app",
+                "shove.commands", "shove.app", "shove.request", "shove.view",
                 "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
                 "shove.boards.virtual_setup", "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
 # the virtual board's own layer: the matrix model is loaded on the chip too (esp32.py imports it);
