@@ -15,7 +15,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import buttons, protocol, rules, segments
+from shove import buttons, jrec, keeper, protocol, release, rules, segments, store
 
 # handled by shove/extra.py, loaded for the command and let go after it
 EXTRA = ("config", "diag", "end", "info", "leds", "map", "stats")
@@ -306,8 +306,8 @@ def handle(c, line):
 
 
 def cmd_new(c, cmd, after):
-    st = c.keeper.new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"),
-                      cmd.get("cpu"), cmd.get("seed"))
+    st = new(c.keeper, cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"),
+             cmd.get("cpu"), cmd.get("seed"))
     after.append(("new", {"state": st}))
     return {"state": st}
 
@@ -334,7 +334,7 @@ def cmd_hint(c, cmd, after):
     level = cmd.get("level", 3)
     if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
         raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
-    return {"hint": c.keeper.hint(level)}
+    return {"hint": hint(c.keeper, level)}
 
 
 def cmd_press(c, cmd, after):
@@ -353,7 +353,7 @@ def cmd_next(c, cmd, after):
 
 
 def cmd_undo(c, cmd, after):
-    st = c.keeper.undo()
+    st = undo(c.keeper)
     after.append(("undo", {"state": st}))
     return {"state": st}
 
@@ -361,6 +361,80 @@ def cmd_undo(c, cmd, after):
 def cmd_reset(c, cmd, after):
     after.append(("reset", None))
     return None
+
+
+# ---- the keeper's command-time work: a new game, `end`, `undo`, hints -------------------------
+# (k: the game's keeper, shove/keeper.py; its dart-time work stays there)
+def save(k, rollback=None):
+    """Store a new game (or none) whole. If the flash refuses, undo the
+    change in RAM too (rollback) and refuse the request, so RAM and flash
+    never disagree."""
+    try:
+        if k.game is None:
+            store.remove(keeper.GAME_FILE)
+            k.jstore.load()  # no game: its segments go
+        else:
+            k._rewrite()
+    except OSError as e:
+        k.jdirty = True
+        if rollback:
+            rollback()
+        raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+
+
+def undo(k):
+    g = k.need()
+    if not g.moves():
+        raise rules.RuleError("nothing_to_undo", "nothing to undo")
+    last = g.actions[g.moves() - 1]
+    g.undo()
+    k._log(jrec.UNDO, lambda: g.apply(last))
+    k.changed()
+    k._held(g)
+    return k.state()
+
+
+def new(k, players=None, teams=None, variant="classic", overrides=None, cpu=None, seed=None):
+    if seed is None:  # the computer's darts: a new sequence each game unless the host picks one
+        seed = k.board.ticks_us() & 0x3FFFFFFF
+    g = rules.new_game(players, teams, variant, overrides, cpu, seed)  # validates; nothing changes on error
+    _replace(k, g)
+    k.ignored = 0
+    return k.state()
+
+
+def end(k):
+    """Discard the game (the board then has none, as when new)."""
+    _replace(k, None)
+
+
+def _replace(k, g):
+    old = k.game
+    k.game = g
+    save(k, lambda: setattr(k, "game", old))
+    k.changed()
+    k.hold_since = -1
+    if g is None or not any(g.cpu):
+        k.drop_cpu()
+
+
+def hint(k, level):
+    """The coach's target for the thrower (also blinked on the strip) and why."""
+    from shove import coach  # the coach is let go after each hint
+
+    g = k.need()
+    try:
+        h = coach.hint(g, level)
+    finally:
+        release("coach")
+        if k.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
+            release(*keeper.CPU_MODULES)
+    h["side"] = g.turn
+    h["level"] = level
+    bi, _ = g.value(segments.encode(h["seg"]))
+    k.renderer.hint(bi, k.board.ticks_ms())
+    k.changed()
+    return h
 
 
 # ---- the board's buttons ----------------------------------------------------------------------
@@ -371,15 +445,15 @@ def button(c, name, kind):
         if name == "next" and kind == buttons.PRESS:
             k.advance()
         elif name == "undo" and kind == buttons.SHORT:
-            c.emit("undo", {"state": k.undo()})
+            c.emit("undo", {"state": undo(k)})
         elif name == "undo" and kind == buttons.LONG:  # held: the coach blinks the bed to aim at
-            c.emit("hint", {"hint": k.hint(3)})
+            c.emit("hint", {"hint": hint(k, 3)})
         elif name == "new" and kind == buttons.SHORT:
-            c.emit("new", {"state": k.new(k.config["players"], None, k.config["variant"])})
+            c.emit("new", {"state": new(k, k.config["players"], None, k.config["variant"])})
         elif name == "new" and kind == buttons.LONG:
             names = sorted(rules.VARIANTS)
             nxt = names[(names.index(k.config["variant"]) + 1) % len(names)]
             c.extra("config", {"set": {"variant": nxt}}, [])
-            c.emit("new", {"state": k.new(k.config["players"], None, nxt)})
+            c.emit("new", {"state": new(k, k.config["players"], None, nxt)})
     except (rules.RuleError, protocol.ProtoError) as e:
         c.emit("refused", {"button": name, "error": e.code, "msg": e.msg})

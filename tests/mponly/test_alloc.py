@@ -163,7 +163,7 @@ def _with_app(body):
     import os
     import time
 
-    from shove import app as appmod
+    from shove import app as appmod, request
 
     class Sink:
         def write(self, s):
@@ -175,7 +175,7 @@ def _with_app(body):
     os.chdir(d)
     try:
         a = appmod.App(out=Sink())
-        a.keeper.new(["Ann", "Bob"])
+        request.new(a.keeper, ["Ann", "Bob"])
         code = None
         k = a.keeper
         for i in range(len(k.map)):

@@ -198,7 +198,7 @@ def test_serving_a_state_with_a_full_visit_leaves_no_long_stretch_unread():
     import os
     import time
 
-    from shove import app as appmod, commands as cmdmod, keeper as keepmod, profile, segments
+    from shove import app as appmod, commands as cmdmod, keeper as keepmod, profile, request, segments
     from shove.boards import virtual
 
     class Sink:
@@ -223,7 +223,7 @@ def test_serving_a_state_with_a_full_visit_leaves_no_long_stretch_unread():
         out = Sink()
         a = appmod.App(board=board, out=out)
         k = a.keeper
-        k.new(["Ann", "Bob"], None, "classic", {"beds": list(range(1, 21)), "marks": 9, "darts": 9})
+        request.new(k, ["Ann", "Bob"], None, "classic", {"beds": list(range(1, 21)), "marks": 9, "darts": 9})
         for s in ("T20", "T20", "T20", "T19", "T20", "D18", "T20", "S17", "T20"):  # own marks, gifts, lost marks
             k.throw(segments.encode(s), "host")
         assert len(k.game.visit()) == 9
