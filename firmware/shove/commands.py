@@ -96,7 +96,7 @@ class Commands:
         try:
             request.handle(self, line)
         finally:
-            release("request")
+            release("request", "view")  # view: an undo's, the coach's (Keeper.state lets its own go)
 
     def extra(self, name, cmd, after):
         """A rarely used command (request.EXTRA): its module is loaded for it and let
@@ -132,4 +132,4 @@ class Commands:
         try:
             request.button(self, name, kind)
         finally:
-            release("request")
+            release("request", "view")

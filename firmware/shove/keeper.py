@@ -73,6 +73,7 @@ class Keeper:
             # part of the record may be on flash: the next save rewrites the file
             self.jdirty = True
             rollback()
+            release("view")  # a dart's rollback is an undo (view.undo)
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
         if ended:
             try:

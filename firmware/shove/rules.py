@@ -197,47 +197,11 @@ class Game:
         self.actions.append(action)
 
     def undo(self):
-        u = self._undo
-        if not u:
-            raise RuleError("nothing_to_undo", "nothing to undo")
-        end = len(u) - 1
-        start = end - u[end] + 1
-        mask = u[end - 1]
-        j = end - 1  # the old values, one a bit set in the mask, end here
-        for i in range(_FIELDS):
-            if mask & (1 << i):
-                j -= 1
-        cells = j
-        if mask & 1:  # the turn first: the member's field is its side's
-            self.turn = u[j]
-            j += 1
-        if mask & 2:
-            self.member[self.turn] = u[j]
-            j += 1
-        if mask & 4:
-            self.darts_left = u[j]
-            j += 1
-        if mask & 8:
-            self.phase = u[j]
-            j += 1
-        if mask & 16:
-            self.pending = u[j]
-            j += 1
-        if mask & 32:
-            self.winner = u[j]
-            j += 1
-        if mask & 64:
-            self.bo_alive = u[j]
-        i = start
-        if mask & 0x80:
-            for s in range(self.n):
-                self.bo_score[s] = u[i + s]
-            i += self.n
-        while i < cells:
-            self.marks[u[i]] -= u[i + 1]
-            i += 2
-        u.cut(start)
-        self.actions.cut(len(self.actions) - 1)
+        """Take the last move back from its undo record: view.undo (an undo,
+        a replayed journal's, the coach's trial darts: never a dart's work)."""
+        from shove import view
+
+        view.undo(self)
 
     # ---- actions -------------------------------------------------------
     def _check_live(self):

@@ -1,10 +1,12 @@
-# The protocol's view of a game: its state object (the sides' marks, the
-# turn, the rules, the darts of the visit) and its rules as a journal keeps
-# them. Loaded for a reply or an event that carries a state, or a journal
-# written whole, and let go after (Keeper.state, Keeper._rewrite): none of
-# it runs for a dart, so none of it holds heap while darts are thrown
-# (docs/performance.md, the heap). rules.Game.to_state and the other
-# methods of the same names call these.
+# The game read back and taken back, for the protocol: its state object
+# (the sides' marks, the turn, the rules, the darts of the visit read from
+# the undo log), its rules as a journal keeps them, and an undo (the undo
+# log unwound). Loaded for a reply or an event that carries a state, a
+# journal written whole or replayed, an undo, and let go after
+# (Keeper.state, Keeper._rewrite, the end of a command line, App's start):
+# none of it runs for a dart, so none of it holds heap while darts are
+# thrown (docs/performance.md, the heap). rules.Game.to_state and the
+# other methods of the same names call these.
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -12,7 +14,7 @@ except ImportError:  # CPython
         return x
 
 from shove import segments
-from shove.variants import GIFTS, PHASES, RULE_KEYS, VARIANTS
+from shove.variants import GIFTS, PHASES, RULE_KEYS, VARIANTS, RuleError
 
 # rules' values (this module must not import rules: rules loads it)
 _BULL_OFF = const(0)  # rules.BULL_OFF
@@ -139,3 +141,50 @@ def to_state(g, tick=None):
     if any(g.cpu):
         st["cpu"] = list(g.cpu)
     return st
+
+
+def undo(g):
+    """The last move taken back from its undo record (rules.Game's `_commit`
+    wrote it): the header fields it changed, the bull-off's scores, each
+    cell's marks, then the record and the action cut off the logs."""
+    u = g._undo
+    if not u:
+        raise RuleError("nothing_to_undo", "nothing to undo")
+    end = len(u) - 1
+    start = end - u[end] + 1
+    mask = u[end - 1]
+    j = end - 1  # the old values, one a bit set in the mask, end here
+    for i in range(_FIELDS):
+        if mask & (1 << i):
+            j -= 1
+    cells = j
+    if mask & 1:  # the turn first: the member's field is its side's
+        g.turn = u[j]
+        j += 1
+    if mask & 2:
+        g.member[g.turn] = u[j]
+        j += 1
+    if mask & 4:
+        g.darts_left = u[j]
+        j += 1
+    if mask & 8:
+        g.phase = u[j]
+        j += 1
+    if mask & 16:
+        g.pending = u[j]
+        j += 1
+    if mask & 32:
+        g.winner = u[j]
+        j += 1
+    if mask & 64:
+        g.bo_alive = u[j]
+    i = start
+    if mask & 0x80:
+        for s in range(g.n):
+            g.bo_score[s] = u[i + s]
+        i += g.n
+    while i < cells:
+        g.marks[u[i]] -= u[i + 1]
+        i += 2
+    u.cut(start)
+    g.actions.cut(len(g.actions) - 1)
