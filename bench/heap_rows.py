@@ -59,6 +59,8 @@ ROLE = {  # when each module's code is in the heap
     "shove.chip": "start-up", "shove.loading": "start-up", "shove.profile": "start-up; map command",
     "shove.profile_default": "start-up, no profile on flash", "shove.settings": "start-up; config command",
     "shove.newgame": "a new game, the journal's at start-up", "shove.extra": "a rare command",
+    "shove.request": "a command line or a button press (loaded for it, let go after)",
+    "shove.view": "a reply or event that carries a state; an undo; a journal written whole or replayed",
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",

@@ -70,6 +70,7 @@ class Tour:
         self.grew_at = [-1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
         self.marks = [0] * 4  # the live heap at the people's game's milestones (bench/wasm_heap.py's MARKS)
+        self.darts = 0  # the keeper's darts at the end (unload)
 
 
 def start():
@@ -283,9 +284,18 @@ def free_block():
     micropython.mem_info()
 
 
+def unload():
+    """After the last readings: the firmware let go (its App, its modules),
+    so that the report has room to be written under a cap."""
+    T.darts = T.a.keeper.darts if T.a else 0
+    T.a = None
+    for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
+        sys.modules.pop(name)
+
+
 def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
-                      "darts": T.a.keeper.darts if T.a else 0, "mpy": sys.implementation._mpy}))
+                      "darts": T.darts, "mpy": sys.implementation._mpy}))

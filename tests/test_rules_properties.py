@@ -151,14 +151,14 @@ def test_replaying_the_action_log_rebuilds_the_game():
 @settings(max_examples=examples(2000), deadline=None)
 @given(st.binary(max_size=24))
 def test_utf8_check_agrees_with_cpython(data):
-    from shove import protocol
+    from shove import request
 
     try:
         data.decode("utf-8")
         ok = True
     except UnicodeDecodeError:
         ok = False
-    assert protocol.valid_utf8(data) == ok
+    assert request.valid_utf8(data) == ok
 
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
@@ -175,10 +175,10 @@ def test_json_check_agrees_with_cpython(value, edits, sep):
     must say exactly what CPython's strict parser says."""
     import json
 
-    from shove import protocol
+    from shove import request
 
     data = bytearray(json.dumps(value, separators=(sep, ":"), ensure_ascii=False).encode())
-    assert protocol.valid_json(bytes(data))
+    assert request.valid_json(bytes(data))
     for pos, byte in edits:
         pos = pos % (len(data) + 1)
         if pos % 2:
@@ -190,7 +190,7 @@ def test_json_check_agrees_with_cpython(value, edits, sep):
         ok = True
     except ValueError:  # UnicodeDecodeError too
         ok = False
-    assert protocol.valid_json(bytes(data)) == ok, bytes(data)
+    assert request.valid_json(bytes(data)) == ok, bytes(data)
 
 
 @settings(max_examples=examples(3000), deadline=None)

@@ -63,7 +63,7 @@ class App:
         try:
             loading.build(self, board, out, open_board, Kept)
         finally:
-            release("loading", "journal", "profile", "profile_default", "settings")
+            release("loading", "journal", "view", "profile", "profile_default", "settings")
         # slices with work until the game or the strip next changes: one attribute to check while idle
         self.due = DUE_TIMERS | DUE_STRIP
         self.passes = 0

@@ -1,12 +1,10 @@
-# The protocol's command handlers and the buttons' actions, apart from the
-# main loop: one `cmd_NAME` method a command. Built from the parts they
-# act on (the game's keeper, the board, the strip...) and callbacks into
-# the loop (send a line, emit an event, read the matrix, its figures). A
-# handler validates everything before it changes anything, returns the
-# reply's fields, and appends the events that follow the reply to `after`.
-import gc
-
-from shove import buttons, handover, protocol, release, rules, segments
+# The serial port's bytes into lines, and the buttons into presses, apart
+# from the main loop. Built from the parts a command acts on (the game's
+# keeper, the board, the strip...) and callbacks into the loop (send a
+# line, emit an event, read the matrix, its figures). What a line or a
+# press then does is shove/request.py's (rare commands: shove/extra.py),
+# loaded for it and let go after: none of it runs for a dart.
+from shove import buttons, handover, protocol, release
 
 # Serial bytes taken in one slice (each a look and a one-byte read on the
 # chip, then a step of the line buffer: some 60 us); a line is handled when
@@ -17,8 +15,6 @@ from shove import buttons, handover, protocol, release, rules, segments
 SERIAL_SLICE = 16
 SERIAL_MORE = 64
 SERIAL_RUN = 7
-# handled by shove/extra.py, loaded for the command and let go after it
-EXTRA = ("config", "diag", "end", "info", "leds", "map", "stats")
 
 
 class Commands:
@@ -93,46 +89,17 @@ class Commands:
 
     # ---- the protocol's commands ------------------------------------------------------------
     def handle_line(self, line):
-        send = self.tx.put
-        if line is protocol.LineBuffer.TOO_LONG:
-            send(protocol.error(None, "too_long", "a line is at most %d bytes" % protocol.MAX_LINE))
-            return
-        if not line.strip():
-            return  # blank lines (a terminal's Enter) are ignored
-        id_ = None
-        after = []
+        """A line's reply and events: shove/request.py, loaded for the line
+        and let go once it is answered (a command's time, never a dart's)."""
+        from shove import request
+
         try:
-            cmd = protocol.decode(line, self.tick)
-            id_ = cmd.get("id")
-            name = cmd["cmd"]
-            handler = getattr(self, "cmd_" + name, None) if name.isalpha() else None
-            if handler is not None:
-                fields = handler(cmd, after)
-            elif name in EXTRA:
-                fields = self.extra(name, cmd, after)
-            else:
-                raise protocol.ProtoError("unknown_cmd", "unknown command %r" % name[:20])
-            line = protocol.ok(id_, fields, self.tick)
-            self.tick()  # the line's last pieces joined; its queueing next
-            send(line)
-        except protocol.ProtoError as e:
-            send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
-        except rules.RuleError as e:
-            send(protocol.error(id_, e.code, e.msg))
-        except MemoryError:
-            gc.collect()
-            send(protocol.error(id_, "no_memory", "the request did not fit in memory"))
-        except OSError as e:  # a config or map write the flash refused: nothing was applied
-            send(protocol.error(id_, "storage", "the flash refused the write (%s); nothing changed" % e))
-            return
-        for name, fields in after:
-            if name == "reset":
-                self.tx.flush()
-                self.board.reset(deliberate=True)  # marked: not a bad start (safeboot)
-            self.emit(name, fields)
+            request.handle(self, line)
+        finally:
+            release("request", "view")  # view: an undo's, the coach's (Keeper.state lets its own go)
 
     def extra(self, name, cmd, after):
-        """A rarely used command (EXTRA): its module is loaded for it and let
+        """A rarely used command (request.EXTRA): its module is loaded for it and let
         go after, so its code is in the heap only meanwhile."""
         from shove import extra
 
@@ -143,56 +110,6 @@ class Commands:
 
     def stats(self):
         return self.extra("stats", None, None)["stats"]
-
-    def cmd_new(self, cmd, after):
-        st = self.keeper.new(cmd.get("players"), cmd.get("teams"), cmd.get("variant", "classic"), cmd.get("rules"),
-                             cmd.get("cpu"), cmd.get("seed"))
-        after.append(("new", {"state": st}))
-        return {"state": st}
-
-    def cmd_state(self, cmd, after):
-        k = self.keeper
-        return {"state": k.state() if k.game else None}
-
-    def cmd_throw(self, cmd, after):
-        try:
-            code = segments.encode(cmd.get("seg"))
-        except segments.SegError as e:
-            raise rules.RuleError("bad_seg", str(e))
-        k = self.keeper
-        after.append(("dart", k.throw(code, "host")))
-        st = k.state()
-        if k.game.phase == rules.OVER:
-            after.append(("win", k.win(st)))
-        return {"state": st}
-
-    def cmd_hint(self, cmd, after):
-        level = cmd.get("level", 3)
-        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= rules.MAX_LEVEL:
-            raise protocol.ProtoError("bad_level", "level must be a whole number from 1 to %d" % rules.MAX_LEVEL)
-        return {"hint": self.keeper.hint(level)}
-
-    def cmd_press(self, cmd, after):
-        row = protocol.want_int(cmd, "row", 0, self.prof.rows - 1, "bad_cell")
-        col = protocol.want_int(cmd, "col", 0, self.prof.cols - 1, "bad_cell")
-        ms = protocol.want_int(cmd, "ms", 1, 10000, "bad_cell")
-        if not self.board.press(row, col, ms):
-            raise protocol.ProtoError("busy", "too many closures scheduled at once")
-        return None
-
-    def cmd_next(self, cmd, after):
-        st, events = self.keeper.next()
-        after.extend(events)
-        return {"state": st}
-
-    def cmd_undo(self, cmd, after):
-        st = self.keeper.undo()
-        after.append(("undo", {"state": st}))
-        return {"state": st}
-
-    def cmd_reset(self, cmd, after):
-        after.append(("reset", None))
-        return None
 
     # ---- the board's buttons ----------------------------------------------------------------
     def buttons_slice(self):
@@ -210,20 +127,9 @@ class Commands:
                 self.button(name, kind)
 
     def button(self, name, kind):
-        k = self.keeper
+        from shove import request  # as for a line: loaded for the press, let go after
+
         try:
-            if name == "next" and kind == buttons.PRESS:
-                k.advance()
-            elif name == "undo" and kind == buttons.SHORT:
-                self.emit("undo", {"state": k.undo()})
-            elif name == "undo" and kind == buttons.LONG:  # held: the coach blinks the bed to aim at
-                self.emit("hint", {"hint": k.hint(3)})
-            elif name == "new" and kind == buttons.SHORT:
-                self.emit("new", {"state": k.new(k.config["players"], None, k.config["variant"])})
-            elif name == "new" and kind == buttons.LONG:
-                names = sorted(rules.VARIANTS)
-                nxt = names[(names.index(k.config["variant"]) + 1) % len(names)]
-                self.extra("config", {"set": {"variant": nxt}}, [])
-                self.emit("new", {"state": k.new(k.config["players"], None, nxt)})
-        except (rules.RuleError, protocol.ProtoError) as e:
-            self.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
+            request.button(self, name, kind)
+        finally:
+            release("request", "view")

@@ -111,6 +111,8 @@ def stats(c):
 
 def cmd_end(c, cmd, after):
     """Discard the game (the board then has none, as when new)."""
-    c.keeper.end()
+    from shove.request import end  # loaded: extra's commands come through its handle()
+
+    end(c.keeper)
     after.append(("new", {"state": None}))
     return {"state": None}

@@ -6,8 +6,8 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import events, jrec, jstore, protocol, release, rules, scanner, segments, store
-from shove.settings import GAME_FILE
+from shove import events, jrec, jstore, protocol, release, rules, scanner, segments
+from shove.settings import GAME_FILE  # noqa: F401 (shove/request.py's `save` writes it)
 
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
@@ -44,29 +44,14 @@ class Keeper:
         self.gc_floor = 0  # free heap below which a dart's lockout collects (see collect)
 
     # ---- storage --------------------------------------------------------------------
-    def save(self, rollback=None):
-        """Store a new game (or none) whole. If the flash refuses, undo the
-        change in RAM too (rollback) and refuse the request, so RAM and flash
-        never disagree."""
-        try:
-            if self.game is None:
-                store.remove(GAME_FILE)
-                self.jstore.load()  # no game: its segments go
-            else:
-                self._rewrite()
-        except OSError as e:
-            self.jdirty = True
-            if rollback:
-                rollback()
-            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
-
+    # (a new game, `end`, `undo` and hints are shove/request.py's: command time only)
     def _rewrite(self):
         from shove import journal  # a whole journal: a new game, or a long one's log made short again
 
         try:
             data = journal.encode(self.game)
         finally:
-            release("journal")
+            release("journal", "view")
         self.jstore.write(data, self.game.moves(), self.board.write_file)
         self.jrecs = self.game.moves()
         self.jdirty = False
@@ -88,6 +73,7 @@ class Keeper:
             # part of the record may be on flash: the next save rewrites the file
             self.jdirty = True
             rollback()
+            release("view")  # a dart's rollback is an undo (view.undo)
             raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
         if ended:
             try:
@@ -102,7 +88,10 @@ class Keeper:
         return self.game
 
     def state(self):
-        st = self.game.to_state(self.tick)
+        try:
+            st = self.game.to_state(self.tick)
+        finally:
+            release("view")  # the state's builder (loaded by to_state): for a reply or an event only
         st["ignored"] = self.ignored
         return st
 
@@ -170,61 +159,11 @@ class Keeper:
         for ev, fields in self.next()[1]:
             self.emit(ev, fields)
 
-    def undo(self):
-        g = self.need()
-        if not g.moves():
-            raise rules.RuleError("nothing_to_undo", "nothing to undo")
-        last = g.actions[g.moves() - 1]
-        g.undo()
-        self._log(jrec.UNDO, lambda: g.apply(last))
-        self.changed()
-        self._held(g)
-        return self.state()
-
-    def new(self, players=None, teams=None, variant="classic", overrides=None, cpu=None, seed=None):
-        if seed is None:  # the computer's darts: a new sequence each game unless the host picks one
-            seed = self.board.ticks_us() & 0x3FFFFFFF
-        g = rules.new_game(players, teams, variant, overrides, cpu, seed)  # validates; nothing changes on error
-        self._replace(g)
-        self.ignored = 0
-        return self.state()
-
-    def end(self):
-        """Discard the game (the board then has none, as when new)."""
-        self._replace(None)
-
-    def _replace(self, g):
-        old = self.game
-        self.game = g
-        self.save(lambda: setattr(self, "game", old))
-        self.changed()
-        self.hold_since = -1
-        if g is None or not any(g.cpu):
-            self.drop_cpu()
-
     def drop_cpu(self):
         """No side of the board's any more: the computer's code and state go."""
         if self.auto is not None:
             self.auto = None
             release(*CPU_MODULES)
-
-    def hint(self, level):
-        """The coach's target for the thrower (also blinked on the strip) and why."""
-        from shove import coach  # the coach is let go after each hint
-
-        g = self.need()
-        try:
-            h = coach.hint(g, level)
-        finally:
-            release("coach")
-            if self.auto is None:  # the computer's modules the coach loaded: no side of the board's needs them
-                release(*CPU_MODULES)
-        h["side"] = g.turn
-        h["level"] = level
-        bi, _ = g.value(segments.encode(h["seg"]))
-        self.renderer.hint(bi, self.board.ticks_ms())
-        self.changed()
-        return h
 
     # ---- a hit from the scanner ---------------------------------------------------------
     def hit(self, row, col):

@@ -12,14 +12,13 @@ except ImportError:  # CPython
 
 from shove import segments
 # the variants and limits a request is checked against, shared with the checks (shove/newgame.py)
-from shove.variants import (BED_CHOICES, GIFTS, MAX_LEVEL, MAX_MEMBERS, MAX_NAME, MAX_SIDES, RULE_KEYS, VARIANTS,
-                            RuleError)
+from shove.variants import (BED_CHOICES, GIFTS, MAX_LEVEL, MAX_MEMBERS, MAX_NAME, MAX_SIDES, PHASES, RULE_KEYS,
+                            VARIANTS, RuleError)
 
 BULL_OFF = const(0)
 PLAY = const(1)
 HOLD = const(2)
 OVER = const(3)
-PHASES = ("bull_off", "play", "hold", "over")
 
 GIFT_NEXT = const(0)
 GIFT_ALL = const(1)
@@ -27,8 +26,7 @@ GIFT_OFF = const(2)
 
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
-_FIELDS = const(7)  # the header fields an undo record may restore (Game._header)
-VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
+_FIELDS = const(7)  # the header fields an undo record may restore (Game._header; view._FIELDS)
 
 class ByteLog:
     """An append-only byte buffer that can be cut back (MicroPython's
@@ -77,27 +75,19 @@ class Rules:
         finally:
             release("newgame")
 
+    # the protocol's view of a game is shove/view.py's, loaded for a reply or
+    # an event that carries a state (or a journal's rules) and let go after:
+    # none of it runs for a dart
     def to_dict(self):
-        return {
-            "beds": list(self.beds),
-            "marks": self.marks,
-            "darts": self.darts,
-            "gift": GIFTS[self.gift],
-            "win_by_gift": self.win_by_gift,
-            "progressive": self.progressive,
-            "flat": self.flat,
-            "bull_off": self.bull_off,
-        }
+        from shove import view
+
+        return view.rules_dict(self)
 
     def overrides(self):
-        """Only the fields that differ from the variant: what a journal must keep.
-        The variant's own fields come from VARIANTS as Rules would set them
-        (no second Rules: that would load the checks, shove/newgame.py)."""
-        beds, marks, darts, gift, wbg, prog, flat = VARIANTS[self.variant]
-        base = {"beds": sorted(beds), "marks": marks, "darts": darts, "gift": gift, "win_by_gift": wbg,
-                "progressive": prog, "flat": flat, "bull_off": False}
-        mine = self.to_dict()
-        return {k: mine[k] for k in RULE_KEYS if mine[k] != base[k]}
+        """Only the fields that differ from the variant: what a journal must keep."""
+        from shove import view
+
+        return view.overrides(self)
 
 
 
@@ -207,47 +197,11 @@ class Game:
         self.actions.append(action)
 
     def undo(self):
-        u = self._undo
-        if not u:
-            raise RuleError("nothing_to_undo", "nothing to undo")
-        end = len(u) - 1
-        start = end - u[end] + 1
-        mask = u[end - 1]
-        j = end - 1  # the old values, one a bit set in the mask, end here
-        for i in range(_FIELDS):
-            if mask & (1 << i):
-                j -= 1
-        cells = j
-        if mask & 1:  # the turn first: the member's field is its side's
-            self.turn = u[j]
-            j += 1
-        if mask & 2:
-            self.member[self.turn] = u[j]
-            j += 1
-        if mask & 4:
-            self.darts_left = u[j]
-            j += 1
-        if mask & 8:
-            self.phase = u[j]
-            j += 1
-        if mask & 16:
-            self.pending = u[j]
-            j += 1
-        if mask & 32:
-            self.winner = u[j]
-            j += 1
-        if mask & 64:
-            self.bo_alive = u[j]
-        i = start
-        if mask & 0x80:
-            for s in range(self.n):
-                self.bo_score[s] = u[i + s]
-            i += self.n
-        while i < cells:
-            self.marks[u[i]] -= u[i + 1]
-            i += 2
-        u.cut(start)
-        self.actions.cut(len(self.actions) - 1)
+        """Take the last move back from its undo record: view.undo (an undo,
+        a replayed journal's, the coach's trial darts: never a dart's work)."""
+        from shove import view
+
+        view.undo(self)
 
     # ---- actions -------------------------------------------------------
     def _check_live(self):
@@ -390,98 +344,16 @@ class Game:
 
     # ---- serialisation -------------------------------------------------
     def visit(self, tick=None):
-        """The darts of the visit being thrown (or just over), oldest first,
-        each [seg, side, own, gifts, lost] as in its `dart` event: read back
-        from the actions and their undo records, so nothing more is kept and
-        a client that starts late, or a board that restarted, still has them.
-        A visit ends at a `next`; the bull-off's darts are a visit of their own.
-        With `tick`, tick() is called after each dart (see to_state)."""
-        u = self._undo
-        acts = self.actions
-        bull = self.phase == BULL_OFF
-        nb = self.nb
-        out = []
-        end = len(u) - 1
-        j = len(acts) - 1
-        turn = self.turn  # whose turn it was after the move read (read newest first)
-        while j >= 0 and len(out) < VISIT_MAX:
-            a = acts[j]
-            start = end - u[end] + 1
-            mask = u[end - 1]
-            if a == NEXT_ACTION or bool(mask & 0x80) != bull:  # bit 7: made in the bull-off
-                break
-            cells = end - 1  # the old header values begin here (see _commit)
-            for f in range(_FIELDS):
-                if mask & (1 << f):
-                    cells -= 1
-            side = u[cells] if mask & 1 else turn  # the thrower: the turn before the move
-            turn = side
-            own = 0
-            gifts = []
-            top = 0
-            i = start + (self.n if bull else 0)
-            while i < cells:  # (cell, delta): the thrower's own marks first, then each gift
-                s = u[i] // nb
-                d = u[i + 1]
-                if s == side:
-                    own += d
-                else:
-                    gifts.append([s, d])
-                    if d > top:
-                        top = d
-                i += 2
-            k = 0 if bull else self.value(a)[1]
-            out.append([segments.name(a), side, own, gifts, k - own - top if k else 0])
-            end = start - 1
-            j -= 1
-            if tick is not None:
-                tick()
-        out.reverse()
-        return out
+        """The darts of the visit being thrown (or just over): view.visit."""
+        from shove import view
+
+        return view.visit(self, tick)
 
     def to_state(self, tick=None):
-        """The game as the protocol's state object; with `tick`, tick() is
-        called every two beds, after each dart of the visit and between the
-        parts after the sides (the firmware reads the matrix there: on the
-        chip each part is some hundreds of microseconds of bytecode, and a
-        0.5 ms contact must meet a read)."""
-        if tick is not None:
-            tick()
-        beds = self.rules.beds
-        sides = []
-        for s in range(self.n):
-            marks = {}
-            base = s * self.nb
-            for i in range(self.nb):
-                marks[str(beds[i])] = self.marks[base + i]
-                if tick is not None and i & 1:
-                    tick()
-            sides.append({"name": self.names[s], "members": list(self.sides[s]), "marks": marks})
-            if tick is not None:
-                tick()
-        pending = [s for s in range(self.n) if self.pending & (1 << s)]
-        rules = self.rules.to_dict()
-        if tick is not None:
-            tick()
-        st = {
-            "sides": sides,
-            "turn": self.turn,
-            "thrower": self.thrower(),
-            "darts_left": self.darts_left,
-            "winner": None if self.winner == NO_WINNER else self.winner,
-            "phase": PHASES[self.phase],
-            "rules": rules,
-            "variant": self.rules.variant,
-            "pending": pending,
-            "moves": len(self.actions),
-            "visit": self.visit(tick),
-        }
-        if self.phase == BULL_OFF:
-            st["contenders"] = [s for s in range(self.n) if self.bo_alive & (1 << s)]
-        if any(self.cpu):
-            st["cpu"] = list(self.cpu)
-        return st
+        """The game as the protocol's state object: view.to_state."""
+        from shove import view
 
+        return view.to_state(self, tick)
 
 # A new game's request is checked by shove/newgame.py, loaded for it and let
 # go after (its code would otherwise hold heap all game long). These keep

@@ -8,6 +8,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
+PHASES = ("bull_off", "play", "hold", "over")  # indexed by rules.BULL_OFF, PLAY, HOLD, OVER
 GIFTS = ("next", "all", "off")  # indexed by rules.GIFT_NEXT, GIFT_ALL, GIFT_OFF
 MAX_SIDES = const(8)
 MAX_MEMBERS = const(4)

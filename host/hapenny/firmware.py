@@ -100,7 +100,7 @@ def build(target="esp32", out=None, debug=False):
     opt = [] if debug else [OPT]
     # what the files in `out` were compiled with, and from: anything else recompiles them all
     stamp = out / ".made-by"
-    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt + [str(FIRMWARE)])
+    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt + ["-s=.mpy", str(FIRMWARE)])
     if INSTALLED:  # a reinstall may bring older file times than the cache's: its content decides
         made_by += " " + _digest(target)
     if not stamp.exists() or stamp.read_text() != made_by:
@@ -117,7 +117,7 @@ def build(target="esp32", out=None, debug=False):
         dst = out / (rel[:-3] + ".mpy")
         if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run([tool("mpy-cross"), "-march=" + ARCH[target], *opt, "-s", rel, "-o", str(dst), str(src)],
+            proc = subprocess.run([tool("mpy-cross"), "-march=" + ARCH[target], *opt, "-s", source_name(rel), "-o", str(dst), str(src)],
                                   capture_output=True, text=True)
             if proc.returncode:
                 raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))
@@ -126,6 +126,15 @@ def build(target="esp32", out=None, debug=False):
         for p in sorted(FIRMWARE.rglob(pattern)):
             files[p.relative_to(FIRMWARE).as_posix()] = p
     return files
+
+
+def source_name(rel):
+    """The file name a .mpy keeps for tracebacks: the path the chip imports
+    it by ("shove/app.mpy": the port's sys.path starts with '', the firmware
+    is at the flash's root), which py/builtinimport.c interns as the module's
+    __file__ anyway. The same string is one interned name, not two: some
+    20 bytes of heap a module (its text and its entry in the name table)."""
+    return rel[:-3] + ".mpy"
 
 
 def mpy_cross_version():

@@ -6,7 +6,7 @@ from it; `visit`, `undo`, `new` and `win` carry the whole state and replace
 the copy. The scoreboard and any other client share this one piece of code."""
 
 WHOLE = ("visit", "undo", "new", "win")
-VISIT_MAX = 12  # the darts the state's `visit` names at most (firmware: rules.VISIT_MAX)
+VISIT_MAX = 12  # the darts the state's `visit` names at most (firmware: view.VISIT_MAX)
 
 
 def apply(state, ev):

@@ -163,7 +163,7 @@ def _with_app(body):
     import os
     import time
 
-    from shove import app as appmod
+    from shove import app as appmod, request
 
     class Sink:
         def write(self, s):
@@ -175,7 +175,7 @@ def _with_app(body):
     os.chdir(d)
     try:
         a = appmod.App(out=Sink())
-        a.keeper.new(["Ann", "Bob"])
+        request.new(a.keeper, ["Ann", "Bob"])
         code = None
         k = a.keeper
         for i in range(len(k.map)):
@@ -248,5 +248,31 @@ def test_a_darts_window_is_read_without_service_slices():
         assert a.keeper.darts == 1
         assert scanner.WINDOW not in states, states
         assert states[-1] == scanner.LOCKOUT
+
+    _with_app(body)
+
+
+def test_a_command_lines_code_is_let_go_once_it_is_answered():
+    # A line's handling (shove/request.py) and the state's builder
+    # (shove/view.py) are loaded per command: once a line is answered
+    # neither is left in sys.modules, and the live heap after a collection
+    # is what it was before the line (the game's heap, its undo log
+    # included, unchanged by a `state`), so their code holds no heap while
+    # darts are thrown.
+    import sys
+
+    def body(a, row, col):
+        for line in (b'{"cmd":"state","id":1}', b'{"cmd":"throw","seg":"S1","id":2}', b'{"cmd":"undo","id":3}'):
+            a.commands.handle_line(line)
+            assert "shove.request" not in sys.modules and "shove.view" not in sys.modules, line
+        a.tx.q = bytearray()  # the replies, as the console would have taken them
+        a.tx.pos = 0
+        gc.collect()
+        before = gc.mem_alloc()
+        a.commands.handle_line(b'{"cmd":"state","id":4}')
+        a.tx.q = bytearray()
+        a.tx.pos = 0
+        gc.collect()
+        assert gc.mem_alloc() - before <= 64, gc.mem_alloc() - before
 
     _with_app(body)

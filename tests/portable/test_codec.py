@@ -1,7 +1,7 @@
 # Protocol codec, journal and power-safe store. Runs in both interpreters.
 import os
 
-from shove import protocol, store
+from shove import protocol, request, store
 
 
 def feed_all(lb, data):
@@ -90,7 +90,7 @@ def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
             assert ticks[0] == 0
     line = b'{"cmd":"state","id":"a long enough id to have many tokens","x":[1,2,3,4,5,6,7,8,9]}'
     ticks[0] = 0
-    assert protocol.decode(line, tick) == protocol.decode(line) and ticks[0] >= 2
+    assert request.decode(line, tick) == request.decode(line) and ticks[0] >= 2
 
 
 def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():
@@ -145,14 +145,14 @@ def test_decode_refuses_what_is_not_a_command():
     ]
     for line, code in cases:
         try:
-            protocol.decode(line)
+            request.decode(line)
         except protocol.ProtoError as e:
             assert e.code == code, (line, e.code)
             # the reply's "msg": text for a person, never empty or null
             assert isinstance(e.msg, str) and e.msg and str(e) == e.msg, line
             continue
         raise AssertionError(line)
-    assert protocol.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
+    assert request.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
 
 
 def test_strict_utf8():
@@ -160,11 +160,11 @@ def test_strict_utf8():
     bad = [b"\xff", b"\xc3", b"\xe2\x82", b"\x80", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80",
            b"\xf8\x88\x80\x80\x80", b"a\xc3", b"\xe0\x80\xaf", b"\xc3\x28"]
     for b in good:
-        assert protocol.valid_utf8(b), b
+        assert request.valid_utf8(b), b
     for b in bad:
-        assert not protocol.valid_utf8(b), b
+        assert not request.valid_utf8(b), b
         try:
-            protocol.decode(b'{"cmd": "info", "id": "' + b + b'"}')
+            request.decode(b'{"cmd": "info", "id": "' + b + b'"}')
         except protocol.ProtoError as e:
             assert e.code == "bad_json"
             continue
@@ -173,7 +173,7 @@ def test_strict_utf8():
 
 def test_unknown_cmd_keeps_the_id():
     try:
-        protocol.decode(b'{"id": "abc", "cmd": 7}')
+        request.decode(b'{"id": "abc", "cmd": 7}')
     except protocol.ProtoError as e:
         assert e.id == "abc"
         return
@@ -317,9 +317,9 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
                b'{"cmd":"info","id":1.}', b'{"cmd":"info","id":"\\x"}', b'{"cmd":"info","id":[1 2]}',
                b'{"cmd":"info","id":"a\tb"}', b'{"cmd":"info"}}', b'{"cmd":"info"} x', b'{1:"info"}']
     for line in lenient:
-        assert not protocol.valid_json(line), line
+        assert not request.valid_json(line), line
         try:
-            protocol.decode(line)
+            request.decode(line)
         except protocol.ProtoError as e:
             assert e.code == "bad_json", (line, e.code)
             continue
@@ -328,7 +328,7 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
               b'{"cmd":"info","id":"\\u00e9\\n\\"\\\\"}', '{"cmd":"info","id":"Zo\u00eb"}'.encode(),
               b'{"cmd":"throw","seg":' + b"[" * 200 + b"]" * 200 + b"}"]
     for line in strict:
-        assert protocol.valid_json(line), line
+        assert request.valid_json(line), line
 
 
 def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers_code_and_id():
@@ -415,17 +415,17 @@ def test_the_strict_json_check_at_the_edges_of_every_token():
         (b'{"a" ', False),
     )
     for line, want in table:
-        assert protocol.valid_json(line) is want, line
-        assert protocol.valid_json(line, lambda: None) is want, line
+        assert request.valid_json(line) is want, line
+        assert request.valid_json(line, lambda: None) is want, line
     # deep nesting up to the stack's size is fine, one more is refused
     deepest = protocol.MAX_LINE // 2 + 1
-    assert protocol.valid_json(b"[" * deepest + b"]" * deepest)
-    assert not protocol.valid_json(b"[" * (deepest + 1) + b"]" * (deepest + 1))
+    assert request.valid_json(b"[" * deepest + b"]" * deepest)
+    assert not request.valid_json(b"[" * (deepest + 1) + b"]" * (deepest + 1))
     # the reads between tokens: one every TICK_TOKENS tokens, on long lines only
-    for tokens in (1, protocol.TICK_TOKENS - 1, protocol.TICK_TOKENS, 5 * protocol.TICK_TOKENS + 3):
+    for tokens in (1, request.TICK_TOKENS - 1, request.TICK_TOKENS, 5 * request.TICK_TOKENS + 3):
         line = b"[" + b",".join(b"1" for _ in range(tokens)) + b"]"
         ticks = []
-        assert protocol.valid_json(line, lambda: ticks.append(1))
+        assert request.valid_json(line, lambda: ticks.append(1))
         # about 2 tokens a value (it and its comma): a read every TICK_TOKENS of them, not more often
-        lo, hi = (2 * tokens) // protocol.TICK_TOKENS, (2 * tokens + 2) // protocol.TICK_TOKENS
+        lo, hi = (2 * tokens) // request.TICK_TOKENS, (2 * tokens + 2) // request.TICK_TOKENS
         assert lo <= len(ticks) <= hi, (tokens, len(ticks))
