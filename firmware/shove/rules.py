@@ -28,6 +28,10 @@ GIFT_OFF = const(2)
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
 _FIELDS = const(7)  # the header fields an undo record may restore (Game._header)
+# ... each named here (by its bit in the record's mask); field 1 is the
+# member of the side whose turn it was, an item of `member`, not an attribute
+_HEADER = ("turn", "member", "darts_left", "phase", "pending", "winner", "bo_alive")
+_BULL_BIT = const(0x80)  # in an undo record's mask: the bull-off scores lead the record
 VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
 
 class ByteLog:
@@ -170,13 +174,19 @@ class Game:
     # the largest thing the game holds in the heap.
     def _header(self, out, side):
         """The fields a move may change, into `out` (side: whose member counts)."""
-        out[0] = self.turn
-        out[1] = self.member[side]
-        out[2] = self.darts_left
-        out[3] = self.phase
-        out[4] = self.pending
-        out[5] = self.winner
-        out[6] = self.bo_alive
+        for i in range(_FIELDS):
+            out[i] = self.member[side] if i == 1 else getattr(self, _HEADER[i])
+
+    @staticmethod
+    def _olds(u, end):
+        """Where the old header values of the record ending at `end` begin
+        (one value a bit set in its mask, just before the mask)."""
+        j = end - 1
+        mask = u[j]
+        for i in range(_FIELDS):
+            if mask & (1 << i):
+                j -= 1
+        return j
 
     def _begin(self):
         u = self._undo
@@ -197,7 +207,7 @@ class Game:
         was = self._was
         now = self._now
         self._header(now, was[0])  # the member of the side whose turn it was
-        mask = 0x80 if was[3] == BULL_OFF else 0
+        mask = _BULL_BIT if was[3] == BULL_OFF else 0
         for i in range(_FIELDS):
             if now[i] != was[i]:
                 u.append(was[i])
@@ -213,33 +223,16 @@ class Game:
         end = len(u) - 1
         start = end - u[end] + 1
         mask = u[end - 1]
-        j = end - 1  # the old values, one a bit set in the mask, end here
-        for i in range(_FIELDS):
+        cells = j = self._olds(u, end)
+        for i in range(_FIELDS):  # the turn first: the member's field is its side's
             if mask & (1 << i):
-                j -= 1
-        cells = j
-        if mask & 1:  # the turn first: the member's field is its side's
-            self.turn = u[j]
-            j += 1
-        if mask & 2:
-            self.member[self.turn] = u[j]
-            j += 1
-        if mask & 4:
-            self.darts_left = u[j]
-            j += 1
-        if mask & 8:
-            self.phase = u[j]
-            j += 1
-        if mask & 16:
-            self.pending = u[j]
-            j += 1
-        if mask & 32:
-            self.winner = u[j]
-            j += 1
-        if mask & 64:
-            self.bo_alive = u[j]
+                if i == 1:
+                    self.member[self.turn] = u[j]
+                else:
+                    setattr(self, _HEADER[i], u[j])
+                j += 1
         i = start
-        if mask & 0x80:
+        if mask & _BULL_BIT:
             for s in range(self.n):
                 self.bo_score[s] = u[i + s]
             i += self.n
@@ -408,12 +401,9 @@ class Game:
             a = acts[j]
             start = end - u[end] + 1
             mask = u[end - 1]
-            if a == NEXT_ACTION or bool(mask & 0x80) != bull:  # bit 7: made in the bull-off
+            if a == NEXT_ACTION or bool(mask & _BULL_BIT) != bull:
                 break
-            cells = end - 1  # the old header values begin here (see _commit)
-            for f in range(_FIELDS):
-                if mask & (1 << f):
-                    cells -= 1
+            cells = self._olds(u, end)
             side = u[cells] if mask & 1 else turn  # the thrower: the turn before the move
             turn = side
             own = 0
@@ -427,11 +417,10 @@ class Game:
                     own += d
                 else:
                     gifts.append([s, d])
-                    if d > top:
-                        top = d
+                    top = max(top, d)
                 i += 2
             k = 0 if bull else self.value(a)[1]
-            out.append([segments.name(a), side, own, gifts, k - own - top if k else 0])
+            out.append([segments.name(a), side, own, gifts, k - own - top])  # (a miss: all 0)
             end = start - 1
             j -= 1
             if tick is not None:
