@@ -162,31 +162,58 @@ def test_the_board_starts_from_what_its_flash_holds(flash, monkeypatch):
         cm.__exit__(None, None, None)
 
 
-@pytest.mark.parametrize("given,board_has,stdout_has,brightness", [
-    ("out", "console", "", 0),  # a console given to the App: its byte stream, whatever the board has
-    ("", "console", "", 7),  # none given: the board's own console stream, where it has one ...
-    ("", "", "buffer", 255),  # ... else the byte stream under sys.stdout
-])
-def test_the_replies_go_to_the_console_the_board_starts_with(tmp_path, monkeypatch, given, board_has, stdout_has,
+class TextOnly:
+    """A console with no byte stream under it (a StringIO, say)."""
+
+    def __init__(self):
+        self.writes = []
+
+    def write(self, s):
+        self.writes.append(s)
+        return len(s)
+
+    def bytes(self):
+        return "".join(self.writes).encode()
+
+
+# (the console given to the App, or none; the board's own console stream, or none;
+# the damaged file; the configuration's brightness (None: the file is the damaged one))
+ROUTES = [
+    ("bytes", True, GAME_FILE, 0),  # a console given: its byte stream, whatever the board has
+    ("text", False, PROFILE_FILE, 7),  # one with no byte stream: its text, each line whole
+    (None, True, CONFIG_FILE, None),  # none given: the board's own console stream, where it has one ...
+    (None, False, GAME_FILE, 255),  # ... else the byte stream under sys.stdout
+]
+
+
+@pytest.mark.parametrize("given,board_has,damaged,brightness", ROUTES)
+def test_the_replies_go_to_the_console_the_board_starts_with(tmp_path, monkeypatch, given, board_has, damaged,
                                                             brightness):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / CONFIG_FILE).write_text(json.dumps({"brightness": brightness}))
-    (tmp_path / GAME_FILE).write_bytes(b"HPJ2 not a journal")
-    out, own, stdout = Console(), Port(), Console()
+    if brightness is not None:
+        (tmp_path / CONFIG_FILE).write_text(json.dumps({"brightness": brightness}))
+    (tmp_path / damaged).write_bytes(b"HPJ2 not a journal" if damaged == GAME_FILE else b"{not json")
+    out = Console() if given == "bytes" else TextOnly() if given == "text" else None
+    own, stdout = Port(), Console()
     monkeypatch.setattr("sys.stdout", stdout)
-    a, opened, clock, cm = _start(monkeypatch, out if given else None, own if board_has else None)
+    a, opened, clock, cm = _start(monkeypatch, out, own if board_has else None)
     try:
-        # no profile on flash: the built-in one; the configuration's brightness (0 too) over the profile's
-        assert [p.name for p in opened] == ["generic-8x8"] and a.renderer.brightness == brightness
-        # the damaged game file is set aside, and said so in the notices sent after `boot`
-        assert [n["file"] for n in a.notices] == [GAME_FILE] and a.keeper.game is None
-        port = out.buffer if given else own if board_has else stdout.buffer
+        # the built-in profile (none on flash, or a damaged one); the configuration's
+        # brightness (0 too) over the profile's, which a damaged configuration leaves
+        assert [p.name for p in opened] == ["generic-8x8"]
+        assert a.renderer.brightness == (profile.default_dict()["brightness"] if brightness is None else brightness)
+        # the damaged file is set aside, and said so in the notices sent after `boot`
+        assert [n["file"] for n in a.notices] == [damaged] and a.keeper.game is None
+        assert (tmp_path / (damaged + ".bad")).exists()
+        port = out.buffer if given == "bytes" else out if given == "text" else own if board_has else stdout.buffer
         con = Lines(a, port, clock)
         (reply,) = con.ask(b'{"id":7,"cmd":"state"}')
         assert reply == {"id": 7, "ok": True, "state": None}
-        for other in (out.buffer, own, stdout.buffer):
+        for other in (own, stdout.buffer) + ((out.buffer,) if given == "bytes" else ()):
             assert other is port or other.writes == []
-        assert out.text == stdout.text == []
+        assert stdout.text == [] and (given != "bytes" or out.text == [])
+        if given == "text":  # nothing to pace the text to: each line whole
+            assert out.writes == [w for w in out.writes if w.endswith("\n")] and len(out.writes) == 1
         # a brightness set by a client is lit at once and kept on flash
         (reply,) = con.ask(b'{"id":8,"cmd":"config","set":{"brightness":9}}')
         assert reply["ok"] is True and a.renderer.brightness == 9
