@@ -147,6 +147,11 @@ def test_the_board_starts_from_what_its_flash_holds(flash, monkeypatch):
         assert ev["ev"] == "dart" and ev["seg"] == "T5" and ev["marks"] == 3, ev
         (reply,) = con.ask(b'{"id":3,"cmd":"state"}')
         assert reply["state"]["sides"][0]["marks"]["5"] == 3 and reply["state"]["moves"] == 2
+        # a client's dart: the reply, then its event for every client
+        reply, ev = con.ask(b'{"id":5,"cmd":"throw","seg":"S5"}')
+        assert reply["id"] == 5 and reply["state"]["moves"] == 3 and ev["ev"] == "dart" and ev["seg"] == "S5"
+        (reply,) = con.ask(b'{"id":6,"cmd":"undo"}')[:1]
+        assert reply["state"]["moves"] == 2
         # the strip is lit by the new state, on the board's own LEDs
         np = a.board._np
         a.strip.step(clock.us() // 1000, a.keeper.game, False)
@@ -218,5 +223,30 @@ def test_the_replies_go_to_the_console_the_board_starts_with(tmp_path, monkeypat
         (reply,) = con.ask(b'{"id":8,"cmd":"config","set":{"brightness":9}}')
         assert reply["ok"] is True and a.renderer.brightness == 9
         assert json.loads((tmp_path / CONFIG_FILE).read_text())["brightness"] == 9
+    finally:
+        cm.__exit__(None, None, None)
+
+
+def test_a_file_the_flash_cannot_read_is_as_if_missing(tmp_path, monkeypatch):
+    # a profile whose read fails (an I/O error, as a worn flash block gives:
+    # here Linux's /proc/self/mem, which opens but refuses a read at 0) is
+    # not damage: the built-in profile, no notice, nothing set aside. The
+    # stored game is restored though its journal's directory cannot be
+    # made now (a file stands where it would go): the next dart tries again.
+    import os
+
+    from shove import jstore
+
+    monkeypatch.chdir(tmp_path)
+    os.symlink("/proc/self/mem", str(tmp_path / PROFILE_FILE))
+    g = rules.new_game(["Ann", "Bob"])
+    g.throw(segments.encode("D4"))
+    (tmp_path / GAME_FILE).write_bytes(journal.encode(g))
+    (tmp_path / jstore.DIR).write_bytes(b"")
+    a, opened, clock, cm = _start(monkeypatch, Console())
+    try:
+        assert [p.name for p in opened] == ["generic-8x8"] and a.notices == []
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PROFILE_FILE, GAME_FILE, jstore.DIR])
+        assert bytes(a.keeper.game.marks) == bytes(g.marks) and a.keeper.game.moves() == 1
     finally:
         cm.__exit__(None, None, None)
