@@ -65,8 +65,8 @@ MUTANTS = [
     ("firmware/shove/safeboot.py", "if cause == SOFT_RESET or (deliberate and cause == HARD_RESET):",
      "if cause == SOFT_RESET:", ["tests/portable/test_safeboot.py"]),
     # the bytes handed back through a dupterm stream only, which v1.27's REPL never reads
-    ("firmware/shove/handover.py", "        notify(None)\n", "", ["tests/portable/test_handover.py"]),
-    ("firmware/shove/handover.py", "        notify(None)\n", "",
+    ("firmware/shove/giveback.py", "        notify(None)\n", "", ["tests/portable/test_handover.py"]),
+    ("firmware/shove/giveback.py", "        notify(None)\n", "",
      ["tests/hil/test_handover_releases.py"]),
     # GPIO 16/17 let through on a SPIRAM image
     ("firmware/shove/chip.py", "    bad = sorted(set(p for p in pins if p in PSRAM_PINS))",

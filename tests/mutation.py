@@ -51,7 +51,7 @@ PROVISIONAL = ("cpu", "coach", "throwing")  # the computer player, being rewritt
 # paid by every mutant of the computer player, the throw model and the segment
 # codes that survives; make test and make computer run it)
 TESTS = ["tests/portable", "tests/test_rules_properties.py", "tests/test_cpu_properties.py",
-         "tests/test_gamestate.py", "tests/test_esp32_board.py"]
+         "tests/test_gamestate.py", "tests/test_esp32_board.py", "tests/test_app_start.py"]
 
 # Message text is not mutated: the human-readable argument of an error
 # (the protocol promises a code, which is mutated, and "a message", whose

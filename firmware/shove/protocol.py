@@ -83,16 +83,14 @@ def _enc(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
-def _enc_sliced(obj, tick, depth, out=None):
-    # the same text as _enc(obj), its dicts and lists `depth` levels down
-    # encoded member by member with tick() between: json.dumps of a whole
-    # state is one C call of milliseconds on the chip, with no read of the
-    # matrix in it. The pieces go into one list, joined once: a join at
-    # every level would copy the line's text once a level (heap garbage of
-    # several times a 1-2 KB state in every reply that carries one)
-    top = out is None
-    if top:
-        out = []
+def _enc_sliced(obj, tick, depth, out):
+    # appends to `out` the pieces of _enc(obj)'s text, its dicts and lists
+    # `depth` levels down encoded member by member with tick() between:
+    # json.dumps of a whole state is one C call of milliseconds on the chip,
+    # with no read of the matrix in it. The pieces go into one list, joined
+    # once by the caller: a join at every level would copy the line's text
+    # once a level (heap garbage of several times a 1-2 KB state in every
+    # reply that carries one)
     if depth and isinstance(obj, dict) and len(obj) > 1:
         sep = "{"
         for k in obj:
@@ -113,7 +111,6 @@ def _enc_sliced(obj, tick, depth, out=None):
         out.append("]")
     else:
         out.append(_enc(obj))
-    return "".join(out) if top else None
 
 
 def _line(out, tick):

@@ -26,7 +26,12 @@ GIFT_OFF = const(2)
 
 NEXT_ACTION = const(255)  # action byte for `next`; darts use their segment code
 NO_WINNER = const(255)
-_FIELDS = const(7)  # the header fields an undo record may restore (Game._header; view._FIELDS)
+_FIELDS = const(7)  # the header fields an undo record may restore (Game._header; view.undo)
+# ... each named here (by its bit in the record's mask); field 1 is the
+# member of the side whose turn it was, an item of `member`, not an attribute
+# (view.undo reads them as Game.HEADER)
+_HEADER = ("turn", "member", "darts_left", "phase", "pending", "winner", "bo_alive")
+_BULL_BIT = const(0x80)  # in an undo record's mask: the bull-off scores lead the record (view.BULL_BIT)
 
 class ByteLog:
     """An append-only byte buffer that can be cut back (MicroPython's
@@ -94,6 +99,8 @@ class Rules:
 
 
 class Game:
+    HEADER = _HEADER  # for view.undo, which may not import this module
+
     def __init__(self, rules, sides, cpu=None, seed=0):
         self.rules = rules
         self.sides = sides
@@ -160,13 +167,8 @@ class Game:
     # the largest thing the game holds in the heap.
     def _header(self, out, side):
         """The fields a move may change, into `out` (side: whose member counts)."""
-        out[0] = self.turn
-        out[1] = self.member[side]
-        out[2] = self.darts_left
-        out[3] = self.phase
-        out[4] = self.pending
-        out[5] = self.winner
-        out[6] = self.bo_alive
+        for i in range(_FIELDS):
+            out[i] = self.member[side] if i == 1 else getattr(self, _HEADER[i])
 
     def _begin(self):
         u = self._undo
@@ -187,7 +189,7 @@ class Game:
         was = self._was
         now = self._now
         self._header(now, was[0])  # the member of the side whose turn it was
-        mask = 0x80 if was[3] == BULL_OFF else 0
+        mask = _BULL_BIT if was[3] == BULL_OFF else 0
         for i in range(_FIELDS):
             if now[i] != was[i]:
                 u.append(was[i])

@@ -21,15 +21,18 @@ class SegError(ValueError):
     pass
 
 
-def _is(b, word):
-    """Bytes `b`, upper-cased, are `word`."""
-    if len(b) != len(word):
+# the ring letters, in code order (as _RINGS)
+_RING_BYTES = (b"S", b"SI", b"SO", b"D", b"T")
+
+
+def _is(b, word, n):
+    """The first `n` bytes of `b` are `word` (upper-case letters) in either case.
+    `& 0xDF` upper-cases a letter and makes no other byte one: a digit,
+    a sign or a byte of a non-ASCII character never matches."""
+    if n != len(word):
         return False
-    for i in range(len(word)):
-        c = b[i]
-        if 97 <= c <= 122:
-            c -= 32
-        if c != word[i]:
+    for j in range(n):
+        if (b[j] & 0xDF) != word[j]:
             return False
     return True
 
@@ -38,38 +41,34 @@ def encode(text):
     """'t5' -> code; raises SegError for anything not in the notation.
     Worked on the text's byte values, no string made: a profile's map is
     read at every start, a cell a call (no upper-cased copy and slices,
-    some 4 KB of garbage for a board's map)."""
+    some 4 KB of garbage for a board's map). ASCII only: CPython's upper()
+    and isdigit() know letters and digits ("\u017f5" upper-cases to "S5",
+    "\u0665" is a digit) that MicroPython's do not, and no byte of a
+    non-ASCII character passes the tests below."""
     if not isinstance(text, str):
         raise SegError("segment must be a string")
     b = text.encode()
-    for c in b:
-        # ASCII only: CPython's upper() and isdigit() know letters and digits
-        # ("\u017f5" upper-cases to "S5", "\u0665" is a digit) that MicroPython's do not
-        if c > 126:
-            raise SegError("unknown segment (the notation is ASCII: S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)")
-    if _is(b, b"MISS"):
-        return MISS
-    if _is(b, b"SB"):
-        return SB
-    if _is(b, b"DB"):
-        return DB
     n = len(b)
-    i = 0
-    while i < n and (b[i] & 0xDF) in b"SIODT":  # & 0xDF: upper case (and no other byte of these becomes one)
-        i += 1
-    ring = -1  # its index in _RINGS: S, SI, SO, D, T
-    c = b[0] & 0xDF if i else 0
-    if i == 1:
-        ring = 0 if c == 83 else 3 if c == 68 else 4 if c == 84 else -1  # S, D, T
-    elif i == 2 and c == 83:
-        c = b[1] & 0xDF
-        ring = 1 if c == 73 else 2 if c == 79 else -1  # SI, SO
-    k = n - i
-    if ring < 0 or not 1 <= k <= 2 or not 49 <= b[i] <= 57 or not 48 <= b[n - 1] <= 57:
+    if _is(b, b"MISS", n):
+        return MISS
+    if _is(b, b"SB", n):
+        return SB
+    if _is(b, b"DB", n):
+        return DB
+    # the number: the digits at the end; the ring: the letters before them
+    i = n
+    while i and 48 <= b[i - 1] <= 57:
+        i -= 1
+    ring = 0
+    while ring < 5 and not _is(b, _RING_BYTES[ring], i):
+        ring += 1
+    if ring == 5 or i == n or b[i] == 48:  # no ring, no number, or a leading zero
         raise SegError("unknown segment %r (use S1..S20, SI5, SO5, D1..D20, T1..T20, SB, DB, MISS)" % (text[:12],))
-    num = b[i] - 48 if k == 1 else (b[i] - 48) * 10 + b[i + 1] - 48
-    if num < 1 or num > 20:
-        raise SegError("no number %d on a dartboard" % num)
+    num = 0
+    for j in range(i, n):
+        num = num * 10 + b[j] - 48
+        if num > 20:  # (and a long run of digits is refused at its third)
+            raise SegError("no number %d on a dartboard" % num)
     return _FIRST + (num - 1) * 5 + ring
 
 

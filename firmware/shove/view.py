@@ -21,6 +21,7 @@ _BULL_OFF = const(0)  # rules.BULL_OFF
 _NEXT_ACTION = const(255)  # rules.NEXT_ACTION
 _NO_WINNER = const(255)  # rules.NO_WINNER
 _FIELDS = const(7)  # rules._FIELDS: the header fields an undo record may restore
+_BULL_BIT = const(0x80)  # rules._BULL_BIT: in an undo record's mask, the bull-off scores lead the record
 VISIT_MAX = const(12)  # the state's `visit` names at most this many darts, the latest
 
 
@@ -67,12 +68,9 @@ def visit(g, tick=None):
         a = acts[j]
         start = end - u[end] + 1
         mask = u[end - 1]
-        if a == _NEXT_ACTION or bool(mask & 0x80) != bull:  # bit 7: made in the bull-off
+        if a == _NEXT_ACTION or bool(mask & _BULL_BIT) != bull:
             break
-        cells = end - 1  # the old header values begin here (see _commit)
-        for f in range(_FIELDS):
-            if mask & (1 << f):
-                cells -= 1
+        cells = _olds(u, end)
         side = u[cells] if mask & 1 else turn  # the thrower: the turn before the move
         turn = side
         own = 0
@@ -86,11 +84,10 @@ def visit(g, tick=None):
                 own += d
             else:
                 gifts.append([s, d])
-                if d > top:
-                    top = d
+                top = max(top, d)
             i += 2
         k = 0 if bull else g.value(a)[1]
-        out.append([segments.name(a), side, own, gifts, k - own - top if k else 0])
+        out.append([segments.name(a), side, own, gifts, k - own - top])  # (a miss: all 0)
         end = start - 1
         j -= 1
         if tick is not None:
@@ -143,6 +140,17 @@ def to_state(g, tick=None):
     return st
 
 
+def _olds(u, end):
+    """Where the old header values of the undo record ending at `end` begin
+    (one value a bit set in its mask, just before the mask)."""
+    j = end - 1
+    mask = u[j]
+    for i in range(_FIELDS):
+        if mask & (1 << i):
+            j -= 1
+    return j
+
+
 def undo(g):
     """The last move taken back from its undo record (rules.Game's `_commit`
     wrote it): the header fields it changed, the bull-off's scores, each
@@ -153,33 +161,17 @@ def undo(g):
     end = len(u) - 1
     start = end - u[end] + 1
     mask = u[end - 1]
-    j = end - 1  # the old values, one a bit set in the mask, end here
-    for i in range(_FIELDS):
+    cells = j = _olds(u, end)
+    names = g.HEADER
+    for i in range(_FIELDS):  # the turn first: the member's field is its side's
         if mask & (1 << i):
-            j -= 1
-    cells = j
-    if mask & 1:  # the turn first: the member's field is its side's
-        g.turn = u[j]
-        j += 1
-    if mask & 2:
-        g.member[g.turn] = u[j]
-        j += 1
-    if mask & 4:
-        g.darts_left = u[j]
-        j += 1
-    if mask & 8:
-        g.phase = u[j]
-        j += 1
-    if mask & 16:
-        g.pending = u[j]
-        j += 1
-    if mask & 32:
-        g.winner = u[j]
-        j += 1
-    if mask & 64:
-        g.bo_alive = u[j]
+            if i == 1:
+                g.member[g.turn] = u[j]
+            else:
+                setattr(g, names[i], u[j])
+            j += 1
     i = start
-    if mask & 0x80:
+    if mask & _BULL_BIT:
         for s in range(g.n):
             g.bo_score[s] = u[i + s]
         i += g.n

@@ -71,6 +71,38 @@ def test_notation_refuses_junk():
         raise AssertionError("accepted %r" % (bad,))
 
 
+def test_notation_takes_exactly_the_names_in_either_case():
+    # every name with one character put in, swapped or left out, the
+    # characters chosen at the edges of what the notation takes (the
+    # digits' neighbours '/' and ':', the letters' '@', '[', '`', '{',
+    # and letters CPython upper-cases to ring letters): each text is read
+    # as the name it spells in either case, or refused with SegError
+    names = {}
+    for code in range(segments.COUNT):
+        names[segments.name(code)] = code
+    chars = "SIODTMBsiodtmb0129/:@[`{xX \u017f\u0131"
+    tried = [0]
+
+    def check(text):
+        want = names.get(text.upper()) if all(ord(ch) < 128 for ch in text) else None
+        try:
+            got = segments.encode(text)
+        except segments.SegError:
+            got = None
+        assert got == want, (text, got, want)
+        tried[0] += 1
+
+    for name in names:
+        for i in range(len(name) + 1):
+            if i < len(name):
+                check(name[:i] + name[i + 1:])
+            for ch in chars:
+                check(name[:i] + ch + name[i:])
+                if i < len(name):
+                    check(name[:i] + ch + name[i + 1:])
+    assert tried[0] > 20000
+
+
 def test_inner_and_outer_single_score_as_single():
     g = new_game(["Ann", "Bob"])
     throw(g, "SI5", "SO5")
@@ -465,6 +497,60 @@ def test_undo_walks_back_to_the_start_exactly():
         if shots:
             g.undo()
     refused("nothing_to_undo", g.undo)
+
+
+def test_undo_takes_back_exactly_what_each_move_changed():
+    # every field a move can change, each in a game where it does: the
+    # bull-off (won by its last thrower, so the turn stays; a tie; sides
+    # put out), a team's member at `next`, darts left, a gift that wins at
+    # the visit's end (pending, then the winner), a win by the thrower
+    # (the phase). After each undo the whole game, its state as a client
+    # reads it (the visit too) included, is what it was before the move.
+    def whole(g):
+        return (bytes(g.marks), g.turn, g.darts_left, g.phase, g.winner, g.pending, bytes(g.member),
+                g.bo_alive, bytes(g.bo_score), g.actions.bytes(), g.to_state())
+
+    def gift_win(g):
+        close_all_but(g, 1, 4, 1)
+        set_marks(g, 0, 4, 3)
+
+    def thrower_wins(g):
+        close_all_but(g, 0, 9, 1)
+
+    games = (
+        (dict(players=["A", "B"], rules={"bull_off": True}), None, ("MISS", "SB", "S20", "next", "T19")),
+        (dict(players=["A", "B", "C", "D"], rules={"bull_off": True}), None,
+         ("SB", "MISS", "SB", "T20", "MISS", "S5", "S1", "DB", "D20")),
+        (dict(teams=[["A1", "A2"], ["B1", "B2", "B3"]], rules={"progressive": True}), None,
+         ("T20", "next", "S19", "next", "next", "next", "S18")),
+        (dict(players=["A", "B"]), gift_win, ("S4", "S1", "S2")),
+        (dict(players=["A", "B"]), thrower_wins, ("S20", "S9")),
+    )
+    changed = set()
+    for setup, prepare, script in games:
+        g = new_game(**setup)
+        if prepare:
+            prepare(g)
+        seen = [whole(g)]
+        for a in script:
+            if a == "next":
+                g.next()
+            else:
+                throw(g, a)
+            now = whole(g)
+            assert now != seen[-1], (setup, a)  # every move here changes the game
+            seen.append(now)
+        for i in range(1, len(seen)):
+            for f in range(9):
+                if seen[i][f] != seen[i - 1][f]:
+                    changed.add(f)
+        while len(seen) > 1:
+            seen.pop()
+            g.undo()
+            assert whole(g) == seen[-1], (setup, len(seen))
+        refused("nothing_to_undo", g.undo)
+    # between them the games change every field a move may change
+    assert sorted(changed) == list(range(9)), sorted(changed)
 
 
 def test_undo_after_win_reopens_the_game():
