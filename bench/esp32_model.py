@@ -276,7 +276,8 @@ def measure(quick=False):
                     count = n if quick or traffic or length != 500 else IDLE_HALF_MS
                     if traffic and length != 500 and not quick:
                         count = TRAFFIC_LONGER  # the longer contacts: a check that they too are caught
-                    unseen = vb.stats()["unseen"]
+                    st = vb.stats()
+                    unseen, unseen_os = st["unseen"], st["unseen_os"]
                     for i in range(count):
                         if i and i % 300 == 0:
                             run.fresh_game()  # 20 beds of 9 marks: a game of singles ends after some 360 darts
@@ -287,21 +288,27 @@ def measure(quick=False):
                             lats.append(lat)
                     key = "capture_%dus%s" % (length, "_traffic" if traffic else "")
                     _progress(key, t0)
+                    st = vb.stats()
                     t0 = time.monotonic()
                     out[key] = {"pulses": count, "scored": scored, "doubled": doubled,
                                 "miss_rate_bound": miss_bound(count - scored, count),
                                 # closures that no read of the matrix fell inside: a miss the loop's
                                 # gaps made, as against one the scanner or the game made
-                                "unread": vb.stats()["unseen"] - unseen}
+                                "unread": st["unseen"] - unseen,
+                                # of them, those in a stretch the OS took the CPU away in (Board.stretch)
+                                "unread_os": st["unseen_os"] - unseen_os}
                     if lats and length == 1000:
                         out["latency%s_ms" % ("_traffic" if traffic else "")] = {
                             "p50": round(percentile(lats, 50) / 1000, 1),
                             "p99": round(percentile(lats, 99) / 1000, 1)}
                     run.fresh_game()
             pairs = n // 2
-            unseen = vb.stats()["unseen"]
+            st = vb.stats()
+            unseen, unseen_os = st["unseen"], st["unseen_os"]
             lost = sum(not run.pair(rnd) for _ in range(pairs))
-            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost, "unread": vb.stats()["unseen"] - unseen}
+            st = vb.stats()
+            out["second_dart_after_lockout"] = {"pairs": pairs, "lost": lost, "unread": st["unseen"] - unseen,
+                                                "unread_os": st["unseen_os"] - unseen_os}
             _progress("second dart", t0)
             st = vb.stats()
             out["stalls_skipped"] = st["stalls"]

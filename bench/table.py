@@ -13,7 +13,10 @@ def _bound(c):
 def _unread(c):
     """How many closures no read of the matrix fell inside, when recorded."""
     u = c.get("unread")
-    return "" if u is None else "; %d never read" % u
+    if u is None:
+        return ""
+    os_ = c.get("unread_os")  # in a stretch the OS took the CPU away in (the model's blind spot)
+    return "; %d never read" % u + ("" if not u or os_ is None else " (%d in a stretch the OS interrupted)" % os_)
 
 
 def _steps(r):
