@@ -191,7 +191,7 @@ def table_rows(r):
     rows = [("flash a dart (littlefs, long game)", "%.1f B programmed, %.2f pages; 1 erase per %.1f darts "
              "(%d in %d darts, %d by a dart)" % (w["prog_bytes_per_dart"], w["pages_per_dart"],
                                                  w["darts_per_erase"], w["erases"], w["darts"],
-                                                 w["erases_on_darts"]))]
+                                                 w["erases_on_darts"]) + alone(r))]
     if "visit_flash_ms" in w:
         v, n = w["visit_flash_ms"], w["next_flash_ms"]
         rows.append(("  flash stall in one request (block-device counts)",
@@ -202,13 +202,15 @@ def table_rows(r):
     for key, name in (("blind", "typical"), ("blind_worst", "worst-case")):
         s = r[key]
         if "blind_quiet_ms" in s:
+            os_ = "%d past the lockout" % s["os_over_lockout"]
+            if s["os_over_lockout"]:
+                os_ += ", the longest %.1f ms" % s["os_max_ms"]
             rows.append(("  %s flash: blind after a dart" % name,
-                         "matrix unread at most %.1f ms in a visit (p50 %.1f; the 60 ms lockout included), the "
-                         "flash's share of one stretch at most %.1f ms; %d visits' longest stretch past the lockout "
-                         "one the OS interrupted (at most %.1f ms); storage p50 %.1f / max %.1f ms; %d of %d darts "
-                         "250 ms apart lost" % (
-                             s["blind_quiet_ms"]["max"], s["blind_quiet_ms"]["p50"], s["flash_in_stretch_ms"]["max"],
-                             s["os_over_lockout"], s["os_max_ms"], s["store_ms"]["p50"], s["store_ms"]["max"],
+                         "matrix unread at most %.1f ms in a visit (p50 %.1f; the 60 ms lockout included; stretches "
+                         "the OS interrupted apart: %s); the flash's share of one stretch at most %.1f ms; storage "
+                         "p50 %.1f / max %.1f ms; %d of %d darts 250 ms apart lost" % (
+                             s["blind_quiet_ms"]["max"], s["blind_quiet_ms"]["p50"], os_,
+                             s["flash_in_stretch_ms"]["max"], s["store_ms"]["p50"], s["store_ms"]["max"],
                              s["lost"], s["darts"])))
         else:
             rows.append(("  %s flash: blind after a dart" % name,
@@ -217,12 +219,57 @@ def table_rows(r):
                              s["blind_ms"]["max"], s["blind_ms"]["p50"], s["store_ms"]["p50"], s["store_ms"]["max"],
                              s["busy_ms_per_dart"], s["lost"], s["darts"])))
         rows.append(("  %s flash: blind at the player change" % name,
-                     "p50 %.1f / max %.1f ms (%d erases in %d changes)" % (
-                         s["next_blind_ms"]["p50"], s["next_blind_ms"]["max"], s["next_erases"], s["visits"])))
+                     "p50 %.1f / max %.1f ms (%d erases in %d changes%s)" % (
+                         s["next_blind_ms"]["p50"], s["next_blind_ms"]["max"], s["next_erases"], s["visits"],
+                         "; the flash's share of one stretch at most %.1f ms" % s["next_flash_ms"]["max"]
+                         if "next_flash_ms" in s else "")))
     return rows
 
 
-if __name__ == "__main__":
+def record():
+    """These rows and the second-dart row measured now, alone, at the ESP32
+    factor measured now, into bench/results.json (each with where it came
+    from) and docs/performance.md's table: the rest of the table stays the
+    last whole `make bench` run's."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import esp32_model
+    import report
+    import run
+
+    factor = run.esp32_factor()
+    old = os.environ.get("HAPENNY_ESP32_SCALE")
+    os.environ["HAPENNY_ESP32_SCALE"] = str(factor["factor"])
+    try:
+        t0 = time.monotonic()
+        res = measure()
+        second = esp32_model.measure_second()
+    finally:
+        if old is None:
+            del os.environ["HAPENNY_ESP32_SCALE"]
+        else:
+            os.environ["HAPENNY_ESP32_SCALE"] = old
+    info = run.run_info()
+    info.update(factor=factor["factor"], seconds=round(time.monotonic() - t0))
+    res["run"] = second["run"] = info
+    results = json.loads(report.RESULTS.read_text())
+    results["flash"] = res
+    results["esp32_model"]["second_dart_after_lockout"] = second
+    report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    report.write_docs()
+    return res, second
+
+
+def alone(r):
+    """Where rows measured on their own (record) came from, for the table."""
+    i = r.get("run")
+    return "" if not i else " [measured alone: commit %s%s, %s, factor x%d, load %.1f]" % (
+        i["commit"], "+" if i["dirty"] else "", i["date"], i["factor"], i["load_at_end"] or 0.0)
+
+
+if __name__ == "__main__" and "--record" in sys.argv:
+    for k, v in table_rows(record()[0]):
+        print("%-45s %s" % (k, v))
+elif __name__ == "__main__":
     res = measure(quick="--quick" in sys.argv)
     print(json.dumps(res, indent=1))
     for k, v in table_rows(res):
