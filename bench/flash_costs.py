@@ -236,7 +236,12 @@ def record():
     import report
     import run
 
-    factor = run.esp32_factor()
+    argv = sys.argv[:]
+    del sys.argv[1:]  # (bench/esp32_scale.py takes a first argument as its benchmarks' folder)
+    try:
+        factor = run.esp32_factor()
+    finally:
+        sys.argv[:] = argv
     old = os.environ.get("HAPENNY_ESP32_SCALE")
     os.environ["HAPENNY_ESP32_SCALE"] = str(factor["factor"])
     try:
