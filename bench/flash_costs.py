@@ -136,6 +136,9 @@ def blind(visits, worst=False):
                              "store_us": max(top["store_max_us"], s1["store_max_us"]),
                              "lost": sum(1 for g in segs[:3] if g not in scored),
                              "unread_os": s1["unseen_os"] - s0["unseen_os"]})
+                if rows[-1]["lost"]:  # what the host saw of that visit, to tell why
+                    rows[-1]["seen"] = [(e.get("ev"), e.get("seg"), e.get("why")) for e in link.events][:8]
+                    rows[-1]["thrown"] = segs[:3]
                 st = link.request("state")["state"]
                 if st["phase"] == "over":
                     link.request("new", players=["Ann", "Bob"], rules=rules)
@@ -177,7 +180,8 @@ def blind(visits, worst=False):
             "store_ms": p50_max(col(rows, "store_us")),
             "next_blind_ms": p50_max(col(nexts, "next_blind_us")),
             "next_flash_ms": p50_max(col(nexts, "next_flash_us")),
-            "next_erases": sum(r.get("next_erases", 0) for r in rows)}
+            "next_erases": sum(r.get("next_erases", 0) for r in rows),
+            "lost_visits": [{k: r[k] for k in ("thrown", "seen", "blind_us", "os_us")} for r in rows if r["lost"]][:5]}
 
 
 def measure(quick=False):
