@@ -5,13 +5,17 @@ scanner is blind for it on the ESP32 timing model.
 measure(quick=False) -> dict:
 - wear: a long game through the firmware's own App on MicroPython's littlefs
   (tests/flash_game_mp.py): erases, bytes programmed and pages a dart, new
-  games included, and the erases of darts that left darts in the visit;
+  games included, the erases of darts that left darts in the visit, and
+  the flash's longest stall in one request inside a visit and at a player
+  change (from the block device's counts: no load moves it);
 - blind, blind_worst: visits of three darts 250 ms apart on the matrix of a
   board on the ESP32 model, at typical and at worst-case flash timings
   (HAPENNY_FLASH=worst; W25Q32FV: a sector erase 45 / 400 ms, a page 0.7 /
-  3 ms): the longest the matrix went unread in a visit (gap_max_us), the
-  flash's busy time a dart, and the darts lost.
-`python bench/flash_costs.py [--quick]` prints it."""
+  3 ms): the longest the matrix went unread in a visit (gap_max_us), apart
+  for the stretches the OS interrupted (the board's Board.stretch), the
+  flash's busy time a dart and inside one stretch, and the darts lost.
+`python bench/flash_costs.py [--quick]` prints it; `--record` measures it
+and the second-dart row alone into bench/results.json and the table."""
 import json
 import os
 import shutil
