@@ -279,7 +279,7 @@ def second_darts(vb, run, rnd, pairs):
 
 
 def measure_second(pairs=150):
-    """The second-dart row alone, on a board of its own (bench/flash_costs.py --record)."""
+    """The second-dart row alone, on a board of its own (bench/flash_record.py)."""
     with VirtualBoard(timing="esp32") as vb, own_core(vb):
         link, info, ser = connect(vb.port)
         try:

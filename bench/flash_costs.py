@@ -14,8 +14,9 @@ measure(quick=False) -> dict:
   3 ms): the longest the matrix went unread in a visit (gap_max_us), apart
   for the stretches the OS interrupted (the board's Board.stretch), the
   flash's busy time a dart and inside one stretch, and the darts lost.
-`python bench/flash_costs.py [--quick]` prints it; `--record` measures it
-and the second-dart row alone into bench/results.json and the table."""
+`python bench/flash_costs.py [--quick]` prints it; bench/flash_record.py
+measures it and the second-dart row alone into bench/results.json and the
+table."""
 import json
 import os
 import shutil
@@ -234,55 +235,14 @@ def table_rows(r):
     return rows
 
 
-def record():
-    """These rows and the second-dart row measured now, alone, at the ESP32
-    factor measured now, into bench/results.json (each with where it came
-    from) and docs/performance.md's table: the rest of the table stays the
-    last whole `make bench` run's."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import esp32_model
-    import report
-    import run
-
-    argv = sys.argv[:]
-    del sys.argv[1:]  # (bench/esp32_scale.py takes a first argument as its benchmarks' folder)
-    try:
-        factor = run.esp32_factor()
-    finally:
-        sys.argv[:] = argv
-    old = os.environ.get("HAPENNY_ESP32_SCALE")
-    os.environ["HAPENNY_ESP32_SCALE"] = str(factor["factor"])
-    try:
-        t0 = time.monotonic()
-        res = measure()
-        second = esp32_model.measure_second()
-    finally:
-        if old is None:
-            del os.environ["HAPENNY_ESP32_SCALE"]
-        else:
-            os.environ["HAPENNY_ESP32_SCALE"] = old
-    info = run.run_info()
-    info.update(factor=factor["factor"], seconds=round(time.monotonic() - t0))
-    res["run"] = second["run"] = info
-    results = json.loads(report.RESULTS.read_text())
-    results["flash"] = res
-    results["esp32_model"]["second_dart_after_lockout"] = second
-    report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    report.write_docs()
-    return res, second
-
-
 def alone(r):
-    """Where rows measured on their own (record) came from, for the table."""
+    """Where rows measured on their own (bench/flash_record.py) came from, for the table."""
     i = r.get("run")
     return "" if not i else " [measured alone: commit %s%s, %s, factor x%d, load %.1f]" % (
         i["commit"], "+" if i["dirty"] else "", i["date"], i["factor"], i["load_at_end"] or 0.0)
 
 
-if __name__ == "__main__" and "--record" in sys.argv:
-    for k, v in table_rows(record()[0]):
-        print("%-45s %s" % (k, v))
-elif __name__ == "__main__":
+if __name__ == "__main__":
     res = measure(quick="--quick" in sys.argv)
     print(json.dumps(res, indent=1))
     for k, v in table_rows(res):
