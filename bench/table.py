@@ -13,7 +13,10 @@ def _bound(c):
 def _unread(c):
     """How many closures no read of the matrix fell inside, when recorded."""
     u = c.get("unread")
-    return "" if u is None else "; %d never read" % u
+    if u is None:
+        return ""
+    os_ = c.get("unread_os")  # in a stretch the OS took the CPU away in (the model's blind spot)
+    return "; %d never read" % u + ("" if not u or os_ is None else " (%d in a stretch the OS interrupted)" % os_)
 
 
 def _steps(r):
@@ -81,8 +84,11 @@ def table_rows(r):
     for key in ("latency_ms", "latency_traffic_ms"):
         rows.append(("  latency to the dart event%s" % (", with traffic" if "traffic" in key else ""),
                      "p50 %(p50).1f ms, p99 %(p99).1f ms (board clock)" % m[key]))
-    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % m["second_dart_after_lockout"]
-                 + _unread(m["second_dart_after_lockout"])))
+    sd = m["second_dart_after_lockout"]
+    rows.append(("  second dart right after the lockout", "%(lost)d lost of %(pairs)d" % sd + _unread(sd)
+                 + ("" if not sd["lost"] or "lost_os" not in sd else
+                    "; %d lost with a stretch over 20 ms the OS interrupted in the pair" % sd["lost_os"])
+                 + __import__("flash_costs").alone(sd)))
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))

@@ -78,6 +78,18 @@ def snapshot(a):
     return journal.encode(a.keeper.game) if a.keeper.game else None
 
 
+def flash_us(dev, was, worst):
+    """The flash's busy time (the CPU stalled) for what `dev` did since the
+    counts `was`, at the board's typical or worst-case datasheet timings
+    (shove/boards/virtual_flash.py)."""
+    from shove.boards import virtual_flash as vf
+
+    now = dev.counts()
+    d = {k: now[k] - was[k] for k in now}
+    e, p = (vf.ERASE_MAX_US, vf.PAGE_MAX_US) if worst else (vf.ERASE_TYP_US, vf.PAGE_TYP_US)
+    return d["erases"] * e + d["pages"] * p + d["reads"] * vf.READ_CALL_US + d["read_bytes"] // vf.READ_BYTES_PER_US
+
+
 def wear():
     dev, a, out = boot(True)
     e_start = dev.erases  # the firmware's own files, written at the first boot, are not the game's
@@ -87,12 +99,27 @@ def wear():
     # fragmented heap may not have
     per_block = bytes(dev.per_block)  # the firmware's own files, written at the first boot
     t = {"darts": 0, "erases_on_darts": 0, "mid_visit_erases": 0, "prog_bytes": 0, "pages": 0,
-         "max_dart_erases": 0, "reads": 0, "max_dart_reads": 0, "nexts": 0, "erases_on_nexts": 0}
+         "max_dart_erases": 0, "reads": 0, "max_dart_reads": 0, "nexts": 0, "erases_on_nexts": 0,
+         # the longest the flash kept the CPU stalled in one request inside a visit (a dart or
+        # an undo) and at a player change, typical and worst case,
+         # and what the flash did in it
+         "max_visit_flash_us": [0, 0], "max_next_flash_us": [0, 0], "max_visit_ops": None, "max_next_ops": None}
     while t["darts"] < N:
         line = next_line(a)
         e0, p0, b0, r0 = dev.erases, dev.pages, dev.prog_bytes, dev.reads
+        was = dev.counts()
         assert request(a, out, line), out.lines
         e = dev.erases - e0
+        # a dart or an undo comes inside a visit (another dart may follow within 250 ms)
+        key = "next" if '"next"' in line else "visit" if '"throw"' in line or '"undo"' in line else None
+        if key:
+            top = t["max_%s_flash_us" % key]
+            typ = flash_us(dev, was, False)
+            if typ > top[0]:
+                now = dev.counts()
+                t["max_%s_ops" % key] = {k: now[k] - was[k] for k in now}
+            top[0] = max(top[0], typ)
+            top[1] = max(top[1], flash_us(dev, was, True))
         if '"throw"' in line:
             t["darts"] += 1
             t["erases_on_darts"] += e

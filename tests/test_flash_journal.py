@@ -43,6 +43,10 @@ def test_a_long_game_erases_a_block_at_most_every_20_darts_and_never_for_a_dart(
     # reads (the commit checked), no path looked up
     assert r["prog_bytes"] <= 64 * r["darts"], r
     assert r["max_dart_reads"] <= 4, r
+    # so the flash stalls the CPU inside a visit (a dart or an undo) for a few
+    # ms even at worst-case timings: far inside the 60 ms lockout
+    assert r["max_visit_ops"]["erases"] == 0, r
+    assert 0 < r["max_visit_flash_us"][0] <= r["max_visit_flash_us"][1] < 20000, r
 
 
 @pytest.mark.parametrize("seed", [11] if not SOAK else [11, 12, 13, 14])

@@ -105,6 +105,43 @@ def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
         assert spent == 100 * 100 + vf.READ_CALL_US + 3 + 3, spent
 
 
+def test_each_unread_stretch_says_the_flashs_share_and_whether_the_os_paused_it():
+    # The bench tells the firmware's stretches from those the OS interrupted
+    # (whose on-CPU time may be the host's: docs/performance.md) and counts
+    # the flash's busy time inside one stretch.
+    import array
+
+    with ModelBoard() as m:
+        b = m.board
+        c = b.clock
+        cpu = [0]
+        c._cpu_ns = lambda: cpu[0]  # this process's CPU time, as the kernel would tell it
+        c._cpu_last = 0
+        snap = array.array("H", bytes(2 * b.rows))
+        b.read_matrix(snap)
+        # the firmware computes 300 us of this machine's time: 30 ms at the factor, no pause
+        m.clock.t += 300
+        cpu[0] += 300000
+        b.read_matrix(snap)
+        assert 30000 <= b.gap_quiet_max_us < 31000 and b.gap_os_max_us == 0, (b.gap_quiet_max_us, b.gap_os_max_us)
+        # a 1 ms contact, then 5 ms of the host's time of which the kernel counts
+        # 2 ms as this process's: a 200 ms stretch, flagged, and the contact in it unseen
+        b.close_us(0, 0, 1000, 0)
+        m.clock.t += 5000
+        cpu[0] += 2000000
+        u0, os0 = b.model.unseen, b.model.unseen_os
+        b.read_matrix(snap)
+        assert 200000 <= b.gap_os_max_us < 201000, b.gap_os_max_us
+        assert b.gap_quiet_max_us < 31000 and b.gap_max_us >= b.gap_os_max_us
+        assert (b.model.unseen - u0, b.model.unseen_os - os0) == (1, 1)
+        # a flash program inside the next stretch: its busy time is that stretch's
+        fl = b.flash
+        fl.flash_begin()
+        fl.flash_end(2, 64, 1)
+        b.read_matrix(snap)
+        assert b.gap_flash_max_us == fl._page_us, b.gap_flash_max_us
+
+
 def test_the_firmwares_own_work_is_still_charged_at_the_factor():
     with ModelBoard() as m:
         spent, _ = m.spent(m.board.ticks_us)  # nothing ran: only the clock read's own charge

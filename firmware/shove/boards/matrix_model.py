@@ -20,7 +20,9 @@ class MatrixModel:
         self.off = array.array("i", bytes(4 * slots))
         self.cell = array.array("h", [-1] * slots)  # row << 8 | col, -1 free
         self.read = bytearray(slots)  # a read found the closure closed (set when one does)
-        self.unseen = 0  # closures over before any read found them closed (the test bench's figure)
+        self.unseen = 0  # closures over before any read found them closed (the test bench's figure) ...
+        self.unseen_os = 0  # ... of them, those in a stretch the OS took the CPU away in
+        self.disturbed = False  # (set by the board at each read: the stretch it ends was)
         self.direct = array.array("H", bytes(2 * rows))  # closed crossings per row
         self.seen = array.array("H", bytes(2 * rows))  # what each row reads, ghosts included
         self.next_change = 0
@@ -63,6 +65,8 @@ class MatrixModel:
                 # past the end means no read fell inside the closure
                 if not self.read[i]:
                     self.unseen += 1
+                    if self.disturbed:
+                        self.unseen_os += 1
                 self.cell[i] = -1
                 continue
             if _diff(now, self.on[i]) >= 0:

@@ -10,7 +10,7 @@ import sys
 import time
 
 from shove import release, scanner
-from shove.boards.virtual_clock import MASK, READ_US, WAKE_EVERY, WAKE_US, Clock, readable
+from shove.boards.virtual_clock import MASK, READ_US, STRETCH_US, WAKE_EVERY, WAKE_US, Clock, readable
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
@@ -77,13 +77,32 @@ class Board:
         c = self.clock
         now = c.ticks_us()
         gap = c.total - self.last_read
+        m = self.model
+        m.disturbed = gap > STRETCH_US and self.stretch(gap)
         self.last_read = c.total
         if gap > self.gap_max_us:  # the longest the matrix went unread (stats resets it)
             self.gap_max_us = gap
-        m = self.model
         full = self.full
         for r in range(self.rows):
             snap[r] = ~m.levels(r, now) & full
+
+    def stretch(self, gap):
+        """The matrix went unread for `gap` us up to this read (one longer
+        than STRETCH_US): what was in that stretch, for the test bench.
+        True if the OS took the CPU away inside it (the model then charged
+        this process's CPU time in it as the firmware's, and that time can
+        hold more than the firmware's work: docs/virtual-board.md)."""
+        c = self.clock
+        fl = self.flash
+        if fl.run_from == self.last_read and fl.run_us > self.gap_flash_max_us:
+            self.gap_flash_max_us = fl.run_us  # the flash's busy time inside one stretch
+        if c.stall_at > self.last_read:
+            if gap > self.gap_os_max_us:
+                self.gap_os_max_us = gap
+            return True
+        if gap > self.gap_quiet_max_us:
+            self.gap_quiet_max_us = gap
+        return False
 
     def _read_charged(self, snap):
         """read_matrix in the ESP32 model: the electrical model is the simulator's

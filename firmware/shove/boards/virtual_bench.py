@@ -179,6 +179,9 @@ class Bench:
         st["uart_blocked_us"] = s.blocked_us
         st["idle_us"] = c.idle_us
         st["gap_max_us"] = b.gap_max_us
+        st["gap_quiet_max_us"] = b.gap_quiet_max_us  # (see Board.stretch)
+        st["gap_os_max_us"] = b.gap_os_max_us
+        st["gap_flash_max_us"] = b.gap_flash_max_us
         st["doze_reads"] = b.doze_reads
         st["rx_dropped"] = s.dropped
         st["rx_peak"] = s.peak  # since the last stats, like gap_max_us
@@ -188,8 +191,9 @@ class Bench:
         # a closure is scheduled or still closed: the scanner may not
         # have seen it yet, so "idle" alone does not mean "decided"
         st["closing"] = not b.model.idle
-        st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start)
-        b.gap_max_us = 0
+        st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
+        st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
+        b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0
         return st
 
     def frame(self, frame, at):

@@ -17,6 +17,10 @@ MASK = 0x3FFFFFFF  # the board's clocks wrap at 2**30, like the ESP32's
 # taking the CPU away, and the board's clock does not move during it. The
 # modelled slow parts (strip, flash) advance the clock in full.
 STALL_US = 500
+# An unread stretch of the matrix longer than this is looked at (the
+# board's stretch(): the flash's share of it, the OS's pauses in it); no
+# contact the test bench throws is shorter.
+STRETCH_US = 500
 # esp32.py's matrix read on the chip: per row a drive, settle and recovery
 # reads of the GPIO registers from viper code (docs/performance.md, "The
 # scan on an ESP32"), about 1.7 us a row, plus calling it from bytecode.
@@ -45,6 +49,7 @@ class Clock:
         self.base = int(os.getenv("HAPENNY_TICKS0") or 0) & MASK
         self.total = 0  # board microseconds since start, unwrapped
         self.stalls = 0  # OS pauses the clock skipped
+        self.stall_at = -1  # board time (unwrapped) the last one ended
         self.idles = 0  # idle waits (the board's IDLE_MS)
         self.idle_us = 0  # board time spent in them
         self.in_sim = False  # the test bench's control channel is being served
@@ -57,6 +62,7 @@ class Clock:
         if gap > STALL_US:
             gap = STALL_US
             self.stalls += 1
+            self.stall_at = self.total + gap
         self.total += gap
         return (self.base + self.total) & MASK
 
@@ -116,6 +122,7 @@ class Clock:
         if us > ms * 1000 + STALL_US:  # it overslept: the OS took the CPU away
             us = ms * 1000
             self.stalls += 1
+            self.stall_at = self.total + us
         self.spent(us)
         self.idle_us += us
         self.idles += 1

@@ -13,7 +13,7 @@
 import time
 
 from shove import scanner
-from shove.boards.virtual_clock import MASK, READ_US, STALL_US, Clock, host_open
+from shove.boards.virtual_clock import MASK, READ_US, STALL_US, STRETCH_US, Clock, host_open
 
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
@@ -90,6 +90,7 @@ class Esp32Clock(Clock):
         if ran < gap:
             self.stalls += 1
             gap = ran if ran > 0 else 0
+            self.stall_at = self.total + gap * self.scale
         return gap * self.scale
 
     def sim(self, us=0):
@@ -131,6 +132,7 @@ class Esp32Clock(Clock):
         while k < n:
             now = (self.base + self.total) & MASK
             gap = self.total - board.last_read
+            m.disturbed = gap > STRETCH_US and board.stretch(gap)
             if gap > board.gap_max_us:
                 board.gap_max_us = gap
             board.last_read = self.total

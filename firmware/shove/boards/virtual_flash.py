@@ -53,6 +53,9 @@ class Flash:
         self.send = None  # the control channel's report (set by the board when there is one)
         self._stages = []
         self.busy_us = 0  # board time the flash kept the CPU stalled
+        self.board = None  # (set by the board) whose last matrix read starts a stretch
+        self.run_from = -1  # ... the stretch the flash's busy time below is in
+        self.run_us = 0
         self.store_max_us = 0  # the longest storage call (stats: since the last stats)
         self._erase_us = ERASE_TYP_US
         self._page_us = PAGE_TYP_US
@@ -83,9 +86,20 @@ class Flash:
             return self._page_us * pages
         return READ_CALL_US + n // READ_BYTES_PER_US
 
+    def _run(self, us):
+        """The flash's busy time in the stretch since the matrix's last
+        read (the board's stretch() reads it)."""
+        self.busy_us += us
+        b = self.board
+        if b is not None:
+            if self.run_from != b.last_read:
+                self.run_from = b.last_read
+                self.run_us = 0
+            self.run_us += us
+
     def flash_end(self, kind, n, pages):
         us = self.cost_us(kind, n, pages)
-        self.busy_us += us
+        self._run(us)
         if kind and self.clock.slow:
             # erases and programs are slept; reads (tens of us each, fast
             # beside a write) are not: the ESP32 model charges them
@@ -225,7 +239,7 @@ class Esp32Flash(Flash):
 
     def flash_end(self, kind, n, pages):
         us = self.cost_us(kind, n, pages)
-        self.busy_us += us
+        self._run(us)
         c = self.clock
         # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
         c.sim(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))

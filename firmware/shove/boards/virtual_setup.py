@@ -25,7 +25,10 @@ def build(board, profile, esp32_scale, Serial):
     board.dead_buttons = []  # wiring faults (the control channel's `wiring`)
     board.strip_fault = None
     board.crash = False  # a test can make the scan loop raise once
-    board.gap_max_us = 0  # the longest the matrix went unread (the bench's stats reset it)
+    board.gap_max_us = 0  # the longest the matrix went unread (the bench's stats reset it) ...
+    board.gap_quiet_max_us = 0  # ... of the stretches the OS did not interrupt, of those it did,
+    board.gap_os_max_us = 0
+    board.gap_flash_max_us = 0  # and the flash's longest busy time inside one (Board.stretch)
     board.last_read = 0  # board time of the last matrix read
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
@@ -56,6 +59,7 @@ def build(board, profile, esp32_scale, Serial):
         board.clock = Clock()
         board.serial = Serial(poll)
         board.flash = Flash(board.clock)
+    board.flash.board = board
     board.uart_us_per_byte = board.serial.us_per_byte  # the app paces its output where there is a UART
     board.console = board.serial.console  # the console's byte stream, when the model has its own
     board.bench = None
