@@ -44,6 +44,8 @@ class Player:
         self._v = []
         self._bad = bytearray(0)
         self._cnt = None  # sides open on each bed (_open)
+        self._tabs = []  # each bed's darts table (_outcomes)
+        self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -105,13 +107,14 @@ class Player:
             rb.append(rem[s] + 16 * d * D // n)
         self._dd = 16 * D
 
-    def _after(self, mine, left, sur, i, e, pend):
+    def _after(self, mine, left, sur, e, pend):
         """The chance (x WIN) that the thrower wins once a dart leaves it
         needing `mine` darts (x16) with `left` darts of the visit, `sur`
-        surplus marks on bed `i` gifted by the rules (`e`: that bed's darts
-        table) and `pend` the sides whose win was pending before. Sets
-        self.new to the sides whose win the gift makes pending. The gift and
-        the opponents' chances are one pass: this runs for every outcome.
+        surplus marks gifted by the rules on the bed whose opponents' needs
+        _outcomes put in self._col (`e`: that bed's darts table) and `pend`
+        the sides whose win was pending before. Sets self.new to the sides
+        whose win the gift makes pending. The gift and the opponents'
+        chances are one pass: this runs for every outcome.
         The logistic is read between its points (a sixteenth of a point):
         a fraction of a dart still changes the value. A point is about two
         darts of lag, so read at the nearest one a gap of a dart vanished in
@@ -126,31 +129,28 @@ class Player:
         tb = 0
         rb = self._rb
         fine = len(rb) < 4  # up to four sides (below)
-        opp = self._opp
         sig = _SIG
         if sur:
-            m = self._m
-            nb = self._nb
-            marks = self._marks
-            miss = self._miss
+            col = self._col
+            omiss = self._omiss
+            obit = self._obit
             pub = self._pub
             nxt = self._nxt
             gw = self._gw
         for d in range(len(rb)):
             y = rb[d] + base  # this opponent's lag behind the thrower, x16 darts
             if sur:
-                s = opp[d]
-                c = m - marks[s * nb + i]
+                c = col[d]
                 if c:
                     take = sur if sur < c else c
-                    if pub and take == miss[s]:
+                    if pub and take == omiss[d]:
                         take -= 1  # the last mark of a game must be thrown
                     if take:
                         # a gifted mark counts `gw` times the darts it saves
                         # the taker (Player.__init__)
                         y += (e[c - take] - e[c]) * gw
-                        if take == miss[s]:
-                            new |= 1 << s
+                        if take == omiss[d]:
+                            new |= obit[d]
                     if nxt:
                         sur = 0  # gift next: only the first side still open on the bed
             tb += y
@@ -197,40 +197,66 @@ class Player:
         v = self._v
         bad = self._bad
         marks = g.marks
-        rem = []
         miss = self._open(g)
         cnt = self._cnt
+        m = r.marks
+        beds = r.beds
+        # each bed's darts table, the thrower's and a gift's taker's alike (as
+        # the bed stands before the dart: safe while two sides have it open);
+        # remaining() for every side, in one pass
+        tabs = self._tabs
+        if len(tabs) != nb:
+            tabs = self._tabs = [None] * nb
+        en = self.e_num
+        es = self.e_safe
+        for i in range(nb):
+            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
+        rem = []
+        c = 0
         for s in range(n):
-            rem.append(self.remaining(g, s))
+            t = 0
+            for i in range(nb):
+                k = m - marks[c]
+                if k:
+                    t += tabs[i][k]
+                c += 1
+            rem.append(t)
         pend = g.pending
         other = pend & ~(1 << me)
-        m = r.marks
         gifts = n > 1 and r.gift != rules.GIFT_OFF
-        # what _after reads for the gift
-        self._m = m
-        self._nb = nb
-        self._marks = marks
-        self._miss = miss
+        self._order(me, rem, n, r.darts)
+        # what _after reads for the gift, in the opponents' order
+        opp = self._opp
+        col = self._col
+        if len(col) != n - 1:
+            col = self._col = bytearray(n - 1)
+        self._omiss = [miss[s] for s in opp]
+        self._obit = [1 << s for s in opp]
         self._pub = not r.win_by_gift
         self._nxt = r.gift == rules.GIFT_NEXT
-        self._order(me, rem, n, r.darts)
         flat = r.flat
         prog = r.progressive
         dl = g.darts_left
         mine = rem[me]
         after = self._after
         for i in range(nb):
-            bed = r.beds[i]
-            # the bed's darts table, the thrower's and a gift's taker's alike
-            # (as the bed stood before the dart: safe while two sides have it open)
-            e = self.e_bull if bed == 25 else self.e_safe if cnt and cnt[i] > 1 else self.e_num
+            bed = beds[i]
+            e = tabs[i]
             need = m - marks[me * nb + i]
             was_me = e[need]
+            # the opponents' needs on this bed: a surplus nobody can take
+            # leaves a bigger hit worth what a smaller one is
+            taker = 0
+            if gifts:
+                for d in range(n - 1):
+                    c = m - marks[opp[d] * nb + i]
+                    col[d] = c
+                    taker |= c
             bad[i] = 0
             for k in (1, 2, 3):
                 j = 3 * i + k - 1
-                if bed == 25 and k == 3 or flat and k > 1:
-                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark
+                if bed == 25 and k == 3 or flat and k > 1 or k > need and k > 1 and not taker:
+                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark; or no gift
                     if bad[i] & (1 << (k - 2)):
                         bad[i] |= 1 << (k - 1)
                     continue
@@ -239,7 +265,7 @@ class Player:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
                 left = dl - (0 if prog and own else 1)
-                x = after(mine + e[need - own] - was_me, left, k - own if gifts else 0, i, e, other)
+                x = after(mine + e[need - own] - was_me, left, k - own if taker else 0, e, other)
                 new = self.new
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
@@ -252,7 +278,7 @@ class Player:
         self._dead_bad = dl == 1 and other != 0
         if self._dead_bad:
             return 0
-        return after(mine, dl - 1, 0, 0, None, other)
+        return after(mine, dl - 1, 0, None, other)
 
     def choose(self, g):
         """The segment code to aim at for the thrower's next dart."""
