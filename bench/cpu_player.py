@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
-MODULES = ("throwing", "cpu", "coach")
+MODULES = ("throwing", "cpu", "cpuloops", "coach")
 BUDGET_MS = 50
 
 

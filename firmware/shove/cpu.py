@@ -11,15 +11,12 @@
 # whose exact hit would hand an opponent the game is never chosen while
 # another target would not. Arithmetic in the hot loops is on small ints.
 import json
-import math
 
-from shove import protocol, rules, segments, throwing
+from shove import cpuloops, protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
-WIN = 16000
-# logistic WIN/(1+exp(-x/4)) for x = -32..32
-_SIG = tuple(int(WIN / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
+WIN = cpuloops.WIN
 
 
 class Player:
@@ -38,7 +35,7 @@ class Player:
         # beginner's darts land anywhere, and weighed three times the gifts
         # drove it off its own beds (level 1 against the cautious player:
         # 44.6 % at three times, 53.6 % at once, 500 games each)
-        self._gw = (1, 2, 3, 3, 3, 3)[level - 1]
+        self._gw = (1, 2, 3, 3, 3, 3)[level - 1]  # cpuloops.after
         self.face = throwing.face(face)
         self._key = -1  # the way marks count the darts-needed tables are for
         self._v = []
@@ -46,6 +43,9 @@ class Player:
         self._cnt = None  # sides open on each bed (_open)
         self._tabs = []  # each bed's darts table (_outcomes)
         self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
+        self._omiss = self._obit = None  # the opponents' missing marks, their bits (_outcomes)
+        self._mk = [0] * 8  # values of darts that gift nothing (_outcomes)
+        self._mv = [0] * 8
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -107,77 +107,7 @@ class Player:
             rb.append(rem[s] + 16 * d * D // n)
         self._dd = 16 * D
 
-    def _after(self, mine, left, sur, e, pend):
-        """The chance (x WIN) that the thrower wins once a dart leaves it
-        needing `mine` darts (x16) with `left` darts of the visit, `sur`
-        surplus marks gifted by the rules on the bed whose opponents' needs
-        _outcomes put in self._col (`e`: that bed's darts table) and `pend`
-        the sides whose win was pending before. Sets self.new to the sides
-        whose win the gift makes pending. The gift and the opponents'
-        chances are one pass: this runs for every outcome.
-        The logistic is read between its points (a sixteenth of a point):
-        a fraction of a dart still changes the value. A point is about two
-        darts of lag, so read at the nearest one a gap of a dart vanished in
-        four-sided games (level 6 against tips, greedy and blocker: 23.2 %
-        of 3,600 games at the nearest point, 26.8 % between the points). The last 64 of WIN
-        are the race itself (one for each dart of lead, up to 32 either
-        way), so a decided-looking game is still played to gain ground."""
-        new = 0
-        scale = 48 + mine // 8  # the spread of the finish, x16 darts
-        base = 16 * left - self._dd - mine
-        v = WIN
-        tb = 0
-        rb = self._rb
-        fine = len(rb) < 4  # up to four sides (below)
-        sig = _SIG
-        if sur:
-            col = self._col
-            omiss = self._omiss
-            obit = self._obit
-            pub = self._pub
-            nxt = self._nxt
-            gw = self._gw
-        for d in range(len(rb)):
-            y = rb[d] + base  # this opponent's lag behind the thrower, x16 darts
-            if sur:
-                c = col[d]
-                if c:
-                    take = sur if sur < c else c
-                    if pub and take == omiss[d]:
-                        take -= 1  # the last mark of a game must be thrown
-                    if take:
-                        # a gifted mark counts `gw` times the darts it saves
-                        # the taker (Player.__init__)
-                        y += (e[c - take] - e[c]) * gw
-                        if take == omiss[d]:
-                            new |= obit[d]
-                    if nxt:
-                        sur = 0  # gift next: only the first side still open on the bed
-            tb += y
-            x = y * 64 // scale
-            if x <= -512:
-                v = v * sig[0] // 16000  # WIN
-            elif x >= 511:
-                v = v * sig[64] // 16000
-            elif fine:
-                j = (x >> 4) + 32
-                f = sig[j]
-                v = v * (f + ((sig[j + 1] - f) * (x & 15) >> 4)) // 16000
-            else:  # five sides or more: the nearest point (the slowest decisions)
-                v = v * sig[(x + 8 >> 4) + 32] // 16000
-        self.new = new
-        if pend or new:  # an opponent has won unless the thrower closes out with the darts left
-            x = (left * 16 - mine) * 32 // 3
-            if x <= -512:
-                return sig[0]
-            if x >= 511:
-                return sig[64]
-            f = sig[(x >> 4) + 32]
-            return f + ((sig[(x >> 4) + 33] - f) * (x & 15) >> 4)
-        if not rb:
-            return WIN * 1600 // (1600 + mine)
-        tb = (tb >> 4) + 32
-        return v * (WIN - 64) // WIN + (0 if tb < 0 else 63 if tb > 63 else tb)
+    _after = cpuloops.after  # (self, mine, left, sur, e, pend): cpuloops.py
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
@@ -230,8 +160,11 @@ class Player:
         col = self._col
         if len(col) != n - 1:
             col = self._col = bytearray(n - 1)
-        self._omiss = [miss[s] for s in opp]
-        self._obit = [1 << s for s in opp]
+            self._omiss = [0] * (n - 1)
+            self._obit = [0] * (n - 1)
+        for d in range(n - 1):
+            self._omiss[d] = miss[opp[d]]
+            self._obit[d] = 1 << opp[d]
         self._pub = not r.win_by_gift
         self._nxt = r.gift == rules.GIFT_NEXT
         flat = r.flat
@@ -239,24 +172,31 @@ class Player:
         dl = g.darts_left
         mine = rem[me]
         after = self._after
+        # values of darts that gift nothing, which depend on the thrower's
+        # darts and the darts left alone: a few such pairs in a decision
+        mk = self._mk
+        mv = self._mv
+        nm = 0
         for i in range(nb):
             bed = beds[i]
             e = tabs[i]
             need = m - marks[me * nb + i]
             was_me = e[need]
-            # the opponents' needs on this bed: a surplus nobody can take
-            # leaves a bigger hit worth what a smaller one is
-            taker = 0
+            # the opponents' needs on this bed (top: the most any needs): a
+            # hit whose surplus fills every one of them is worth what the
+            # next smaller one is, when that one's surplus fills them too
+            top = 0
             if gifts:
                 for d in range(n - 1):
                     c = m - marks[opp[d] * nb + i]
                     col[d] = c
-                    taker |= c
+                    if c > top:
+                        top = c
             bad[i] = 0
             for k in (1, 2, 3):
                 j = 3 * i + k - 1
-                if bed == 25 and k == 3 or flat and k > 1 or k > need and k > 1 and not taker:
-                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark; or no gift
+                if bed == 25 and k == 3 or flat and k > 1 or k > need and k > 1 and k - 1 - need >= top:
+                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark; or the same gift
                     if bad[i] & (1 << (k - 2)):
                         bad[i] |= 1 << (k - 1)
                     continue
@@ -265,8 +205,25 @@ class Player:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
                 left = dl - (0 if prog and own else 1)
-                x = after(mine + e[need - own] - was_me, left, k - own if taker else 0, e, other)
-                new = self.new
+                sur = k - own if top else 0
+                mn = mine + e[need - own] - was_me
+                if sur:
+                    x = after(mn, left, sur, e, other)
+                    new = self.new
+                else:  # no gift: the value depends on the thrower's darts alone
+                    key = mn * 4 + left
+                    q = 0
+                    while q < nm and mk[q] != key:
+                        q += 1
+                    if q < nm:
+                        x = mv[q]
+                    else:
+                        x = after(mn, left, 0, e, other)
+                        if nm < 8:
+                            mk[nm] = key
+                            mv[nm] = x
+                            nm += 1
+                    new = 0
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
                     bad[i] |= 1 << (k - 1)
@@ -330,6 +287,7 @@ class Player:
             else:
                 bw[slot] = 0
         cands = [] if every else None
+        dot = cpuloops.dot
         best = -ONE * WIN - 1
         best_code = 0
         best_safe = -ONE * WIN - 1
@@ -340,11 +298,7 @@ class Player:
                 lo, ang, rad = self.scatter[slot]
                 ws = w[slot]
                 q = pos[num] + lo + 20
-                acc = 0
-                for a in ang:
-                    acc += a * ws[q]
-                    q += 1
-                ev = acc + (bw[slot] << 12)  # x ONE, over a dead dart's value
+                ev = dot(ang, ws, q) + (bw[slot] << 12)  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
