@@ -11,12 +11,15 @@
 # whose exact hit would hand an opponent the game is never chosen while
 # another target would not. Arithmetic in the hot loops is on small ints.
 import json
+import math
 
 from shove import cpuloops, protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
 WIN = cpuloops.WIN
+# logistic WIN/(1+exp(-x/4)) for x = -32..32
+_SIG = tuple(int(WIN / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
 
 class Player:
@@ -44,6 +47,7 @@ class Player:
         self._tabs = []  # each bed's darts table (_outcomes)
         self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
         self._omiss = self._obit = None  # the opponents' missing marks, their bits (_outcomes)
+        self._sig = _SIG  # for cpuloops.after
         self._mk = [0] * 8  # values of darts that gift nothing (_outcomes)
         self._mv = [0] * 8
 

@@ -6,10 +6,8 @@
 # only at a reset (ports/esp32/main.c, esp_native_code_commit): cpu.py is
 # loaded afresh for every game and hint with the computer and let go after,
 # so its machine code would pile up there. This module is loaded once, by
-# the first such game or hint, and never let go (its heap share is a few
-# hundred bytes; the code itself is not in the heap).
-import math
-
+# the first such game or hint, and never let go (its heap share is its module and
+# two function objects; the code itself is not in the heap).
 try:
     import micropython
 except ImportError:  # CPython: the decorator does nothing
@@ -19,8 +17,6 @@ except ImportError:  # CPython: the decorator does nothing
             return f
 
 WIN = 16000  # a sure win (cpu.py's values run 0..WIN)
-# logistic WIN/(1+exp(-x/4)) for x = -32..32
-_SIG = tuple(int(WIN / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
 
 @micropython.native
@@ -46,7 +42,7 @@ def after(self, mine, left, sur, e, pend):
     tb = 0
     rb = self._rb
     fine = len(rb) < 4  # up to four sides (below)
-    sig = _SIG
+    sig = self._sig  # the logistic's points (cpu._SIG: let go with cpu.py)
     if sur:
         col = self._col
         omiss = self._omiss
