@@ -6,8 +6,8 @@ port by the factor bench/esp32_scale.py measured minutes earlier; on this
 shared machine the two readings move apart (the same code read 27 to 67 ms
 from one run to the next). Instructions do not depend on the load: valgrind
 (callgrind) counts what the unix port executes for each of MicroPython's
-perf_bench benchmarks (the run alone: setup and result are counted apart
-and taken off) and for a decision (eleven decisions minus one, over ten).
+perf_bench benchmarks (the run and its result, less a run of the set-up
+alone) and for a decision (eleven decisions minus one, over ten).
 The ESP32's published time for each benchmark (bench/esp32_scale.py) over
 its instructions gives microseconds on the chip per million unix-port
 instructions; their geometric mean times a decision's instructions is the
@@ -42,8 +42,8 @@ for nm, p in bm_params.items():
 run, result = bm_setup(param)
 if sys.argv[-1] == "run":
     run()
-norm, out = result()
-print(norm)
+    norm, out = result()
+    print(norm)
 """
 
 
