@@ -46,10 +46,7 @@ class Player:
         self._cnt = None  # sides open on each bed (_open)
         self._tabs = []  # each bed's darts table (_outcomes)
         self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
-        self._omiss = self._obit = None  # the opponents' missing marks, their bits (_outcomes)
-        self._sig = _SIG  # for cpuloops.after
-        self._mk = [0] * 8  # values of darts that gift nothing (_outcomes)
-        self._mv = [0] * 8
+        self._mm = [0] * 16  # values of darts that gift nothing, after their keys (_outcomes)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -112,6 +109,7 @@ class Player:
         self._dd = 16 * D
 
     _after = cpuloops.after  # (self, mine, left, sur, e, pend): cpuloops.py
+    _sig = _SIG  # the logistic's points, for cpuloops.after
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
@@ -164,11 +162,7 @@ class Player:
         col = self._col
         if len(col) != n - 1:
             col = self._col = bytearray(n - 1)
-            self._omiss = [0] * (n - 1)
-            self._obit = [0] * (n - 1)
-        for d in range(n - 1):
-            self._omiss[d] = miss[opp[d]]
-            self._obit[d] = 1 << opp[d]
+        self._miss = miss
         self._pub = not r.win_by_gift
         self._nxt = r.gift == rules.GIFT_NEXT
         flat = r.flat
@@ -178,8 +172,7 @@ class Player:
         after = self._after
         # values of darts that gift nothing, which depend on the thrower's
         # darts and the darts left alone: a few such pairs in a decision
-        mk = self._mk
-        mv = self._mv
+        mm = self._mm
         nm = 0
         for i in range(nb):
             bed = beds[i]
@@ -217,15 +210,15 @@ class Player:
                 else:  # no gift: the value depends on the thrower's darts alone
                     key = mn * 4 + left
                     q = 0
-                    while q < nm and mk[q] != key:
+                    while q < nm and mm[q] != key:
                         q += 1
                     if q < nm:
-                        x = mv[q]
+                        x = mm[q + 8]
                     else:
                         x = after(mn, left, 0, e, other)
                         if nm < 8:
-                            mk[nm] = key
-                            mv[nm] = x
+                            mm[nm] = key
+                            mm[nm + 8] = x
                             nm += 1
                     new = 0
                 if left == 0 and (other or new):
@@ -263,11 +256,13 @@ class Player:
         bull = bedidx[25]
         # Per aim slot, what a landing in each sector is worth over a dead
         # dart (its rings' chances times the value after each kind of hit),
-        # laid out three times round so an aim's window needs no modulo.
-        # An aim's value is then one multiply-add per sector it can reach.
+        # laid out twice round from ten sectors back (entry j is sector
+        # j - 10, modulo 20): a window's offsets run -10..9
+        # (bench/cpu_tables.py), so it needs no modulo. An aim's value is
+        # then one multiply-add per sector it can reach.
         global _W
         if _W is None:
-            _W = ([[0] * 60, [0] * 60, [0] * 60, [0] * 60, [0] * 60], [0] * 5)
+            _W = ([[0] * 40, [0] * 40, [0] * 40, [0] * 40, [0] * 40], [0] * 5)
         w, bw = _W
         for slot in range(5):
             lo, ang, rad = self.scatter[slot]
@@ -282,9 +277,8 @@ class Player:
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
-                ws[q] = x
-                ws[q + 20] = x
-                ws[q + 40] = x
+                ws[q + 10] = x
+                ws[q - 10 if q >= 10 else q + 30] = x
             if bull:
                 b = 3 * bull - 3
                 bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead) >> 12  # outer bull, bull
@@ -301,7 +295,7 @@ class Player:
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
                 ws = w[slot]
-                q = pos[num] + lo + 20
+                q = pos[num] + lo + 10
                 ev = dot(ang, ws, q) + (bw[slot] << 12)  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB

@@ -45,8 +45,8 @@ def after(self, mine, left, sur, e, pend):
     sig = self._sig  # the logistic's points (cpu._SIG: let go with cpu.py)
     if sur:
         col = self._col
-        omiss = self._omiss
-        obit = self._obit
+        miss = self._miss
+        opp = self._opp
         pub = self._pub
         nxt = self._nxt
         gw = self._gw
@@ -56,14 +56,14 @@ def after(self, mine, left, sur, e, pend):
             c = col[d]
             if c:
                 take = sur if sur < c else c
-                if pub and take == omiss[d]:
+                if pub and take == miss[opp[d]]:
                     take -= 1  # the last mark of a game must be thrown
                 if take:
                     # a gifted mark counts `gw` times the darts it saves
                     # the taker (cpu.Player.__init__)
                     y += (e[c - take] - e[c]) * gw
-                    if take == omiss[d]:
-                        new |= obit[d]
+                    if take == miss[opp[d]]:
+                        new |= 1 << opp[d]
                 if nxt:
                     sur = 0  # gift next: only the first side still open on the bed
         tb += y
