@@ -208,7 +208,7 @@ class Player:
                     x = after(mn, left, sur, e, other)
                     new = self.new
                 else:  # no gift: the value depends on the thrower's darts alone
-                    key = mn * 4 + left
+                    key = mn * 16 + left  # left: at most 9 darts a visit
                     q = 0
                     while q < nm and mm[q] != key:
                         q += 1
