@@ -20,11 +20,17 @@ gc.collect()
 coach_bytes = gc.mem_alloc() - base - code_bytes
 
 
-def scenario(name, players, variant, over, level, darts, left=0):
+def scenario(name, players, variant, over, level, darts, left=0, mixed=False):
     g = rules.new_game(players, None, variant, over)
     if left:  # every side `left` marks from closing each bed: every hit has surplus
         for i in range(len(g.marks)):
             g.marks[i] = g.rules.marks - left
+    if mixed:  # the thrower one mark from each bed, the others one to three marks by bed and side:
+        # no two beds alike and a treble gifts more than a double (no value can be reused)
+        nb = g.nb
+        for s in range(1, g.n):
+            for i in range(nb):
+                g.marks[s * nb + i] = (i + 2 * s) % 3
     p = cpu.Player(level)
     f = throwing.face(throwing.DEFAULT_FACE)
     rng = throwing.Rng(1)
@@ -84,6 +90,9 @@ rows.append(scenario("21 beds, 9 marks, 8 players, gift all", ["P%d" % i for i i
                      {"beds": list(range(1, 21)) + [25], "marks": 9, "gift": "all"}, 1, 30))
 rows.append(scenario("21 beds, 8 players, gift all, one mark from closing everything", ["P%d" % i for i in range(8)],
                      "classic", {"beds": list(range(1, 21)) + [25], "gift": "all"}, 1, 0, left=1))
+rows.append(scenario("21 beds, 8 players, gift all, one mark from closing everything, the others 1 to 3",
+                     ["P%d" % i for i in range(8)], "classic", {"beds": list(range(1, 21)) + [25], "gift": "all"},
+                     1, 0, left=1, mixed=True))
 with_game, player, _ = player_bytes(1)
 print(json.dumps({"code_heap_bytes": code_bytes, "coach_heap_bytes": coach_bytes, "player_heap_bytes": player,
                   "decisions": rows}))

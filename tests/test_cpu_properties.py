@@ -44,7 +44,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
         c = needs[s]
         rem[s] += (p._gw - 1) * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
-    return p._after(rem[me], dl, 0, 0, None, g.pending & ~(1 << me))
+    return p._after(rem[me], dl, 0, None, g.pending & ~(1 << me))
 
 
 def snap(g):

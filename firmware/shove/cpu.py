@@ -13,11 +13,11 @@
 import json
 import math
 
-from shove import protocol, rules, segments, throwing
+from shove import cpuloops, protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
-WIN = 16000
+WIN = cpuloops.WIN
 # logistic WIN/(1+exp(-x/4)) for x = -32..32
 _SIG = tuple(int(WIN / (1 + math.exp(-i / 4.0)) + 0.5) for i in range(-32, 33))
 
@@ -38,12 +38,15 @@ class Player:
         # beginner's darts land anywhere, and weighed three times the gifts
         # drove it off its own beds (level 1 against the cautious player:
         # 44.6 % at three times, 53.6 % at once, 500 games each)
-        self._gw = (1, 2, 3, 3, 3, 3)[level - 1]
+        self._gw = (1, 2, 3, 3, 3, 3)[level - 1]  # cpuloops.after
         self.face = throwing.face(face)
         self._key = -1  # the way marks count the darts-needed tables are for
         self._v = []
         self._bad = bytearray(0)
         self._cnt = None  # sides open on each bed (_open)
+        self._tabs = []  # each bed's darts table (_outcomes)
+        self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
+        self._mm = [0] * 16  # values of darts that gift nothing, after their keys (_outcomes)
 
     # ---- how many darts a side still needs ------------------------------------------
     def _tables(self, r):
@@ -105,79 +108,8 @@ class Player:
             rb.append(rem[s] + 16 * d * D // n)
         self._dd = 16 * D
 
-    def _after(self, mine, left, sur, i, e, pend):
-        """The chance (x WIN) that the thrower wins once a dart leaves it
-        needing `mine` darts (x16) with `left` darts of the visit, `sur`
-        surplus marks on bed `i` gifted by the rules (`e`: that bed's darts
-        table) and `pend` the sides whose win was pending before. Sets
-        self.new to the sides whose win the gift makes pending. The gift and
-        the opponents' chances are one pass: this runs for every outcome.
-        The logistic is read between its points (a sixteenth of a point):
-        a fraction of a dart still changes the value. A point is about two
-        darts of lag, so read at the nearest one a gap of a dart vanished in
-        four-sided games (level 6 against tips, greedy and blocker: 23.2 %
-        of 3,600 games at the nearest point, 26.8 % between the points). The last 64 of WIN
-        are the race itself (one for each dart of lead, up to 32 either
-        way), so a decided-looking game is still played to gain ground."""
-        new = 0
-        scale = 48 + mine // 8  # the spread of the finish, x16 darts
-        base = 16 * left - self._dd - mine
-        v = WIN
-        tb = 0
-        rb = self._rb
-        fine = len(rb) < 4  # up to four sides (below)
-        opp = self._opp
-        sig = _SIG
-        if sur:
-            m = self._m
-            nb = self._nb
-            marks = self._marks
-            miss = self._miss
-            pub = self._pub
-            nxt = self._nxt
-            gw = self._gw
-        for d in range(len(rb)):
-            y = rb[d] + base  # this opponent's lag behind the thrower, x16 darts
-            if sur:
-                s = opp[d]
-                c = m - marks[s * nb + i]
-                if c:
-                    take = sur if sur < c else c
-                    if pub and take == miss[s]:
-                        take -= 1  # the last mark of a game must be thrown
-                    if take:
-                        # a gifted mark counts `gw` times the darts it saves
-                        # the taker (Player.__init__)
-                        y += (e[c - take] - e[c]) * gw
-                        if take == miss[s]:
-                            new |= 1 << s
-                    if nxt:
-                        sur = 0  # gift next: only the first side still open on the bed
-            tb += y
-            x = y * 64 // scale
-            if x <= -512:
-                v = v * sig[0] // 16000  # WIN
-            elif x >= 511:
-                v = v * sig[64] // 16000
-            elif fine:
-                j = (x >> 4) + 32
-                f = sig[j]
-                v = v * (f + ((sig[j + 1] - f) * (x & 15) >> 4)) // 16000
-            else:  # five sides or more: the nearest point (the slowest decisions)
-                v = v * sig[(x + 8 >> 4) + 32] // 16000
-        self.new = new
-        if pend or new:  # an opponent has won unless the thrower closes out with the darts left
-            x = (left * 16 - mine) * 32 // 3
-            if x <= -512:
-                return sig[0]
-            if x >= 511:
-                return sig[64]
-            f = sig[(x >> 4) + 32]
-            return f + ((sig[(x >> 4) + 33] - f) * (x & 15) >> 4)
-        if not rb:
-            return WIN * 1600 // (1600 + mine)
-        tb = (tb >> 4) + 32
-        return v * (WIN - 64) // WIN + (0 if tb < 0 else 63 if tb > 63 else tb)
+    _after = cpuloops.after  # (self, mine, left, sur, e, pend): cpuloops.py
+    _sig = _SIG  # the logistic's points, for cpuloops.after
 
     # ---- choosing a target ---------------------------------------------------------------
     def _outcomes(self, g, me):
@@ -197,40 +129,71 @@ class Player:
         v = self._v
         bad = self._bad
         marks = g.marks
-        rem = []
         miss = self._open(g)
         cnt = self._cnt
+        m = r.marks
+        beds = r.beds
+        # each bed's darts table, the thrower's and a gift's taker's alike (as
+        # the bed stands before the dart: safe while two sides have it open);
+        # remaining() for every side, in one pass
+        tabs = self._tabs
+        if len(tabs) != nb:
+            tabs = self._tabs = [None] * nb
+        en = self.e_num
+        es = self.e_safe
+        for i in range(nb):
+            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
+        rem = []
+        c = 0
         for s in range(n):
-            rem.append(self.remaining(g, s))
+            t = 0
+            for i in range(nb):
+                k = m - marks[c]
+                if k:
+                    t += tabs[i][k]
+                c += 1
+            rem.append(t)
         pend = g.pending
         other = pend & ~(1 << me)
-        m = r.marks
         gifts = n > 1 and r.gift != rules.GIFT_OFF
-        # what _after reads for the gift
-        self._m = m
-        self._nb = nb
-        self._marks = marks
+        self._order(me, rem, n, r.darts)
+        # what _after reads for the gift, in the opponents' order
+        opp = self._opp
+        col = self._col
+        if len(col) != n - 1:
+            col = self._col = bytearray(n - 1)
         self._miss = miss
         self._pub = not r.win_by_gift
         self._nxt = r.gift == rules.GIFT_NEXT
-        self._order(me, rem, n, r.darts)
         flat = r.flat
         prog = r.progressive
         dl = g.darts_left
         mine = rem[me]
         after = self._after
+        # values of darts that gift nothing, which depend on the thrower's
+        # darts and the darts left alone: a few such pairs in a decision
+        mm = self._mm
+        nm = 0
         for i in range(nb):
-            bed = r.beds[i]
-            # the bed's darts table, the thrower's and a gift's taker's alike
-            # (as the bed stood before the dart: safe while two sides have it open)
-            e = self.e_bull if bed == 25 else self.e_safe if cnt and cnt[i] > 1 else self.e_num
+            bed = beds[i]
+            e = tabs[i]
             need = m - marks[me * nb + i]
             was_me = e[need]
+            # the opponents' needs on this bed (top: the most any needs): a
+            # hit whose surplus fills every one of them is worth what the
+            # next smaller one is, when that one's surplus fills them too
+            top = 0
+            if gifts:
+                for d in range(n - 1):
+                    c = m - marks[opp[d] * nb + i]
+                    col[d] = c
+                    if c > top:
+                        top = c
             bad[i] = 0
             for k in (1, 2, 3):
                 j = 3 * i + k - 1
-                if bed == 25 and k == 3 or flat and k > 1:
-                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark
+                if bed == 25 and k == 3 or flat and k > 1 or k > need and k > 1 and k - 1 - need >= top:
+                    v[j] = v[j - 1]  # no treble bull; flat: every ring one mark; or the same gift
                     if bad[i] & (1 << (k - 2)):
                         bad[i] |= 1 << (k - 1)
                     continue
@@ -239,8 +202,25 @@ class Player:
                     v[j] = WIN  # the thrower closes its last bed: an outright win
                     continue
                 left = dl - (0 if prog and own else 1)
-                x = after(mine + e[need - own] - was_me, left, k - own if gifts else 0, i, e, other)
-                new = self.new
+                sur = k - own if top else 0
+                mn = mine + e[need - own] - was_me
+                if sur:
+                    x = after(mn, left, sur, e, other)
+                    new = self.new
+                else:  # no gift: the value depends on the thrower's darts alone
+                    key = mn * 16 + left  # left: at most 9 darts a visit
+                    q = 0
+                    while q < nm and mm[q] != key:
+                        q += 1
+                    if q < nm:
+                        x = mm[q + 8]
+                    else:
+                        x = after(mn, left, 0, e, other)
+                        if nm < 8:
+                            mm[nm] = key
+                            mm[nm + 8] = x
+                            nm += 1
+                    new = 0
                 if left == 0 and (other or new):
                     v[j] = 0  # the visit ends with an opponent's win pending
                     bad[i] |= 1 << (k - 1)
@@ -252,7 +232,7 @@ class Player:
         self._dead_bad = dl == 1 and other != 0
         if self._dead_bad:
             return 0
-        return after(mine, dl - 1, 0, 0, None, other)
+        return after(mine, dl - 1, 0, None, other)
 
     def choose(self, g):
         """The segment code to aim at for the thrower's next dart."""
@@ -276,11 +256,13 @@ class Player:
         bull = bedidx[25]
         # Per aim slot, what a landing in each sector is worth over a dead
         # dart (its rings' chances times the value after each kind of hit),
-        # laid out three times round so an aim's window needs no modulo.
-        # An aim's value is then one multiply-add per sector it can reach.
+        # laid out twice round from ten sectors back (entry j is sector
+        # j - 10, modulo 20): a window's offsets run -10..9
+        # (bench/cpu_tables.py), so it needs no modulo. An aim's value is
+        # then one multiply-add per sector it can reach.
         global _W
         if _W is None:
-            _W = ([[0] * 60, [0] * 60, [0] * 60, [0] * 60, [0] * 60], [0] * 5)
+            _W = ([[0] * 40, [0] * 40, [0] * 40, [0] * 40, [0] * 40], [0] * 5)
         w, bw = _W
         for slot in range(5):
             lo, ang, rad = self.scatter[slot]
@@ -295,15 +277,15 @@ class Player:
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
-                ws[q] = x
-                ws[q + 20] = x
-                ws[q + 40] = x
+                ws[q + 10] = x
+                ws[q - 10 if q >= 10 else q + 30] = x
             if bull:
                 b = 3 * bull - 3
                 bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead) >> 12  # outer bull, bull
             else:
                 bw[slot] = 0
         cands = [] if every else None
+        dot = cpuloops.dot
         best = -ONE * WIN - 1
         best_code = 0
         best_safe = -ONE * WIN - 1
@@ -313,12 +295,8 @@ class Player:
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
                 lo, ang, rad = self.scatter[slot]
                 ws = w[slot]
-                q = pos[num] + lo + 20
-                acc = 0
-                for a in ang:
-                    acc += a * ws[q]
-                    q += 1
-                ev = acc + (bw[slot] << 12)  # x ONE, over a dead dart's value
+                q = pos[num] + lo + 10
+                ev = dot(ang, ws, q) + (bw[slot] << 12)  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double

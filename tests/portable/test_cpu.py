@@ -717,7 +717,7 @@ def test_with_up_to_four_sides_a_quarter_dart_changes_the_value():
         p._open(g)
         rem = [p.remaining(g, s) for s in range(n)]
         p._order(0, rem, n, g.rules.darts)
-        vals = [p._after(mine, 3, 0, 0, None, 0) for mine in range(rem[0] - 160, rem[0] + 160, 4)]
+        vals = [p._after(mine, 3, 0, None, 0) for mine in range(rem[0] - 160, rem[0] + 160, 4)]
         assert all(a > b for a, b in zip(vals, vals[1:])), (n, vals)
 
 
