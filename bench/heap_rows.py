@@ -63,6 +63,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.view": "a reply or event that carries a state; an undo; a journal written whole or replayed",
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
+    "shove.cpuloops": "from the first game with a computer side or hint until a reset (on the chip its machine code is in executable RAM outside this heap)",
     "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
     "shove.boards.virtual": "always (virtual board only)",
     "shove.boards.virtual_setup": "start-up (virtual board only: its making)",

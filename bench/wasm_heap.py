@@ -343,7 +343,7 @@ MODULE_ORDER = ["shove", "shove.boards", "shove.store", "shove.safeboot", "shove
                 "shove.leds", "shove.handover", "shove.pacing", "shove.jstore", "shove.strip", "shove.keeper",
                 "shove.commands", "shove.app", "shove.request", "shove.view",
                 "shove.boards.matrix_model", "shove.boards.virtual_clock", "shove.boards.virtual_flash",
-                "shove.boards.virtual_setup", "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpu", "shove.coach"]
+                "shove.boards.virtual_setup", "shove.boards.virtual", "shove.diag", "shove.throwing", "shove.cpuloops", "shove.cpu", "shove.coach"]
 # the virtual board's own layer: the matrix model is loaded on the chip too (esp32.py imports it);
 # its ESP32 timing model and control channel are loaded only when asked for, and neither is in the tour
 VIRTUAL = ("shove.boards.virtual_clock", "shove.boards.virtual_flash", "shove.boards.virtual")
