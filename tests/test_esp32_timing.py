@@ -132,11 +132,12 @@ def test_a_frame_that_waits_is_written_on_time_during_quiet_bursts(quiet_board):
         while vb.frames == n0 and time.monotonic() < end:
             time.sleep(0.01)
         assert vb.frames > n0, "no frame written"
-        # LED_QUIET_MS, after the request's own handling (its journal write
-        # and reply: tens of ms); without the burst's deadline, up to a
-        # second more
+        # LED_QUIET_MS, after the request's own handling (its line's code
+        # loaded, its journal write and reply: tens of ms, more on a loaded
+        # machine, whose time the model partly counts as the board's);
+        # without the burst's deadline, a second more
         waited = vb.frame_at - t_change
-        assert 250000 < waited < 450000, waited
+        assert 250000 < waited < 700000, waited
 
 
 def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet_board):
