@@ -36,6 +36,7 @@ class Commands:
         self.watch = handover.Watch()
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
         self.left_over = b""  # bytes read after the hand-over's, given back to the REPL
+        self.lingering = False  # a line's code is loaded until the port has nothing waiting
         t = prof.timing
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
@@ -49,6 +50,9 @@ class Commands:
         self.tick()  # the take is a look and a read a byte on the chip (~30 us each): a read before and after
         n = self.board.serial_take(buf, most)
         if not n:
+            if self.lingering:  # the host has sent all it had: the lines' code goes now
+                self.lingering = False
+                release("request", "view")
             return False
         self.tick()
         watch = self.watch
@@ -69,7 +73,7 @@ class Commands:
                 line = lines.feed(b)
                 if line is not None:
                     self.tick()
-                    self.handle_line(line)
+                    self.handle_line(line, True)
             elif act != handover.DROP:
                 self.leaving = act  # the REPL's turn: what came after is the REPL's too
                 self.left_over = bytes(buf[i:n])
@@ -88,15 +92,21 @@ class Commands:
 
 
     # ---- the protocol's commands ------------------------------------------------------------
-    def handle_line(self, line):
+    def handle_line(self, line, linger=False):
         """A line's reply and events: shove/request.py, loaded for the line
-        and let go once it is answered (a command's time, never a dart's)."""
+        and let go once it is answered (a command's time, never a dart's).
+        With `linger` (lines read from the port), it is let go once the port
+        has nothing more waiting: a burst of lines loads it once, not once a
+        line (a load is some 17 ms on the chip)."""
         from shove import request
 
         try:
             request.handle(self, line)
         finally:
-            release("request", "view")  # view: an undo's, the coach's (Keeper.state lets its own go)
+            if linger:
+                self.lingering = True
+            else:
+                release("request", "view")  # view: an undo's, the coach's (Keeper.state lets its own go)
 
     def extra(self, name, cmd, after):
         """A rarely used command (request.EXTRA): its module is loaded for it and let
