@@ -32,7 +32,7 @@ typecheck: $(STAMP)
 
 # two workers, each test file kept on one (its virtual board and its order)
 test: mpy
-	$(BIN)/python -m pytest -q -n 3 --dist loadfile
+	$(BIN)/python -m pytest -q -n 4 --dist loadfile
 
 # the main job: a virtual board with the current firmware and the live scoreboard on it
 # (its flash is kept in .board/, so a game survives closing it)
