@@ -276,3 +276,42 @@ def test_a_command_lines_code_is_let_go_once_it_is_answered():
         assert gc.mem_alloc() - before <= 64, gc.mem_alloc() - before
 
     _with_app(body)
+
+
+def test_a_burst_of_lines_loads_their_code_once_and_lets_it_go_when_the_port_is_quiet():
+    # Lines read from the port keep the line's code (shove/request.py)
+    # loaded while more is waiting, so a burst pays one load, not one a
+    # line; the first read that finds the port empty lets it go. (The port
+    # here is a queue of bytes: what is under test is Commands.read.)
+    import sys
+
+    def body(a, row, col):
+        waiting = bytearray(b'{"cmd":"state","id":1}\n{"cmd":"info","id":2}\n{"cmd":"state","id":3}\n')
+
+        def take(buf, most):
+            n = min(most, len(waiting), 16)  # a few bytes at a time, as the UART gives them
+            buf[:n] = waiting[:n]
+            waiting[:n] = b""
+            return n
+
+        a.board.serial_take = take
+        answered = []
+        handle = a.commands.handle_line
+
+        def handle_line(line, linger=False):
+            answered.append(line)
+            return handle(line, linger)
+
+        a.commands.handle_line = handle_line
+        first = None
+        while waiting:
+            a.commands.read(64)
+            m = sys.modules.get("shove.request")
+            if first is None:
+                first = m
+            assert m is not None and m is first  # loaded once for the whole burst
+        assert len(answered) == 3, answered  # every line handled
+        assert a.commands.read(64) is False  # nothing waiting
+        assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
+
+    _with_app(body)
