@@ -145,23 +145,32 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
     # the chip it arrives at 115200 baud into a 259-byte ring, and the
     # firmware must take the bytes out faster than they come, or the ring
     # drops the rest.
+    # The model charges this process's CPU time as the firmware's: when the
+    # OS takes the CPU away in the middle of a line (the stretch it ends is
+    # marked, `gap_os_max_us`), that time can hold more than the firmware's
+    # work, so such a line is sent again; a line the OS left alone must be
+    # read whole, with no byte dropped.
     vb, link = quiet_board
-    s0 = vb.stats()
     peaks = []
     for k in range(3):
         id_ = "%d" % k + "x" * (512 - len('{"cmd":"info","id":""}') - 1)
         line = json.dumps({"cmd": "info", "id": id_}, separators=(",", ":")).encode()
         assert len(line) == 512
-        vb.stats()  # the ring's peak counts from here
-        link.send_line(line + b"\n")
-        end = time.monotonic() + 5
-        reps = []
-        while not reps and time.monotonic() < end:
-            reps = link._pump(0.2)
+        for _ in range(5):
+            s0 = vb.stats()  # the ring's peak and the stretches count from here
+            link.send_line(line + b"\n")
+            end = time.monotonic() + 5
+            reps = []
+            while not reps and time.monotonic() < end:
+                reps = link._pump(0.2)
+            link._pump(0.3)  # a reply to a torn line's other part, if any
+            s1 = vb.stats()
+            whole = [r.get("id") for r in reps] == [id_] and s1["rx_dropped"] == s0["rx_dropped"]
+            if whole or not s1["gap_os_max_us"]:
+                break
         assert [r.get("id") for r in reps] == [id_], reps  # the whole line, read right
-        peaks.append(vb.stats()["rx_peak"])
-    s1 = vb.stats()
-    assert s1["rx_dropped"] == s0["rx_dropped"] == 0
+        assert s1["rx_dropped"] == s0["rx_dropped"], (s0["rx_dropped"], s1["rx_dropped"])
+        peaks.append(s1["rx_peak"])
     # with a third of the ring to spare. The firmware's own reading peaks at
     # 120-145 here: this machine's speed, and the factor with it, drifts by
     # a third under load, and the model counts the OS taking the CPU for
