@@ -78,16 +78,17 @@ MUTANTS = [
     ("firmware/shove/request.py", "if not valid_json(line, tick):", "if not valid_utf8(line):",
      ["tests/test_portable_on_micropython.py"]),
     # the computer's gift under `next`: only the first side still open on the bed is given marks
-    ("firmware/shove/cpu.py", "                    if nxt:\n                        sur = 0",
-     "                    if False:\n                        sur = 0", ["tests/test_cpu_properties.py"]),
+    ("firmware/shove/cpuloops.py", "                if nxt:\n                    sur = 0",
+     "                if False:\n                    sur = 0", ["tests/test_cpu_properties.py"]),
     ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
      ["tests/portable/test_cpu.py"]),
     # the computer's darts tables: the safe one only where another side has the bed open
-    ("firmware/shove/cpu.py", "es if cnt and cnt[i] > 1 else en", "es if cnt else en",
+    ("firmware/shove/cpu.py", "t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]",
+     "t += (self.e_bull if beds[i] == 25 else es if cnt else en)[k]",
      ["tests/portable/test_cpu.py::test_a_bed_another_side_has_open_is_counted_with_the_safe_table"]),
     # a gifted mark counts several times what it saves its taker (three from level 3 up): the
     # oracle adds the others
-    ("firmware/shove/cpu.py", "y += (e[c - take] - e[c]) * gw", "y += e[c - take] - e[c]",
+    ("firmware/shove/cpuloops.py", "y += (e[c - take] - e[c]) * gw", "y += e[c - take] - e[c]",
      ["tests/test_cpu_properties.py"]),
     ("host/hapenny/web/static/app.js", "Date.now() - heard > 25000", "Date.now() - heard > 2500000",
      ["tests/web/test_web_page.py::test_a_stream_that_went_silent_is_opened_again"]),
