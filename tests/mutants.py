@@ -1,7 +1,8 @@
 """`make mutants`: each mutation below is a defect the suite must catch.
 Every one is applied alone to a scratch copy of the tree (never to the
 working tree), the named tests are run there, and they must fail. One line
-a mutant; exit status 1 if any survives.
+a mutant; exit status 1 if any survives. `python tests/mutants.py 53-58 60`
+runs only those (numbered as printed).
 
 A mutant is (file, original text, replacement, tests that must catch it)."""
 import os
@@ -174,9 +175,15 @@ def tree_files():
     return [p for p in out.splitlines() if (ROOT / p).is_file()]
 
 
-def main():
+def main(argv):
+    """argv: numbers of the mutants to run (1-based, as printed; `53-58` a range); none: all"""
     py = sys.executable
     survived = 0
+    pick = set()
+    for a in argv:
+        lo, _, hi = a.partition("-")
+        pick.update(range(int(lo), int(hi or lo) + 1))
+    chosen = [(n, m) for n, m in enumerate(MUTANTS, 1) if not pick or n in pick]
     with tempfile.TemporaryDirectory(prefix="hapenny-mutants-") as tmp:
         base = Path(tmp) / "tree"
         for rel in tree_files():
@@ -190,7 +197,7 @@ def main():
         if micropython_path():
             env.setdefault("HAPENNY_MICROPYTHON", micropython_path())
         # the copy must pass them all unmutated, or "caught" would mean nothing
-        every = sorted({t for m in MUTANTS for t in m[3]})
+        every = sorted({t for _, m in chosen for t in m[3]})
         proc = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *every], cwd=base, env=env,
                               capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
@@ -205,7 +212,7 @@ def main():
             print("the unmutated copy fails its tests: no mutant can be judged")
             return 1
         print("unmutated copy: %d test files pass" % len(every))
-        for n, (rel, old, new, tests) in enumerate(MUTANTS, 1):
+        for n, (rel, old, new, tests) in chosen:
             path = base / rel
             text = path.read_text()
             if text.count(old) != 1:
@@ -222,9 +229,9 @@ def main():
             survived += not caught
             print("mutant %2d %-32s %s" % (n, rel.split("/")[-1] + ":", "caught" if caught else "SURVIVED"),
                   "(%s -> %s)" % (old.strip()[:40], new.strip()[:40]))
-    print("%d of %d mutants caught" % (len(MUTANTS) - survived, len(MUTANTS)))
+    print("%d of %d mutants caught" % (len(chosen) - survived, len(chosen)))
     return 1 if survived else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -83,6 +83,9 @@ class Commands:
     def give_back(self):
         """The loop has ended for the REPL: the bytes that came after the
         hand-over are the REPL's (shove/giveback.py)."""
+        if self.lingering:  # a burst cut short by the hand-over: its lines' code is not the REPL's
+            self.lingering = False
+            release("request", "view")
         from shove.giveback import give_back
 
         if self.leaving == handover.TO_RAW:
@@ -142,4 +145,5 @@ class Commands:
         try:
             request.button(self, name, kind)
         finally:
-            release("request", "view")
+            if not self.lingering:  # in a burst of lines the first empty read lets it go
+                release("request", "view")

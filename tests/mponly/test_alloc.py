@@ -315,3 +315,61 @@ def test_a_burst_of_lines_loads_their_code_once_and_lets_it_go_when_the_port_is_
         assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
 
     _with_app(body)
+
+
+def _port(a, data):
+    """The board's serial port as a queue holding `data`, read a few bytes at a time as the UART gives them."""
+    waiting = bytearray(data)
+
+    def take(buf, most):
+        n = min(most, len(waiting), 16)
+        buf[:n] = waiting[:n]
+        waiting[:n] = b""
+        return n
+
+    a.board.serial_take = take
+    return waiting
+
+
+def test_a_button_pressed_in_a_burst_of_lines_leaves_their_code_loaded_until_the_port_is_quiet():
+    # A press is handled by the same code as a line; pressed while a burst
+    # is being read it must not let that code go under the burst (the next
+    # line would load it again), and the quiet port still lets it go.
+    import sys
+
+    from shove import buttons
+
+    def body(a, row, col):
+        waiting = _port(a, b'{"cmd":"state","id":1}\n{"cmd":"state","id":2}\n')
+        while not a.commands.lingering:  # up to the first line's end: the burst has begun
+            a.commands.read(16)
+        first = sys.modules["shove.request"]
+        a.commands.button("undo", buttons.SHORT)  # nothing to undo: refused, as a player would see
+        assert sys.modules.get("shove.request") is first
+        while waiting:
+            a.commands.read(16)
+            assert sys.modules.get("shove.request") is first
+        assert a.commands.read(16) is False
+        assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
+
+    _with_app(body)
+
+
+def test_a_hand_over_to_the_repl_in_a_burst_of_lines_lets_their_code_go():
+    # Ctrl-C twice ends the loop for the REPL; a line read just before it
+    # had its code kept for more lines, which will not come: the REPL must
+    # not start with it in the heap.
+    import sys
+
+    from shove import handover
+
+    def body(a, row, col):
+        _port(a, b'{"cmd":"state","id":1}\n\x03\x03')
+        while not a.commands.leaving:
+            a.commands.read(64)
+        assert a.commands.leaving == handover.TO_REPL
+        assert "shove.request" in sys.modules  # the burst's line kept it
+        a.commands.give_back()  # as the loop's end does
+        assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
+
+    _with_app(body)
