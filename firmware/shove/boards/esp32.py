@@ -16,7 +16,7 @@ import machine
 import micropython
 from machine import Pin
 
-from shove import chip, safeboot, store
+from shove import release, store
 from shove.pacing import UART_US_PER_BYTE
 from shove.boards.matrix_model import MatrixModel
 from shove.scanner import WOKE_INPUT, WOKE_TIME
@@ -119,11 +119,20 @@ def grb(frame, buf):
         buf[i + 2] = frame[i + 2]
 
 
+# Safe boot's modules (`chip`, `safeboot`) are imported where this layer
+# needs them (the board's making, the watchdog's start, a deliberate reset)
+# and let go after: a global of this module would keep their code, some
+# 2.5 KB of the first heap, for the whole game (docs/performance.md, the heap).
 def check_chip():
     """Refuse any chip but the classic ESP32 before a register is touched."""
-    why = chip.problem(os.uname().machine)
-    if why:
-        raise chip.ChipError(why)
+    from shove import chip
+
+    try:
+        why = chip.problem(os.uname().machine)
+        if why:
+            raise chip.ChipError(why)
+    finally:
+        release("chip")
 
 
 class Board:
@@ -343,11 +352,16 @@ class Board:
     # timer feeds it unconditionally, since an ESP32 watchdog cannot stop
     # (ports/esp32/machine_wdt.c). Timer(0) is the one boot.py feeds from
     # after a soft reset: re-initialising it replaces that feeder.
-    def start_watchdog(self, timeout_ms=safeboot.WDT_MS):
-        self._last_loop = time.ticks_ms()
-        self._wdt = machine.WDT(timeout=timeout_ms)
-        self._timer = machine.Timer(0)
-        self._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=self._tick)
+    def start_watchdog(self, timeout_ms=None):
+        from shove import safeboot  # its timings (once, at start)
+
+        try:
+            self._last_loop = time.ticks_ms()
+            self._wdt = machine.WDT(timeout=timeout_ms or safeboot.WDT_MS)
+            self._timer = machine.Timer(0)
+            self._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=self._tick)
+        finally:
+            release("safeboot")
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:
@@ -369,5 +383,7 @@ class Board:
 
     def reset(self, deliberate=False):
         if deliberate:  # not a bad start (safeboot.RESET_MARK)
+            from shove import safeboot
+
             machine.RTC().memory(safeboot.RESET_MARK)
         machine.reset()
