@@ -5,7 +5,7 @@
 # middle of an operation until the power goes). The block device calls
 # flash_begin() and flash_end() around each operation; the time goes to the
 # board's clock: slept in the plain model (Flash), charged in the ESP32 one
-# (Esp32Flash).
+# (virtual_esp32.py's Esp32Flash, loaded only with that model).
 #
 # Costs, from Winbond's W25Q32FV datasheet (AC electrical characteristics),
 # a common 4 MB SPI NOR flash: sector erase (4 KB) tSE 45 ms typical, 400 ms
@@ -33,16 +33,6 @@ PAGE_TYP_US = 700
 PAGE_MAX_US = 3000
 READ_CALL_US = 15
 READ_BYTES_PER_US = 10
-# littlefs's own work (C) is charged from what it does, not from this
-# machine's time between two operations (that holds the call into the
-# Python block device, which the chip's C one does not make, and whatever
-# the OS takes, both far above littlefs's own microseconds): LFS_OP_US an
-# operation for its cache and tag bookkeeping, and LFS_NS_PER_BYTE for every
-# byte read or programmed, which littlefs checks or makes a CRC of
-# (lfs2_crc in lfs2_util.c: a 16-entry table, two steps a byte, some 20
-# cycles at 240 MHz; 100 ns errs slow).
-LFS_OP_US = 10
-LFS_NS_PER_BYTE = 100
 
 
 class Flash:
@@ -210,37 +200,3 @@ class Flash:
             self.send({"held": stage})
             while True:  # until the power is cut
                 time.sleep_ms(100)
-
-
-class Esp32Flash(Flash):
-    """The ESP32 timing model: each operation's time charged to the board's
-    clock, with the host's file I/O behind it not counted; bytes the host
-    writes keep arriving in the UART's ring through the stall."""
-
-    def __init__(self, clock, uart):
-        super().__init__(clock)
-        self.uart = uart
-        self._mark = -1  # the board time at the end of the last operation (unchanged since: only littlefs ran)
-
-    def flash_begin(self):
-        c = self.clock
-        if c.total == self._mark:
-            c.sim(LFS_OP_US)  # since the last operation only littlefs ran
-        else:
-            c.charge()  # the firmware's work up to here
-        # what the host has written by now is on the wire from here: the
-        # stall that follows does not stop it arriving, and the ring
-        # (filled by the UART's IRAM interrupt) loses what it cannot hold
-        try:
-            self.uart.advance()
-        except MemoryError:  # a file closed by its finaliser: the heap is locked
-            pass
-        c.sim(0)
-
-    def flash_end(self, kind, n, pages):
-        us = self.cost_us(kind, n, pages)
-        self._run(us)
-        c = self.clock
-        # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
-        c.sim(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))
-        self._mark = c.total

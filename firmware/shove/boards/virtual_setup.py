@@ -7,7 +7,7 @@ import sys
 
 from shove.boards.matrix_model import MatrixModel
 from shove.boards.virtual_clock import Clock
-from shove.boards.virtual_flash import Esp32Flash, Flash
+from shove.boards.virtual_flash import Flash
 
 
 def build(board, profile, esp32_scale, Serial):
@@ -48,7 +48,7 @@ def build(board, profile, esp32_scale, Serial):
 
         esp32_scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
     if esp32_scale:
-        from shove.boards.virtual_esp32 import Esp32Clock
+        from shove.boards.virtual_esp32 import Esp32Clock, Esp32Flash
         from shove.boards.virtual_uart import Uart
 
         board.clock = Esp32Clock(esp32_scale)
