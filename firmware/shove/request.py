@@ -372,7 +372,7 @@ def save(k, rollback=None):
     try:
         if k.game is None:
             store.remove(keeper.GAME_FILE)
-            k.jstore.load()  # no game: its segments go
+            k.jstore.clear()  # no game: its segments go
         else:
             k._rewrite()
     except OSError as e:
