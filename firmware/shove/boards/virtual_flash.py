@@ -40,7 +40,7 @@ class Flash:
         self.clock = clock
         self.full = False  # a test can make the flash refuse every write
         self.hold = None  # a test can stop the next write at a stage (_wait)
-        self.send = None  # the control channel's report (set by the board when there is one)
+        self.send = None  # the control channel's report (virtual_bench.py sets it, and the counts it reads)
         self._stages = []
         self.busy_us = 0  # board time the flash kept the CPU stalled
         self.board = None  # (set by the board) whose last matrix read starts a stretch
@@ -55,13 +55,6 @@ class Flash:
         self.dev = DEV[0] if DEV else None  # the counting block device under "/"
         if self.dev:
             self.dev.clock = self
-
-    def attach(self, send):
-        """The control channel is there: reports go to it, and a cut inside a
-        flash operation holds the board until the simulator cuts the power."""
-        self.send = send
-        if self.dev:
-            self.dev.on_cut = self._cut
 
     # ---- the block device's calls around each operation ----------------------------
     def flash_begin(self):
@@ -94,42 +87,6 @@ class Flash:
             # erases and programs are slept; reads (tens of us each, fast
             # beside a write) are not: the ESP32 model charges them
             self.clock.io(us)
-
-    def _cut(self):
-        """The power goes in the middle of a flash operation (the control
-        channel's `cut_flash`): the block device has done part of it; wait
-        here for the simulator to cut the power."""
-        self.send({"held": "cut"})
-        while True:
-            time.sleep_ms(100)
-
-    def counts(self):
-        """What littlefs did to the flash since start, and the stall time."""
-        d = self.dev
-        if not d:
-            return {}
-        st = {}
-        for k, v in d.counts().items():
-            st["flash_" + k] = v
-        st["flash_busy_us"] = self.busy_us
-        st["store_max_us"] = self.store_max_us
-        self.store_max_us = 0
-        return st
-
-    def unseen(self, f):
-        """f(), its flash operations neither counted nor timed: the test
-        bench's doing (the stats it asks for load modules from the flash)."""
-        d = self.dev
-        if not d:
-            return f()
-        was = d.counts()
-        d.clock = None
-        try:
-            return f()
-        finally:
-            d.clock = self
-            d.erases, d.programs, d.pages = was["erases"], was["programs"], was["pages"]
-            d.prog_bytes, d.reads, d.read_bytes = was["prog_bytes"], was["reads"], was["read_bytes"]
 
     # ---- the board's storage calls --------------------------------------------------
     def read_file(self, path):

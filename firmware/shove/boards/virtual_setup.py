@@ -67,8 +67,7 @@ def build(board, profile, esp32_scale, Serial):
     if ctl:
         from shove.boards.virtual_bench import Bench
 
-        board.bench = Bench(board, ctl)
-        board.flash.attach(board.bench.send)
+        board.bench = Bench(board, ctl)  # (it takes the flash's reports too)
     # the parts' own methods, called straight
     board.ticks_us, board.ticks_ms = board.clock.ticks_us, board.clock.ticks_ms
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
