@@ -278,6 +278,8 @@ def run(steps, cap=None, heapsize=HEAP, driver=True):
         raise RuntimeError("the WebAssembly run failed:\n%s\n%s" % (out[-3000:], proc.stderr[-3000:]))
     steps_info = json.loads(st[-1][6:])
     if not rep:
+        if cap:  # the heap stayed full to the end (see tour): no report, the step counts say what failed
+            return None, [16 * int(m) for m in re.findall(r"max free sz: (\d+)", out)], steps_info
         raise RuntimeError("the tour did not report: %s" % steps_info)
     free = [16 * int(m) for m in re.findall(r"max free sz: (\d+)", out)]
     return json.loads(rep[-1]), free, steps_info
@@ -290,6 +292,14 @@ def tour(cap=None, darts=1000, people_only=False):
     firmware hold."""
     steps = tour_steps(darts, people_only)
     r, free, st = run(steps, cap)
+    if r is None:
+        # Under a cap the firmware did not fit and the heap stayed full to
+        # the end: steps whose own code could not be compiled raised
+        # MemoryError at the port's top level, and not even the report could
+        # run. The step counts are all there is: at least one memory error.
+        return {"people_peak": None, "memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"],
+                "largest_free_block": free[-1] if free else None, "cap": cap, "failed": st["failed"],
+                "reported": False}
     d = r["harness"]
     # memory errors: caught by a step's guard, reported by the firmware
     # (no_memory), or raised out of a step; steps_failed: any step that
@@ -324,6 +334,10 @@ def _step_name(steps, i):
 
 def soak(darts=10000, cap=PLAY_CAP):
     r, free, st = run(soak_steps(darts), cap)
+    if r is None:  # the heap stayed full to the end (see tour)
+        return {"darts": darts, "cap": cap, "creep": None, "least_free_block": min(free) if free else None,
+                "memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "failed": st["failed"],
+                "reported": False}
     d = r["harness"]
     # creep: the live heap as a game begins, the first time past dart 100 against the last
     # (0 if no game was won after dart 100: a run too short to tell)
