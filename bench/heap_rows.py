@@ -24,9 +24,14 @@ def rows(w):
         ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
-        ("  heap capped at 56 KB: game between people (idem)", "%d MemoryError (goal 0)%s" % (
-            p["memory_errors"], _failed(p))),
+        ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
+            _errors(p), _failed(p))),
     ] + _demand_rows(t)
+
+
+def _errors(run):
+    """The count; "at least" when the run could not report (its heap stayed full to the end)."""
+    return ("%d" if run.get("reported", True) else "at least %d") % run["memory_errors"]
 
 
 def _failed(run):
@@ -71,7 +76,9 @@ ROLE = {  # when each module's code is in the heap
     "shove.boards.virtual_esp32": "virtual board, ESP32 timing model", "shove.boards.virtual_uart":
     "virtual board, ESP32 timing model", "shove.boards.virtual_bench": "virtual board run by the simulator",
     "shove.boards.esp32": "the chip's board layer in place of the virtual one (weighed here as bytecode, "
-                          "`machine` stubbed; with safe boot's `safeboot` and `chip`, which it loads and keeps)",
+                          "`machine` stubbed)",
+    "shove.boards.esp32_setup": "the chip's board: its making, the watchdog's start, the doctor's line test "
+                                "(with safe boot's `chip` and `safeboot` for them; each let go after)",
     "shove.pacing": "always", "shove.keeper": "always", "shove.strip": "always", "shove.jstore": "always",
 }
 
@@ -110,9 +117,11 @@ def module_table(w):
     if c and p:
         lines.append("")
         lines.append("Capped: at 112 KB the whole tour %d MemoryError, %d steps failed, largest free block "
-                     "after %d B; at 56 KB the people's game %d MemoryError, %d steps failed."
+                     "after %d B; at 56 KB the people's game %s MemoryError, %d steps failed%s."
                      % (c["memory_errors"], c.get("steps_failed", 0), c["largest_free_block"] or 0,
-                        p["memory_errors"], p.get("steps_failed", 0)))
+                        _errors(p), p.get("steps_failed", 0),
+                        "" if p.get("reported", True) else " (the firmware did not fit: the App could not "
+                        "start, and the heap stayed full to the end, the tour's report included)"))
     return "\n".join(lines)
 
 

@@ -278,6 +278,8 @@ def run(steps, cap=None, heapsize=HEAP, driver=True):
         raise RuntimeError("the WebAssembly run failed:\n%s\n%s" % (out[-3000:], proc.stderr[-3000:]))
     steps_info = json.loads(st[-1][6:])
     if not rep:
+        if cap:  # the heap stayed full to the end (see tour): no report, the step counts say what failed
+            return None, [16 * int(m) for m in re.findall(r"max free sz: (\d+)", out)], steps_info
         raise RuntimeError("the tour did not report: %s" % steps_info)
     free = [16 * int(m) for m in re.findall(r"max free sz: (\d+)", out)]
     return json.loads(rep[-1]), free, steps_info
@@ -290,6 +292,14 @@ def tour(cap=None, darts=1000, people_only=False):
     firmware hold."""
     steps = tour_steps(darts, people_only)
     r, free, st = run(steps, cap)
+    if r is None:
+        # Under a cap the firmware did not fit and the heap stayed full to
+        # the end: steps whose own code could not be compiled raised
+        # MemoryError at the port's top level, and not even the report could
+        # run. The step counts are all there is: at least one memory error.
+        return {"people_peak": None, "memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"],
+                "largest_free_block": free[-1] if free else None, "cap": cap, "failed": st["failed"],
+                "reported": False}
     d = r["harness"]
     # memory errors: caught by a step's guard, reported by the firmware
     # (no_memory), or raised out of a step; steps_failed: any step that
@@ -324,6 +334,10 @@ def _step_name(steps, i):
 
 def soak(darts=10000, cap=PLAY_CAP):
     r, free, st = run(soak_steps(darts), cap)
+    if r is None:  # the heap stayed full to the end (see tour)
+        return {"darts": darts, "cap": cap, "creep": None, "least_free_block": min(free) if free else None,
+                "memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "failed": st["failed"],
+                "reported": False}
     d = r["harness"]
     # creep: the live heap as a game begins, the first time past dart 100 against the last
     # (0 if no game was won after dart 100: a run too short to tell)
@@ -356,6 +370,7 @@ LAZY = ("safeboot", "startup", "chip", "loading", "journal", "boards.virtual_set
 # class and function definitions): enough to weigh its code here, where there is no chip.
 MACHINE_SHIM = b"class Pin:\n    IN = OUT = OPEN_DRAIN = PULL_UP = 0\n"
 ESP32 = "shove.boards.esp32"
+ESP32_SETUP = "shove.boards.esp32_setup"  # its making, the watchdog's start, the line test: loaded for them
 
 
 def _stage_esp32(tmp, files):
@@ -364,13 +379,14 @@ def _stage_esp32(tmp, files):
     the heap), for its weight only."""
     from hapenny import firmware
 
-    rel = "shove/boards/esp32.py"
-    py = Path(tmp) / "esp32" / rel
-    py.parent.mkdir(parents=True, exist_ok=True)
-    py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
-    out = py.with_suffix(".mpy")
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)
-    files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
+    for rel in ("shove/boards/esp32.py", "shove/boards/esp32_setup.py"):
+        py = Path(tmp) / "esp32" / rel
+        py.parent.mkdir(parents=True, exist_ok=True)
+        py.write_text(DECORATOR.sub("", (firmware.FIRMWARE / rel).read_text()))
+        out = py.with_suffix(".mpy")
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)],
+                       check=True)
+        files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
     files["/shim/machine.py"] = MACHINE_SHIM
 
 
@@ -386,7 +402,7 @@ def module_costs():
     # what each gives back (its names stay interned: the rest of its cost)
     lazy = [m for m in reversed(mods) if m[6:] in LAZY]
     # the readings go into a list made whole first: its growth would count
-    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 2), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
+    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 4), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
     k = 1
     for m in mods:
         steps += ["import " + m, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
@@ -394,8 +410,11 @@ def module_costs():
     for m in lazy:
         steps += ["from shove import release; release(%r)" % m[6:], COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
         k += 1
-    # the ESP32 layer last, once safe boot's modules are let go: it loads them again and keeps them
-    steps += ["import " + ESP32, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k, "print('SEQ', H.T.seq)"]
+    # the ESP32 layer last, then its making's module (imported and let go)
+    steps += ["import " + ESP32, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k,
+              "import " + ESP32_SETUP, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % (k + 1),
+              "from shove import release; release('boards.esp32_setup')", COLLECT,
+              "H.measure(); H.T.seq[%d] = H.T.last" % (k + 2), "print('SEQ', H.T.seq)"]
     mod = ensure_package()
     with tempfile.TemporaryDirectory() as tmp:
         files = stage(tmp)
@@ -406,6 +425,7 @@ def module_costs():
         proc = subprocess.run(["node", str(ROOT / "bench" / "wasm_heap.mjs"), str(man)], capture_output=True,
                               text=True, timeout=600)
         files_esp32 = files["/flash/shove/boards/esp32.mpy"]
+        files_setup = files["/flash/shove/boards/esp32_setup.mpy"]
         sizes = {m: len(files.get("/flash/" + m.replace(".", "/") + ".mpy",
                                   files.get("/flash/" + m.replace(".", "/") + "/__init__.mpy", b""))) for m in mods}
     seq = [ln for ln in proc.stdout.splitlines() if ln.startswith("SEQ ")]
@@ -416,7 +436,8 @@ def module_costs():
     rel = live[len(mods):]
     for m, a, b in zip(lazy, rel, rel[1:]):
         out[m]["released"] = a - b
-    out[ESP32] = {"heap": live[-1] - live[-2], "mpy": len(files_esp32)}
+    out[ESP32] = {"heap": live[-3] - live[-4], "mpy": len(files_esp32)}
+    out[ESP32_SETUP] = {"heap": live[-2] - live[-3], "mpy": len(files_setup), "released": live[-2] - live[-1]}
     return out
 
 

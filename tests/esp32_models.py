@@ -306,21 +306,35 @@ def esp32(clock=None, chip="Generic ESP32 module with ESP32"):
         spec = importlib.util.spec_from_file_location("esp32_under_test", FIRMWARE / "shove/boards/esp32.py")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        # the board's making (imported by Board() as shove.boards.esp32_setup), against the same models
+        spec = importlib.util.spec_from_file_location("esp32_setup_under_test", FIRMWARE / "shove/boards/esp32_setup.py")
+        setup = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(setup)
     finally:
         for k, v in saved.items():
             if v is None:
                 sys.modules.pop(k, None)
             else:
                 sys.modules[k] = v
-    had_neo = sys.modules.get("neopixel")
+    import shove.boards
+
+    had = {k: sys.modules.get(k) for k in ("neopixel", "shove.boards.esp32_setup")}
+    had_attr = getattr(shove.boards, "esp32_setup", None)
     sys.modules["neopixel"] = neo  # imported when a Board is made
+    sys.modules["shove.boards.esp32_setup"] = setup
+    shove.boards.esp32_setup = setup
     try:
         yield mod, mach, ptrs
     finally:
-        if had_neo is None:
-            sys.modules.pop("neopixel", None)
+        for k, v in had.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+        if had_attr is None:
+            del shove.boards.esp32_setup
         else:
-            sys.modules["neopixel"] = had_neo
+            shove.boards.esp32_setup = had_attr
         for k, v in saved_b.items():
             if v is None:
                 delattr(builtins, k)

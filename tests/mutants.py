@@ -100,7 +100,7 @@ MUTANTS = [
     ("firmware/shove/boards/virtual_bench.py", 'st["closing"] = not b.model.idle', 'st["closing"] = False',
      ["tests/hil/test_board.py::test_settling_waits_for_closures_the_scanner_has_not_seen_yet"]),
     # the ESP32 model charging the host's time between two block-device calls as the chip's work
-    ("firmware/shove/boards/virtual_flash.py",
+    ("firmware/shove/boards/virtual_esp32.py",
      "            c.sim(LFS_OP_US)  # since the last operation only littlefs ran",
      "            c.charge()", ["tests/test_portable_on_micropython.py"]),
     # reading in bursts while a stuck crossing is masked: its release would go unseen

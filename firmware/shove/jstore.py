@@ -35,7 +35,6 @@ import binascii
 import os
 
 from shove import store
-from shove.jrec import REC
 
 GAME = "game.jnl"
 DIR = "jnl"
@@ -45,15 +44,15 @@ DIR_RECS = 50  # records a directory takes: 6 segments' commits fill ~3.9 KB of 
 SLACK = 3  # room kept beyond a visit's darts and its `next` (an undo or two)
 
 
-def _ls(path):
+def ls(path):
     try:
         return os.listdir(path)
     except OSError:
         return []
 
 
-def _rmtree(path):
-    for name in _ls(path):
+def rmtree(path):
+    for name in ls(path):
         try:
             os.remove(path + "/" + name)
         except OSError:
@@ -77,38 +76,10 @@ class Store:
         self.f = None  # the open segment, and the records it holds
         self.seg_n = 0
 
-    def load(self):
-        """game.jnl and its segments -> (bytes of game.jnl, records after it),
-        or None without a game. Stale directories (of a replaced file) go."""
-        self.close()
-        data = store.read(GAME)
-        if data is None:
-            self._clear()
-            return None
-        tok = "%08x" % (binascii.crc32(data) & 0xFFFFFFFF)
-        self.tok = tok
-        dirs = []
-        for name in _ls(DIR):
-            if name.startswith(tok + "."):
-                dirs.append((int(name[9:]), name))
-            else:
-                _rmtree(DIR + "/" + name)
-        dirs.sort()
-        recs = bytearray()
-        self.dir = None
-        for d, name in dirs:
-            segs = sorted(int(s) for s in _ls(DIR + "/" + name))
-            self.dir = DIR + "/" + name
-            self.dir_recs = 0
-            for s in segs:
-                with open(self.dir + "/%d" % s, "rb") as f:
-                    part = f.read()
-                recs.extend(part)
-                self.dir_recs += len(part) // REC
-        return data, bytes(recs)
-
+    # reading a stored journal back (a start-up's) is shove/loading.py's
+    # load_journal: start-up code, let go once the App runs
     def start(self, nrecs):
-        """After load and replay: records 0..nrecs-1 are stored (the next
+        """After load_journal and replay: records 0..nrecs-1 are stored (the next
         record opens a segment of its own)."""
         self.recs = nrecs
 
@@ -131,19 +102,20 @@ class Store:
             # segments would pass for the new game's, so they go first (a
             # cut then leaves this very file, without them: the new game)
             self.tok = ""
-            self._clear()
+            self.clear()
         put(GAME, data)
         self.tok = tok
         self.recs = nrecs
-        self._clear()
+        self.clear()
         self._new_dir()  # here, not at the next dart: it costs an erase
         self._open()
 
-    def _clear(self):
+    def clear(self):
+        """No segments but the journal's in use (none without one)."""
         self.close()
-        for name in _ls(DIR):
+        for name in ls(DIR):
             if not name.startswith(self.tok + ".") or not self.tok:
-                _rmtree(DIR + "/" + name)
+                rmtree(DIR + "/" + name)
         self.dir = None
         self.dir_recs = 0
 

@@ -3,10 +3,11 @@
 # each checked; a damaged file is set aside (quarantined) with a notice and
 # defaults are used. Loaded by App.__init__ and let go when it ends, with
 # the profile's and the settings' modules.
+import binascii
 import json
 import sys
 
-from shove import journal, leds, pacing, profile, protocol, scanner, store
+from shove import journal, jrec, jstore, leds, pacing, profile, protocol, scanner, store
 from shove.commands import Commands
 from shove.keeper import Keeper
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
@@ -103,21 +104,52 @@ def read_map(app):
     return bytearray(app.prof.map)
 
 
+def load_journal(js):
+    """game.jnl and its segments -> (bytes of game.jnl, records after it),
+    or None without a game. Stale directories (of a replaced file) go."""
+    js.close()
+    data = store.read(jstore.GAME)
+    if data is None:
+        js.clear()
+        return None
+    tok = "%08x" % (binascii.crc32(data) & 0xFFFFFFFF)
+    js.tok = tok
+    dirs = []
+    for name in jstore.ls(jstore.DIR):
+        if name.startswith(tok + "."):
+            dirs.append((int(name[9:]), name))
+        else:
+            jstore.rmtree(jstore.DIR + "/" + name)
+    dirs.sort()
+    recs = bytearray()
+    js.dir = None
+    for d, name in dirs:
+        segs = sorted(int(s) for s in jstore.ls(jstore.DIR + "/" + name))
+        js.dir = jstore.DIR + "/" + name
+        js.dir_recs = 0
+        for s in segs:
+            with open(js.dir + "/%d" % s, "rb") as f:
+                part = f.read()
+            recs.extend(part)
+            js.dir_recs += len(part) // jrec.REC
+    return data, bytes(recs)
+
+
 def read_game(app, keeper):
     js = keeper.jstore
     try:
-        found = js.load()
+        found = load_journal(js)
         if found is None:
             return None
         game, keeper.jrecs, clean = journal.decode(found[0] + found[1])
     except journal.JournalError as e:
         store.quarantine(GAME_FILE)
-        js.load()  # its segments are stale now
+        load_journal(js)  # its segments are stale now
         _notice(app, GAME_FILE, "%s; the game could not be restored" % e)
         return None
     except (OSError, ValueError) as e:
         store.quarantine(GAME_FILE)
-        js.load()
+        load_journal(js)
         _notice(app, GAME_FILE, "unreadable (%s); the game could not be restored" % e)
         return None
     js.start(keeper.jrecs)

@@ -142,10 +142,3 @@ def event(name, fields=None, tick=None):
         for k in fields:
             out[k] = fields[k]
     return _line(out, tick)
-
-
-def want_int(obj, key, lo, hi, code):
-    v = obj.get(key)
-    if not isinstance(v, int) or isinstance(v, bool) or v < lo or v > hi:
-        raise ProtoError(code, "%s must be a whole number from %d to %d" % (key, lo, hi), obj.get("id"))
-    return v

@@ -337,10 +337,18 @@ def cmd_hint(c, cmd, after):
     return {"hint": hint(c.keeper, level)}
 
 
+def want_int(obj, key, lo, hi, code):
+    """obj[key], a whole number lo..hi (not a bool); ProtoError `code` otherwise."""
+    v = obj.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo or v > hi:
+        raise protocol.ProtoError(code, "%s must be a whole number from %d to %d" % (key, lo, hi), obj.get("id"))
+    return v
+
+
 def cmd_press(c, cmd, after):
-    row = protocol.want_int(cmd, "row", 0, c.prof.rows - 1, "bad_cell")
-    col = protocol.want_int(cmd, "col", 0, c.prof.cols - 1, "bad_cell")
-    ms = protocol.want_int(cmd, "ms", 1, 10000, "bad_cell")
+    row = want_int(cmd, "row", 0, c.prof.rows - 1, "bad_cell")
+    col = want_int(cmd, "col", 0, c.prof.cols - 1, "bad_cell")
+    ms = want_int(cmd, "ms", 1, 10000, "bad_cell")
     if not c.board.press(row, col, ms):
         raise protocol.ProtoError("busy", "too many closures scheduled at once")
     return None
@@ -372,7 +380,7 @@ def save(k, rollback=None):
     try:
         if k.game is None:
             store.remove(keeper.GAME_FILE)
-            k.jstore.load()  # no game: its segments go
+            k.jstore.clear()  # no game: its segments go
         else:
             k._rewrite()
     except OSError as e:

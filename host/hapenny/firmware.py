@@ -44,7 +44,7 @@ PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
 # compiled firmware: the checkout's build/, or the user's cache for an installed package
 BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
 # files only one kind of board needs: a path, or the start of the names of a group
-ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/virtual": "sim"}
+ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/virtual": "sim"}
 ARCH = {"esp32": "xtensawin", "sim": "x64"}
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are

@@ -87,11 +87,11 @@ def test_flash_operations_cost_the_datasheets_times_not_the_hosts_file_io():
             m.clock.t += 400  # the host's file I/O: 40 ms at the factor, if it were charged
             fl.flash_end(kind, n, pages)
 
-        lfs = vf.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
+        lfs = virtual_esp32.LFS_OP_US  # littlefs's own work between two operations, whatever the host took
         spent, _ = m.spent(op, 1, 4096, 0)  # an erase (the first operation: nothing before it)
         assert spent == vf.ERASE_TYP_US, spent
         spent, _ = m.spent(op, 2, 300, 2)  # a program over two pages, its bytes CRC'd by littlefs
-        assert spent == lfs + 2 * vf.PAGE_TYP_US + 300 * vf.LFS_NS_PER_BYTE // 1000, spent
+        assert spent == lfs + 2 * vf.PAGE_TYP_US + 300 * virtual_esp32.LFS_NS_PER_BYTE // 1000, spent
         m.clock.t += 7000  # between two operations: 7 ms of the host's time (a call, the OS): not the chip's
         spent, _ = m.spent(op, 0, 1000, 0)  # a read
         assert spent == lfs + vf.READ_CALL_US + 1000 // vf.READ_BYTES_PER_US + 100, spent

@@ -334,16 +334,16 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
 def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers_code_and_id():
     # `press`: row and col inside the matrix, ms from 1 to 10000 (bad_cell)
     for v in (0, 7, 15):
-        assert protocol.want_int({"row": v}, "row", 0, 15, "bad_cell") == v
+        assert request.want_int({"row": v}, "row", 0, 15, "bad_cell") == v
     for v in (-1, 16, 2.0, True, False, "3", None, [1]):
         try:
-            protocol.want_int({"cmd": "press", "id": [9], "row": v}, "row", 0, 15, "bad_cell")
+            request.want_int({"cmd": "press", "id": [9], "row": v}, "row", 0, 15, "bad_cell")
         except protocol.ProtoError as e:
             assert e.code == "bad_cell" and e.id == [9], v
             continue
         raise AssertionError(v)
     try:  # a field left out is refused the same way
-        protocol.want_int({"cmd": "press"}, "ms", 1, 10000, "bad_cell")
+        request.want_int({"cmd": "press"}, "ms", 1, 10000, "bad_cell")
     except protocol.ProtoError as e:
         assert e.code == "bad_cell" and e.id is None
     else:

@@ -6,23 +6,19 @@
 # of the GPIO registers and the ribbon's electricity (tests/esp32_models.py);
 # everything else here is plain Python run in tests against models of Pin,
 # WDT, Timer and neopixel.
-import array
-import os
 import select
 import sys
 import time
 
 import machine
 import micropython
-from machine import Pin
 
-from shove import chip, safeboot, store
+from shove import release, store
 from shove.pacing import UART_US_PER_BYTE
-from shove.boards.matrix_model import MatrixModel
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 # Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
-# chips keep them elsewhere, hence the chip check in Board().
+# chips keep them elsewhere, hence the chip check in Board() (esp32_setup.py).
 _OUT_W1TS = 0x3FF44008
 _OUT_W1TC = 0x3FF4400C
 _OUT1_W1TS = 0x3FF44014
@@ -99,18 +95,6 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, colmask: ptr32, snap: 
     return (k << 16) | late
 
 
-def col_masks(pins):
-    """The columns' bits in GPIO_IN (pins 0-31) and GPIO_IN1 (32-39)."""
-    m0 = 0
-    m1 = 0
-    for p in pins:
-        if p < 32:
-            m0 |= 1 << p
-        else:
-            m1 |= 1 << (p - 32)
-    return m0, m1
-
-
 def grb(frame, buf):
     """RGB frame bytes into the strip's wire order (WS2812: green, red, blue)."""
     for i in range(0, len(frame), 3):
@@ -119,52 +103,17 @@ def grb(frame, buf):
         buf[i + 2] = frame[i + 2]
 
 
-def check_chip():
-    """Refuse any chip but the classic ESP32 before a register is touched."""
-    why = chip.problem(os.uname().machine)
-    if why:
-        raise chip.ChipError(why)
-
-
 class Board:
     def __init__(self, profile):
-        check_chip()
-        self.name = profile.name
-        self.rows = profile.rows
-        self.cols = profile.cols
-        machine.freq(240000000)
-        self._row_pins = bytearray(profile.row_pins)
-        self._col_pins = bytearray(profile.col_pins)
-        self._colmask = array.array("I", col_masks(profile.col_pins))
-        self._settle = profile.timing["settle_us"] * READS_PER_US  # reads between driving a row and reading
-        self._keep = []
-        self._matrix_pins()
-        self.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
-        # `press` injects closures at the scanner's input through the same model
-        self._inject = MatrixModel(self.rows, self.cols)
-        self._full = (1 << self.cols) - 1
-        self._buttons = []
-        for name in ("next", "undo", "new"):
-            pin = profile.buttons.get(name)
-            pull = None if pin is None or pin >= 34 else Pin.PULL_UP
-            self._buttons.append(Pin(pin, Pin.IN, pull) if pin is not None else None)
-        self.strip_count = 0
-        self._np = None
-        led = profile.leds
-        if led["pin"] >= 0:
-            import neopixel
+        # made by start-up code of its own (esp32_setup.py: the chip's check,
+        # the pins, the strip), let go once the board is made, as the virtual
+        # board's is: that code is in the heap only meanwhile
+        from shove.boards import esp32_setup
 
-            self.strip_count = led["beds"] * 2 * led["per_side"] + led["status"]
-            self._np = neopixel.NeoPixel(Pin(led["pin"], Pin.OUT), self.strip_count)
-        self._wdt = None
-        self._last_loop = time.ticks_ms()
-        self._free_run = False
-        self._timer = None
-        self._spoll = None  # the console's poll, made on first use
-        self._b1 = bytearray(1)
-        self.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
-        self._log = None  # the journal file kept open for appends
-        self._log_path = None
+        try:
+            esp32_setup.build(self, profile, READS_PER_US)
+        finally:
+            release("boards.esp32_setup")
 
     def ticks_us(self):
         return time.ticks_us() & _MASK
@@ -222,39 +171,14 @@ class Board:
                     tx = None
         return k
 
-    def _matrix_pins(self):
-        self._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in self._row_pins]
-        # input-only pins have no pull-up to switch on (the profile says a resistor is
-        # fitted); pull=None switches both pulls off (ports/esp32/machine_pin.c)
-        self._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in self._col_pins]
-
     def line_test(self):
-        """The doctor's line test: every matrix line an input with its
-        pull-up; read which are low with none driven (a short to ground),
-        then drive each low in turn and read which follow it (a short
-        between lines, or a crossing closed). Input-only pins (34-39)
-        cannot drive: their entry is 0. The scan's pin set-up comes back."""
-        pins = bytes(self._row_pins) + bytes(self._col_pins)
-        lines = [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in pins]
+        """The doctor's line test (esp32_setup.py, loaded for it)."""
+        from shove.boards import esp32_setup
 
-        def low():
-            time.sleep_us(200)  # the ribbon's capacitance through a ~45 kOhm pull-up
-            m = 0
-            for i in range(len(lines)):
-                if not lines[i].value():
-                    m |= 1 << i
-            return m
-
-        out = [low()]
-        for i in range(len(lines)):
-            if pins[i] >= 34:
-                out.append(0)
-                continue
-            lines[i].init(Pin.OUT, value=0)
-            out.append(low() & ~(1 << i))
-            lines[i].init(Pin.IN, Pin.PULL_UP)
-        self._matrix_pins()
-        return out
+        try:
+            return esp32_setup.line_test(self)
+        finally:
+            release("boards.esp32_setup")
 
     def press(self, row, col, ms):
         now = time.ticks_us() & _MASK
@@ -343,11 +267,13 @@ class Board:
     # timer feeds it unconditionally, since an ESP32 watchdog cannot stop
     # (ports/esp32/machine_wdt.c). Timer(0) is the one boot.py feeds from
     # after a soft reset: re-initialising it replaces that feeder.
-    def start_watchdog(self, timeout_ms=safeboot.WDT_MS):
-        self._last_loop = time.ticks_ms()
-        self._wdt = machine.WDT(timeout=timeout_ms)
-        self._timer = machine.Timer(0)
-        self._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=self._tick)
+    def start_watchdog(self, timeout_ms=None):
+        from shove.boards import esp32_setup  # once, at the loop's start
+
+        try:
+            esp32_setup.start_watchdog(self, timeout_ms)
+        finally:
+            release("boards.esp32_setup")
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:
@@ -369,5 +295,7 @@ class Board:
 
     def reset(self, deliberate=False):
         if deliberate:  # not a bad start (safeboot.RESET_MARK)
+            from shove import safeboot
+
             machine.RTC().memory(safeboot.RESET_MARK)
         machine.reset()

@@ -157,11 +157,13 @@ class Board:
         return k
 
     def line_test(self):
-        """The doctor's line test (see boards/esp32.py): the lines reading
-        low with none driven, then with each driven low in turn."""
-        now = self.ticks_us()
-        n = self.rows + self.cols
-        return [self.model.line_levels(-1, now)] + [self.model.line_levels(i, now) & ~(1 << i) for i in range(n)]
+        """The doctor's line test (virtual_setup.py's, loaded for it)."""
+        from shove.boards import virtual_setup
+
+        try:
+            return virtual_setup.line_test(self)
+        finally:
+            release("boards.virtual_setup")
 
     def press(self, row, col, ms):
         return self.close_us(row, col, ms * 1000, 0)
@@ -214,16 +216,12 @@ class Board:
     # the ESP32 port's semantics (host/hapenny/sim/runtime/machine.py);
     # elsewhere (a bare unix port) there is no watchdog.
     def start_watchdog(self, timeout_ms=8000):
-        try:
-            import machine
+        from shove.boards import virtual_setup  # once, at the loop's start
 
-            self._wdt = machine.WDT(timeout=timeout_ms)
-            self._run_timers = machine._run_timers
-        except (ImportError, AttributeError):
-            return
-        self._last_loop = time.ticks_ms()
-        self._timer = machine.Timer(0)
-        self._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=self._tick)
+        try:
+            virtual_setup.start_watchdog(self, timeout_ms)
+        finally:
+            release("boards.virtual_setup")
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < 3000:

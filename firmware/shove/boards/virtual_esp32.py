@@ -8,12 +8,13 @@
 #   HAPENNY_ESP32_SCALE overrides it);
 # - the simulator's own work (the electrical model, the control channel, the
 #   host's file I/O) not at all: a fixed cost of the chip's stands for it;
-# - the UART (virtual_uart.py), the flash (virtual_flash.py's Esp32Flash)
-#   and the strip, at the chip's figures.
+# - the UART (virtual_uart.py), the flash (Esp32Flash below, on
+#   virtual_flash.py's Flash) and the strip, at the chip's figures.
 import time
 
 from shove import scanner
 from shove.boards.virtual_clock import MASK, READ_US, STALL_US, STRETCH_US, Clock, host_open
+from shove.boards.virtual_flash import Flash
 
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
@@ -154,3 +155,49 @@ class Esp32Clock(Clock):
                 k = n
         self.sim(0)
         return k
+
+
+# littlefs's own work (C) is charged from what it does, not from this
+# machine's time between two operations (that holds the call into the
+# Python block device, which the chip's C one does not make, and whatever
+# the OS takes, both far above littlefs's own microseconds): LFS_OP_US an
+# operation for its cache and tag bookkeeping, and LFS_NS_PER_BYTE for every
+# byte read or programmed, which littlefs checks or makes a CRC of
+# (lfs2_crc in lfs2_util.c: a 16-entry table, two steps a byte, some 20
+# cycles at 240 MHz; 100 ns errs slow).
+LFS_OP_US = 10
+LFS_NS_PER_BYTE = 100
+
+
+class Esp32Flash(Flash):
+    """The ESP32 timing model: each operation's time charged to the board's
+    clock, with the host's file I/O behind it not counted; bytes the host
+    writes keep arriving in the UART's ring through the stall."""
+
+    def __init__(self, clock, uart):
+        super().__init__(clock)
+        self.uart = uart
+        self._mark = -1  # the board time at the end of the last operation (unchanged since: only littlefs ran)
+
+    def flash_begin(self):
+        c = self.clock
+        if c.total == self._mark:
+            c.sim(LFS_OP_US)  # since the last operation only littlefs ran
+        else:
+            c.charge()  # the firmware's work up to here
+        # what the host has written by now is on the wire from here: the
+        # stall that follows does not stop it arriving, and the ring
+        # (filled by the UART's IRAM interrupt) loses what it cannot hold
+        try:
+            self.uart.advance()
+        except MemoryError:  # a file closed by its finaliser: the heap is locked
+            pass
+        c.sim(0)
+
+    def flash_end(self, kind, n, pages):
+        us = self.cost_us(kind, n, pages)
+        self._run(us)
+        c = self.clock
+        # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
+        c.sim(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))
+        self._mark = c.total

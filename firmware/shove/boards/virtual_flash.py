@@ -5,7 +5,7 @@
 # middle of an operation until the power goes). The block device calls
 # flash_begin() and flash_end() around each operation; the time goes to the
 # board's clock: slept in the plain model (Flash), charged in the ESP32 one
-# (Esp32Flash).
+# (virtual_esp32.py's Esp32Flash, loaded only with that model).
 #
 # Costs, from Winbond's W25Q32FV datasheet (AC electrical characteristics),
 # a common 4 MB SPI NOR flash: sector erase (4 KB) tSE 45 ms typical, 400 ms
@@ -33,16 +33,6 @@ PAGE_TYP_US = 700
 PAGE_MAX_US = 3000
 READ_CALL_US = 15
 READ_BYTES_PER_US = 10
-# littlefs's own work (C) is charged from what it does, not from this
-# machine's time between two operations (that holds the call into the
-# Python block device, which the chip's C one does not make, and whatever
-# the OS takes, both far above littlefs's own microseconds): LFS_OP_US an
-# operation for its cache and tag bookkeeping, and LFS_NS_PER_BYTE for every
-# byte read or programmed, which littlefs checks or makes a CRC of
-# (lfs2_crc in lfs2_util.c: a 16-entry table, two steps a byte, some 20
-# cycles at 240 MHz; 100 ns errs slow).
-LFS_OP_US = 10
-LFS_NS_PER_BYTE = 100
 
 
 class Flash:
@@ -50,7 +40,7 @@ class Flash:
         self.clock = clock
         self.full = False  # a test can make the flash refuse every write
         self.hold = None  # a test can stop the next write at a stage (_wait)
-        self.send = None  # the control channel's report (set by the board when there is one)
+        self.send = None  # the control channel's report (virtual_bench.py sets it, and the counts it reads)
         self._stages = []
         self.busy_us = 0  # board time the flash kept the CPU stalled
         self.board = None  # (set by the board) whose last matrix read starts a stretch
@@ -65,13 +55,6 @@ class Flash:
         self.dev = DEV[0] if DEV else None  # the counting block device under "/"
         if self.dev:
             self.dev.clock = self
-
-    def attach(self, send):
-        """The control channel is there: reports go to it, and a cut inside a
-        flash operation holds the board until the simulator cuts the power."""
-        self.send = send
-        if self.dev:
-            self.dev.on_cut = self._cut
 
     # ---- the block device's calls around each operation ----------------------------
     def flash_begin(self):
@@ -104,42 +87,6 @@ class Flash:
             # erases and programs are slept; reads (tens of us each, fast
             # beside a write) are not: the ESP32 model charges them
             self.clock.io(us)
-
-    def _cut(self):
-        """The power goes in the middle of a flash operation (the control
-        channel's `cut_flash`): the block device has done part of it; wait
-        here for the simulator to cut the power."""
-        self.send({"held": "cut"})
-        while True:
-            time.sleep_ms(100)
-
-    def counts(self):
-        """What littlefs did to the flash since start, and the stall time."""
-        d = self.dev
-        if not d:
-            return {}
-        st = {}
-        for k, v in d.counts().items():
-            st["flash_" + k] = v
-        st["flash_busy_us"] = self.busy_us
-        st["store_max_us"] = self.store_max_us
-        self.store_max_us = 0
-        return st
-
-    def unseen(self, f):
-        """f(), its flash operations neither counted nor timed: the test
-        bench's doing (the stats it asks for load modules from the flash)."""
-        d = self.dev
-        if not d:
-            return f()
-        was = d.counts()
-        d.clock = None
-        try:
-            return f()
-        finally:
-            d.clock = self
-            d.erases, d.programs, d.pages = was["erases"], was["programs"], was["pages"]
-            d.prog_bytes, d.reads, d.read_bytes = was["prog_bytes"], was["reads"], was["read_bytes"]
 
     # ---- the board's storage calls --------------------------------------------------
     def read_file(self, path):
@@ -210,37 +157,3 @@ class Flash:
             self.send({"held": stage})
             while True:  # until the power is cut
                 time.sleep_ms(100)
-
-
-class Esp32Flash(Flash):
-    """The ESP32 timing model: each operation's time charged to the board's
-    clock, with the host's file I/O behind it not counted; bytes the host
-    writes keep arriving in the UART's ring through the stall."""
-
-    def __init__(self, clock, uart):
-        super().__init__(clock)
-        self.uart = uart
-        self._mark = -1  # the board time at the end of the last operation (unchanged since: only littlefs ran)
-
-    def flash_begin(self):
-        c = self.clock
-        if c.total == self._mark:
-            c.sim(LFS_OP_US)  # since the last operation only littlefs ran
-        else:
-            c.charge()  # the firmware's work up to here
-        # what the host has written by now is on the wire from here: the
-        # stall that follows does not stop it arriving, and the ring
-        # (filled by the UART's IRAM interrupt) loses what it cannot hold
-        try:
-            self.uart.advance()
-        except MemoryError:  # a file closed by its finaliser: the heap is locked
-            pass
-        c.sim(0)
-
-    def flash_end(self, kind, n, pages):
-        us = self.cost_us(kind, n, pages)
-        self._run(us)
-        c = self.clock
-        # the host's file I/O is not the chip's; littlefs's CRC of the bytes is
-        c.sim(us + (n * LFS_NS_PER_BYTE // 1000 if kind != 1 else 0))
-        self._mark = c.total

@@ -1,13 +1,15 @@
 # The virtual board's making (boards/virtual.py's Board): its state, and the
-# timing model picked once (its clock, console and flash). Start-up code,
-# loaded while the board is made and let go after.
+# timing model picked once (its clock, console and flash); and its other
+# once-only work, the watchdog's start and the doctor's line test. Start-up
+# and bring-up code, loaded for each and let go after.
 import os
 import select
 import sys
+import time
 
 from shove.boards.matrix_model import MatrixModel
 from shove.boards.virtual_clock import Clock
-from shove.boards.virtual_flash import Esp32Flash, Flash
+from shove.boards.virtual_flash import Flash
 
 
 def build(board, profile, esp32_scale, Serial):
@@ -48,7 +50,7 @@ def build(board, profile, esp32_scale, Serial):
 
         esp32_scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
     if esp32_scale:
-        from shove.boards.virtual_esp32 import Esp32Clock
+        from shove.boards.virtual_esp32 import Esp32Clock, Esp32Flash
         from shove.boards.virtual_uart import Uart
 
         board.clock = Esp32Clock(esp32_scale)
@@ -67,11 +69,32 @@ def build(board, profile, esp32_scale, Serial):
     if ctl:
         from shove.boards.virtual_bench import Bench
 
-        board.bench = Bench(board, ctl)
-        board.flash.attach(board.bench.send)
+        board.bench = Bench(board, ctl)  # (it takes the flash's reports too)
     # the parts' own methods, called straight
     board.ticks_us, board.ticks_ms = board.clock.ticks_us, board.clock.ticks_ms
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (
         fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
+
+
+def start_watchdog(board, timeout_ms):
+    """Armed once at the loop's start; fed from Timer(0) while the loop checks in (Board._tick)."""
+    try:
+        import machine
+
+        board._wdt = machine.WDT(timeout=timeout_ms)
+        board._run_timers = machine._run_timers
+    except (ImportError, AttributeError):
+        return
+    board._last_loop = time.ticks_ms()
+    board._timer = machine.Timer(0)
+    board._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=board._tick)
+
+
+def line_test(board):
+    """The doctor's line test (see boards/esp32_setup.py): the lines reading
+    low with none driven, then with each driven low in turn."""
+    now = board.ticks_us()
+    n = board.rows + board.cols
+    return [board.model.line_levels(-1, now)] + [board.model.line_levels(i, now) & ~(1 << i) for i in range(n)]
