@@ -44,7 +44,7 @@ class Player:
         self._v = []
         self._bad = bytearray(0)
         self._cnt = None  # sides open on each bed (_open)
-        self._tabs = []  # each bed's darts table (_outcomes)
+        self._tabs = []  # each bed's darts table (_open)
         self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
         self._mm = [0] * 16  # values of darts that gift nothing, after their keys (_outcomes)
 
@@ -56,15 +56,18 @@ class Player:
             self.e_num, self.e_bull, self.e_safe = self._e[key]
 
     def _open(self, g):
-        """The marks each side still misses (a list), and self._cnt[bed]: how
+        """The marks each side still misses (a list); self._cnt[bed]: how
         many sides have the bed open, when gifts go anywhere (else None:
-        every ring is free). A side open on a bed that another side also has
-        open aims no higher than it needs there: its darts for the bed come
-        from the safe table."""
+        every ring is free); and self._tabs[bed]: the darts table every side
+        is counted with on that bed (as it stands before the next dart). A
+        side open on a bed that another side also has open aims no higher
+        than it needs there: its darts for the bed come from the safe table.
+        This is the one place that choice is made (after _tables)."""
         nb = g.nb
-        m = g.rules.marks
+        r = g.rules
+        m = r.marks
         marks = g.marks
-        cnt = None if g.n < 2 or g.rules.gift == rules.GIFT_OFF else bytearray(nb)
+        cnt = None if g.n < 2 or r.gift == rules.GIFT_OFF else bytearray(nb)
         self._cnt = cnt
         miss = []
         c = 0
@@ -78,22 +81,27 @@ class Player:
                         cnt[i] += 1
                 c += 1
             miss.append(t)
+        tabs = self._tabs
+        if len(tabs) != nb:
+            tabs = self._tabs = [None] * nb
+        beds = r.beds
+        en = self.e_num
+        es = self.e_safe
+        for i in range(nb):
+            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
         return miss
 
     def remaining(self, g, side):
         """Expected darts (x16) `side` needs to close every bed (after _open)."""
         m = g.rules.marks
-        beds = g.rules.beds
         marks = g.marks
         base = side * g.nb
-        cnt = self._cnt
-        en = self.e_num
-        es = self.e_safe
+        tabs = self._tabs
         t = 0
         for i in range(g.nb):
             k = m - marks[base + i]
             if k:
-                t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]
+                t += tabs[i][k]
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
@@ -130,19 +138,11 @@ class Player:
         bad = self._bad
         marks = g.marks
         miss = self._open(g)
-        cnt = self._cnt
         m = r.marks
         beds = r.beds
-        # each bed's darts table, the thrower's and a gift's taker's alike (as
-        # the bed stands before the dart: safe while two sides have it open);
-        # remaining() for every side, in one pass
+        # each bed's darts table (_open), the thrower's and a gift's taker's
+        # alike; remaining() for every side, in one pass
         tabs = self._tabs
-        if len(tabs) != nb:
-            tabs = self._tabs = [None] * nb
-        en = self.e_num
-        es = self.e_safe
-        for i in range(nb):
-            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
         rem = []
         c = 0
         for s in range(n):
