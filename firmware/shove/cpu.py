@@ -12,6 +12,7 @@
 # another target would not. Arithmetic in the hot loops is on small ints.
 import json
 import math
+from array import array
 
 from shove import cpuloops, protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
@@ -31,6 +32,9 @@ class Player:
         face, lv, self.scatter, self._e = tables or _load(level)
         if lv != level:
             raise ValueError("cpu.dat: level %d found" % lv)
+        # per aim slot, for cpuloops.dot: the chances, how many, the bias
+        # its sum carries, and the first sector's offset
+        self._ang = [(array("H", a), len(a), sum(a) * cpuloops.BIAS, lo) for lo, a, _ in self.scatter]
         self.level = level
         # what a gifted mark costs, as a multiple of the darts it saves the
         # taker: a steady hand gifts only by choice, and three times held it
@@ -259,10 +263,11 @@ class Player:
         # laid out twice round from ten sectors back (entry j is sector
         # j - 10, modulo 20): a window's offsets run -10..9
         # (bench/cpu_tables.py), so it needs no modulo. An aim's value is
-        # then one multiply-add per sector it can reach.
+        # then one multiply-add per sector it can reach (cpuloops.dot, which
+        # reads each value plus its BIAS).
         global _W
         if _W is None:
-            _W = ([[0] * 40, [0] * 40, [0] * 40, [0] * 40, [0] * 40], [0] * 5)
+            _W = ([array("H", bytes(80)) for _ in range(5)], [0] * 5)
         w, bw = _W
         for slot in range(5):
             lo, ang, rad = self.scatter[slot]
@@ -277,15 +282,15 @@ class Player:
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
+                x += 16384  # cpuloops.BIAS
                 ws[q + 10] = x
                 ws[q - 10 if q >= 10 else q + 30] = x
-            if bull:
-                b = 3 * bull - 3
-                bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead) >> 12  # outer bull, bull
-            else:
-                bw[slot] = 0
+            # what the bull adds (outer bull, bull), x ONE, less the bias of cpuloops.dot's sum
+            x = rad[5] * (v[3 * bull - 3] - dead) + rad[4] * (v[3 * bull - 2] - dead) >> 12 if bull else 0
+            bw[slot] = (x << 12) - self._ang[slot][2]
         cands = [] if every else None
         dot = cpuloops.dot
+        angs = self._ang
         best = -ONE * WIN - 1
         best_code = 0
         best_safe = -ONE * WIN - 1
@@ -293,10 +298,8 @@ class Player:
         for num in range(21):  # 0: the bull
             bi = bedidx[num] - 1 if num else bull - 1
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
-                lo, ang, rad = self.scatter[slot]
-                ws = w[slot]
-                q = pos[num] + lo + 10
-                ev = dot(ang, ws, q) + (bw[slot] << 12)  # x ONE, over a dead dart's value
+                a, na, _, lo = angs[slot]
+                ev = dot(a, w[slot], pos[num] + lo + 10, na) + bw[slot]  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double
