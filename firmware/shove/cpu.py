@@ -253,6 +253,7 @@ class Player:
         v = self._v
         bad = self._bad
         order = throwing.ORDER
+        bias = cpuloops.BIAS
         pos = throwing.POS
         bedidx = bytearray(26)  # number -> bed index + 1
         for i in range(g.nb):
@@ -282,7 +283,7 @@ class Player:
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
-                x += 16384  # cpuloops.BIAS
+                x += bias
                 ws[q + 10] = x
                 ws[q - 10 if q >= 10 else q + 30] = x
             # what the bull adds (outer bull, bull), x ONE, less the bias of cpuloops.dot's sum
