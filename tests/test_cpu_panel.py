@@ -154,10 +154,13 @@ def test_publish_writes_the_table_between_its_markers(tmp_path, monkeypatch):
     doc.write_text("# before\n%s\nold\n%s\nafter\n" % (cpu_panel.BEGIN, cpu_panel.END))
     monkeypatch.setattr(cpu_panel, "DOC", doc)
     r, _ = cpu_panel.row("cpu", ("greedy",), 4, "no-gift", 6, None)
-    cpu_panel.publish([r], 6)
+    # a mixed-panel row under another rule set than classic is outside the plan: not published
+    outside = dict(r, against="tips+blocker", variant="progressive", goal=1 / 3)
+    cpu_panel.publish([r, outside], 6)
     text = doc.read_text()
     assert text.startswith("# before\n") and text.endswith("after\n") and "old" not in text
     assert "| cpu | greedy | 4 | no-gift | 6 | %d |" % r["wins"] in text
+    assert "tips+blocker" not in text
     assert "1 of the 132 planned rows were run" in text
     doc.write_text("no markers")
     try:
