@@ -184,10 +184,12 @@ def plan(levels, variants):
 
 def select(rows, only):
     """The rows of `plan` of the kinds in `only`, comma-separated: cpu, coach,
-    pairs (the computer against one member), multi, or a member's name (the
-    computer against that member alone)."""
+    pairs (the computer against one member), multi (3 and 4 sides), multi3
+    or multi4 (one of them), or a member's name (the computer against that
+    member alone)."""
     kinds = only.split(",")
     return [r for r in rows if r[0] in kinds or ("multi" in kinds and len(r[1]) > 1)
+            or "multi%d" % (len(r[1]) + 1) in kinds
             or ("pairs" in kinds and r[0] == "cpu" and len(r[1]) == 1)
             or (r[0] == "cpu" and len(r[1]) == 1 and r[1][0] in kinds)]
 

@@ -179,4 +179,5 @@ def test_rows_can_be_picked_by_kind_and_by_member():
     assert {(r[0], r[1]) for r in picked} == {("cpu", ("cautious",)), ("coach", ("tips",))}
     assert len(picked) == 2 * 3 * 2
     assert all(len(r[1]) > 1 for r in cpu_panel.select(rows, "multi")) and len(cpu_panel.select(rows, "multi")) == 6
+    assert [len(r[1]) for r in cpu_panel.select(rows, "multi4")] == [3, 3, 3]  # 4 sides: three opponents
     assert {r[1] for r in cpu_panel.select(rows, "pairs")} == {(m,) for m in ("tips", "greedy", "blocker", "cautious")}
