@@ -184,10 +184,12 @@ def plan(levels, variants):
 
 def select(rows, only):
     """The rows of `plan` of the kinds in `only`, comma-separated: cpu, coach,
-    pairs (the computer against one member), multi, or a member's name (the
-    computer against that member alone)."""
+    pairs (the computer against one member), multi (3 and 4 sides), multi3
+    or multi4 (one of them), or a member's name (the computer against that
+    member alone)."""
     kinds = only.split(",")
     return [r for r in rows if r[0] in kinds or ("multi" in kinds and len(r[1]) > 1)
+            or "multi%d" % (len(r[1]) + 1) in kinds
             or ("pairs" in kinds and r[0] == "cpu" and len(r[1]) == 1)
             or (r[0] == "cpu" and len(r[1]) == 1 and r[1][0] in kinds)]
 
@@ -213,7 +215,7 @@ def main():
         pass
     done = json.loads(out.read_text()) if out.exists() and ("--resume" in a or "--table" in a) else []
     if "--table" in a:  # publish what a run (perhaps cut short) has written, playing nothing
-        print(table(done))
+        print(table(planned(done)))
         if "--publish" in a:
             publish(done, games)
         return
@@ -279,8 +281,17 @@ def summary(rows, games):
     return "\n".join(out)
 
 
+def planned(rows):
+    """The rows of the full plan (every level and rule set): a run with a
+    single rule set also plays its 3- and 4-sided rows under it, which the
+    plan has under `classic` only, and those are left out of the table."""
+    keys = {(s, "+".join(o), lv, v) for s, o, lv, v in plan([1, 2, 3, 4, 5, 6], VARIANTS)}
+    return [r for r in rows if (r["side"], r["against"], r["level"], r["variant"]) in keys]
+
+
 def publish(rows, games):
-    """Write the table and its summary into docs/computer.md between the markers."""
+    """Write the table and its summary (the plan's rows) into docs/computer.md between the markers."""
+    rows = planned(rows)
     text = DOC.read_text()
     if BEGIN not in text or END not in text:
         raise SystemExit("docs/computer.md has no panel table markers")

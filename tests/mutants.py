@@ -84,8 +84,8 @@ MUTANTS = [
     ("firmware/shove/cpu.py", "        self.moves = g.moves()\n        self.wait = pace\n", "",
      ["tests/portable/test_cpu.py"]),
     # the computer's darts tables: the safe one only where another side has the bed open
-    ("firmware/shove/cpu.py", "t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]",
-     "t += (self.e_bull if beds[i] == 25 else es if cnt else en)[k]",
+    ("firmware/shove/cpu.py", "tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en",
+     "tabs[i] = self.e_bull if beds[i] == 25 else es if cnt else en",
      ["tests/portable/test_cpu.py::test_a_bed_another_side_has_open_is_counted_with_the_safe_table"]),
     # a gifted mark counts several times what it saves its taker (three from level 3 up): the
     # oracle adds the others

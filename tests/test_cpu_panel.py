@@ -154,10 +154,13 @@ def test_publish_writes_the_table_between_its_markers(tmp_path, monkeypatch):
     doc.write_text("# before\n%s\nold\n%s\nafter\n" % (cpu_panel.BEGIN, cpu_panel.END))
     monkeypatch.setattr(cpu_panel, "DOC", doc)
     r, _ = cpu_panel.row("cpu", ("greedy",), 4, "no-gift", 6, None)
-    cpu_panel.publish([r], 6)
+    # a mixed-panel row under another rule set than classic is outside the plan: not published
+    outside = dict(r, against="tips+blocker", variant="progressive", goal=1 / 3)
+    cpu_panel.publish([r, outside], 6)
     text = doc.read_text()
     assert text.startswith("# before\n") and text.endswith("after\n") and "old" not in text
     assert "| cpu | greedy | 4 | no-gift | 6 | %d |" % r["wins"] in text
+    assert "tips+blocker" not in text
     assert "1 of the 132 planned rows were run" in text
     doc.write_text("no markers")
     try:
@@ -176,4 +179,5 @@ def test_rows_can_be_picked_by_kind_and_by_member():
     assert {(r[0], r[1]) for r in picked} == {("cpu", ("cautious",)), ("coach", ("tips",))}
     assert len(picked) == 2 * 3 * 2
     assert all(len(r[1]) > 1 for r in cpu_panel.select(rows, "multi")) and len(cpu_panel.select(rows, "multi")) == 6
+    assert [len(r[1]) for r in cpu_panel.select(rows, "multi4")] == [3, 3, 3]  # 4 sides: three opponents
     assert {r[1] for r in cpu_panel.select(rows, "pairs")} == {(m,) for m in ("tips", "greedy", "blocker", "cautious")}

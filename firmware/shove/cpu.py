@@ -12,6 +12,7 @@
 # another target would not. Arithmetic in the hot loops is on small ints.
 import json
 import math
+from array import array
 
 from shove import cpuloops, protocol, rules, segments, throwing
 from shove.scanner import ticks_diff
@@ -31,6 +32,9 @@ class Player:
         face, lv, self.scatter, self._e = tables or _load(level)
         if lv != level:
             raise ValueError("cpu.dat: level %d found" % lv)
+        # per aim slot, for cpuloops.dot: the chances, how many, the bias
+        # its sum carries, and the first sector's offset
+        self._ang = [(array("H", a), len(a), sum(a) * cpuloops.BIAS, lo) for lo, a, _ in self.scatter]
         self.level = level
         # what a gifted mark costs, as a multiple of the darts it saves the
         # taker: a steady hand gifts only by choice, and three times held it
@@ -44,7 +48,7 @@ class Player:
         self._v = []
         self._bad = bytearray(0)
         self._cnt = None  # sides open on each bed (_open)
-        self._tabs = []  # each bed's darts table (_outcomes)
+        self._tabs = []  # each bed's darts table (_open)
         self._col = bytearray(0)  # the opponents' needs on a bed (_outcomes)
         self._mm = [0] * 16  # values of darts that gift nothing, after their keys (_outcomes)
 
@@ -56,15 +60,18 @@ class Player:
             self.e_num, self.e_bull, self.e_safe = self._e[key]
 
     def _open(self, g):
-        """The marks each side still misses (a list), and self._cnt[bed]: how
+        """The marks each side still misses (a list); self._cnt[bed]: how
         many sides have the bed open, when gifts go anywhere (else None:
-        every ring is free). A side open on a bed that another side also has
-        open aims no higher than it needs there: its darts for the bed come
-        from the safe table."""
+        every ring is free); and self._tabs[bed]: the darts table every side
+        is counted with on that bed (as it stands before the next dart). A
+        side open on a bed that another side also has open aims no higher
+        than it needs there: its darts for the bed come from the safe table.
+        This is the one place that choice is made (after _tables)."""
         nb = g.nb
-        m = g.rules.marks
+        r = g.rules
+        m = r.marks
         marks = g.marks
-        cnt = None if g.n < 2 or g.rules.gift == rules.GIFT_OFF else bytearray(nb)
+        cnt = None if g.n < 2 or r.gift == rules.GIFT_OFF else bytearray(nb)
         self._cnt = cnt
         miss = []
         c = 0
@@ -78,22 +85,27 @@ class Player:
                         cnt[i] += 1
                 c += 1
             miss.append(t)
+        tabs = self._tabs
+        if len(tabs) != nb:
+            tabs = self._tabs = [None] * nb
+        beds = r.beds
+        en = self.e_num
+        es = self.e_safe
+        for i in range(nb):
+            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
         return miss
 
     def remaining(self, g, side):
         """Expected darts (x16) `side` needs to close every bed (after _open)."""
         m = g.rules.marks
-        beds = g.rules.beds
         marks = g.marks
         base = side * g.nb
-        cnt = self._cnt
-        en = self.e_num
-        es = self.e_safe
+        tabs = self._tabs
         t = 0
         for i in range(g.nb):
             k = m - marks[base + i]
             if k:
-                t += (self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en)[k]
+                t += tabs[i][k]
         return t
 
     # ---- how good a position is for `me` ----------------------------------------------
@@ -130,19 +142,11 @@ class Player:
         bad = self._bad
         marks = g.marks
         miss = self._open(g)
-        cnt = self._cnt
         m = r.marks
         beds = r.beds
-        # each bed's darts table, the thrower's and a gift's taker's alike (as
-        # the bed stands before the dart: safe while two sides have it open);
-        # remaining() for every side, in one pass
+        # each bed's darts table (_open), the thrower's and a gift's taker's
+        # alike; remaining() for every side, in one pass
         tabs = self._tabs
-        if len(tabs) != nb:
-            tabs = self._tabs = [None] * nb
-        en = self.e_num
-        es = self.e_safe
-        for i in range(nb):
-            tabs[i] = self.e_bull if beds[i] == 25 else es if cnt and cnt[i] > 1 else en
         rem = []
         c = 0
         for s in range(n):
@@ -249,6 +253,7 @@ class Player:
         v = self._v
         bad = self._bad
         order = throwing.ORDER
+        bias = cpuloops.BIAS
         pos = throwing.POS
         bedidx = bytearray(26)  # number -> bed index + 1
         for i in range(g.nb):
@@ -259,10 +264,11 @@ class Player:
         # laid out twice round from ten sectors back (entry j is sector
         # j - 10, modulo 20): a window's offsets run -10..9
         # (bench/cpu_tables.py), so it needs no modulo. An aim's value is
-        # then one multiply-add per sector it can reach.
+        # then one multiply-add per sector it can reach (cpuloops.dot, which
+        # reads each value plus its BIAS).
         global _W
         if _W is None:
-            _W = ([[0] * 40, [0] * 40, [0] * 40, [0] * 40, [0] * 40], [0] * 5)
+            _W = ([array("H", bytes(80)) for _ in range(5)], [0] * 5)
         w, bw = _W
         for slot in range(5):
             lo, ang, rad = self.scatter[slot]
@@ -277,15 +283,15 @@ class Player:
                     x = rs * (v[b] - dead) + rd * (v[b + 1] - dead) + rt * (v[b + 2] - dead) >> 12
                 else:
                     x = 0
+                x += bias
                 ws[q + 10] = x
                 ws[q - 10 if q >= 10 else q + 30] = x
-            if bull:
-                b = 3 * bull - 3
-                bw[slot] = rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead) >> 12  # outer bull, bull
-            else:
-                bw[slot] = 0
+            # what the bull adds (outer bull, bull), x ONE, less the bias of cpuloops.dot's sum
+            x = rad[5] * (v[3 * bull - 3] - dead) + rad[4] * (v[3 * bull - 2] - dead) >> 12 if bull else 0
+            bw[slot] = (x << 12) - self._ang[slot][2]
         cands = [] if every else None
         dot = cpuloops.dot
+        angs = self._ang
         best = -ONE * WIN - 1
         best_code = 0
         best_safe = -ONE * WIN - 1
@@ -293,10 +299,8 @@ class Player:
         for num in range(21):  # 0: the bull
             bi = bedidx[num] - 1 if num else bull - 1
             for slot in (0, 1, 2, 3) if bi >= 0 and num else (2,) if num else (4,):
-                lo, ang, rad = self.scatter[slot]
-                ws = w[slot]
-                q = pos[num] + lo + 10
-                ev = dot(ang, ws, q) + (bw[slot] << 12)  # x ONE, over a dead dart's value
+                a, na, _, lo = angs[slot]
+                ev = dot(a, w[slot], pos[num] + lo + 10, na) + bw[slot]  # x ONE, over a dead dart's value
                 # code offsets (segments: S SI SO D T) of the aims SI, T, S (outer), D
                 code = 3 + (num - 1) * 5 + (1, 4, 0, 3)[slot] if num else segments.DB
                 # the exact hit's bit in bad[]: a single, treble, single, double; the bull's double

@@ -437,6 +437,24 @@ def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
     assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
 
 
+def test_an_aims_sum_over_its_sectors_counts_losses_and_gains_exactly():
+    # the ranking stores each sector's value (a loss or a gain over a dead
+    # dart, up to WIN either way) unsigned with a bias, and the sum takes
+    # the bias off again: the result must be the plain sum, on the chip's
+    # interpreter as in CPython (a value read back unsigned would turn a
+    # loss into a huge gain)
+    from array import array
+    from shove import cpuloops
+    vals = [-cpu.WIN, cpu.WIN, -7, 0, 5, -1, 15999, -15999, 3, -300] * 4  # two rounds of 20 sectors
+    ws = array("H", [x + cpuloops.BIAS for x in vals])
+    for n in (1, 7, 20):
+        chances = [4096 - 151 * i for i in range(n)]
+        ang = array("H", chances)
+        for q in (0, 3, 20 - n + 10):
+            got = cpuloops.dot(ang, ws, q, n) - sum(chances) * cpuloops.BIAS
+            assert got == sum(chances[i] * vals[q + i] for i in range(n)), (n, q, got)
+
+
 def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
     # over virtual time (ms): each of the board's darts and its player change
     # come one pace after the last move, whoever made it; nothing while a
