@@ -97,3 +97,11 @@ def test_a_full_visit_is_read_back_with_a_read_of_the_matrix_after_each_dart():
             rules.segments.name = real
         assert len(st["visit"]) == darts and st == g.to_state(), (darts, st["visit"])
         assert most[0] == 1, (darts, most[0])  # one dart read back between two reads
+
+
+def test_the_games_visit_is_the_states_and_reads_the_matrix_after_each_dart():
+    g = new_game(["Ann", "Bob"], None, "classic", None)
+    throw(g, "T5", "S6")
+    ticks = []
+    assert g.visit(lambda: ticks.append(1)) == g.to_state()["visit"] == [["T5", 0, 3, [], 0], ["S6", 0, 1, [], 0]]
+    assert len(ticks) >= 2  # a long visit's reading back does not blind the scan
