@@ -72,3 +72,16 @@ def test_a_text_console_takes_each_line_whole_unpaced():
     assert got == ["é" * 100 + "\n", "ok\n"]
     tx.flush()
     assert len(got) == 2
+
+
+def test_the_fifo_is_never_given_more_than_its_room_counted_in_whole_bytes():
+    for still_sending_us, room in ((1, UART_FIFO - 1), (UART_US_PER_BYTE, UART_FIFO - 1),
+                                   (UART_US_PER_BYTE + 1, UART_FIFO - 2),
+                                   ((UART_FIFO - 1) * UART_US_PER_BYTE, 1)):
+        now = [5000]
+        tx, port = queue(now)
+        tx.put("y" * 400)
+        assert len(port.calls[0]) == UART_FIFO
+        now[0] = tx.end - still_sending_us  # a part of a byte still in it counts as a byte
+        tx.drain()
+        assert len(port.calls) == 2 and len(port.calls[1]) == room, (still_sending_us, len(port.calls[1]))
