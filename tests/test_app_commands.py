@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from shove import buttons, profile, protocol, rules
+from shove import buttons, journal, profile, protocol, rules
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -23,7 +23,7 @@ def board(tmp_path, monkeypatch):
     d = profile.default_dict()
     d["name"] = "small"
     d["matrix"] = {"rows": [16, 17], "cols": [4, 13]}
-    d["map"] = [[0, 0, "S20"], [0, 1, "T20"], [1, 0, "S5"], [1, 1, "DB"]]
+    d["map"] = [[0, 0, "S20"], [0, 1, "T20"], [1, 0, "S5"]]  # (1, 1): no segment
     (tmp_path / PROFILE_FILE).write_text(json.dumps(d))
     out = Console()
     a, _, clock, cm = _start(monkeypatch, out)
@@ -146,3 +146,170 @@ def test_the_buttons_do_what_the_manual_says(board):
     evs = con.sent()
     nxt = names[(names.index(variant) + 1) % len(names)]
     assert evs[-1]["ev"] == "new" and evs[-1]["state"]["variant"] == nxt and a.keeper.config["variant"] == nxt
+
+
+def test_end_leaves_the_board_with_no_game_on_flash_either(board):
+    a, con, flash = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    assert (flash / GAME_FILE).exists()
+    reply, ev = ask(con, {"id": 2, "cmd": "end"})
+    assert reply["ok"] is True and ev["ev"] == "new" and ev["state"] is None
+    assert a.keeper.game is None and not (flash / GAME_FILE).exists()
+    assert ask(con, {"id": 3, "cmd": "state"}) == [{"id": 3, "ok": True, "state": None}]
+
+
+def test_reset_answers_then_resets_the_board_marked_as_asked_for(board):
+    a, con, _ = board
+    machine = type(a.board).__init__.__globals__["machine"]
+    with pytest.raises(SystemExit):
+        a.commands.handle_line(b'{"id":4,"cmd":"reset"}')
+    assert con.sent() == [{"id": 4, "ok": True}]  # the reply went out whole before the reset
+    assert len(machine.resets) == 1
+    assert machine.rtc_memory == b"hapenny:reset"  # not a bad start (shove/safeboot.py)
+
+
+def test_presses_beyond_what_the_board_can_schedule_are_refused_busy(board):
+    a, con, _ = board
+    got = [ask(con, {"id": i, "cmd": "press", "row": 0, "col": 1, "ms": 5000})[0] for i in range(40)]
+    oks = [r for r in got if r["ok"]]
+    assert oks and oks == got[:len(oks)]  # taken until the schedule is full ...
+    assert all(r["ok"] is False and r["error"] == "busy" and r["msg"] for r in got[len(oks):])
+    assert len(oks) < 40
+
+
+def test_a_request_that_does_not_fit_in_memory_is_refused_and_the_board_goes_on(board, monkeypatch):
+    a, con, _ = board
+
+    def no_room(*args, **kw):
+        raise MemoryError
+
+    monkeypatch.setattr(rules, "new_game", no_room)
+    refused(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]}, "no_memory")
+    assert a.keeper.game is None
+    monkeypatch.undo()
+    reply, _ = ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
+    assert reply["ok"] is True
+
+
+def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, monkeypatch):
+    a, con, flash = board
+    reply, _ = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    ask(con, {"id": 2, "cmd": "throw", "seg": "S5"})
+    before = ask(con, {"id": 3, "cmd": "state"})[0]["state"]
+    kept = (flash / GAME_FILE).read_bytes()
+
+    def full(*args):
+        raise OSError(28, "no space left")
+
+    b = a.board
+    monkeypatch.setattr(b, "write_file", full)
+    monkeypatch.setattr(b, "sync_write", full)
+    monkeypatch.setattr(b, "append_file", full)
+    # a dart, a `next`, an undo, a new game, a configuration: each refused, the game as it was
+    # (in RAM too: RAM and flash never disagree)
+    refused(con, {"id": 4, "cmd": "throw", "seg": "T20"}, "storage")
+    refused(con, {"id": 5, "cmd": "next"}, "storage")
+    refused(con, {"id": 6, "cmd": "undo"}, "storage")
+    refused(con, {"id": 7, "cmd": "new", "players": ["Cy", "Di"]}, "storage")
+    assert ask(con, {"id": 9, "cmd": "state"})[0]["state"] == before
+    monkeypatch.setattr("shove.store.write_atomic", full)
+    refused(con, {"id": 10, "cmd": "config", "set": {"brightness": 3}}, "storage")
+    assert (flash / GAME_FILE).read_bytes() == kept
+    monkeypatch.undo()
+    # the flash takes writes again: the next change is kept, the game whole
+    reply, _ = ask(con, {"id": 11, "cmd": "throw", "seg": "T20"})
+    assert reply["state"]["moves"] == before["moves"] + 1
+    a.board._close_log()
+    found = a.keeper.jstore.load()  # what a start would read back: the game as it is now
+    game, _, clean = journal.decode(found[0] + found[1])
+    assert clean and bytes(game.marks) == bytes(a.keeper.game.marks) and game.moves() == before["moves"] + 1
+
+
+def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says(board, monkeypatch):
+    a, con, _ = board
+    k = a.keeper
+    k.hit(0, 0)  # no game: ignored, counted, said why
+    assert con.sent() == [{"ev": "ignored", "seg": "S20", "row": 0, "col": 0, "why": "no_game", "ignored": 1}]
+    k.hit(1, 1)  # a crossing the map has no segment for
+    assert con.sent() == [{"ev": "unmapped", "row": 1, "col": 1}]
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    k.hit(0, 1)
+    (ev,) = con.sent()
+    assert ev["ev"] == "dart" and ev["seg"] == "T20" and ev["marks"] == 3 and ev["src"] == "matrix"
+    k.hit(1, 0)
+    k.hit(1, 0)
+    assert [e["seg"] for e in con.sent()] == ["S5", "S5"]
+    k.hit(1, 0)  # the visit's three darts are in: held until `next`
+    assert con.sent() == [{"ev": "ignored", "seg": "S5", "row": 1, "col": 0, "why": "hold", "ignored": 1}]
+    assert k.game.moves() == 3
+    ask(con, {"id": 2, "cmd": "next"})
+    # learning the map: a closure is reported, not scored
+    ask(con, {"id": 3, "cmd": "config", "set": {"learn": True}})
+    k.hit(0, 0)
+    assert con.sent() == [{"ev": "raw", "row": 0, "col": 0}]
+    ask(con, {"id": 4, "cmd": "config", "set": {"learn": False}})
+    # a dart the flash refuses: not scored, said so
+    monkeypatch.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    monkeypatch.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    k.hit(0, 0)
+    (ev,) = con.sent()
+    assert ev["ev"] == "refused" and ev["seg"] == "S20" and ev["error"] == "storage" and ev["msg"]
+    assert k.game.moves() == 4
+    monkeypatch.undo()
+    # Bob's visit; then Ann closes 5, her last bed: the dart, then the win
+    k.hit(1, 0)
+    k.hit(1, 0)
+    con.sent()
+    ask(con, {"id": 5, "cmd": "next"})
+    k.hit(1, 0)
+    evs = con.sent()
+    assert [e["ev"] for e in evs] == ["dart", "win"] and evs[-1]["winner"] == 0
+    k.hit(0, 0)
+    assert con.sent()[0]["why"] == "over"
+
+
+def test_auto_next_hands_the_turn_over_once_the_visit_has_been_held_that_long(board):
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "config", "set": {"auto_next_ms": 800}})
+    ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
+    assert k.timers() is False  # nothing acts on its own during a visit
+    for _ in range(3):
+        k.hit(0, 0)
+    held = a.board.ticks_ms()  # the visit's last dart: held from now
+    con.sent()  # (the UART sends meanwhile: time passes)
+    assert k.timers() is True
+    con.clock.advance_ms(held + 790 - a.board.ticks_ms())
+    k.timers()
+    assert con.sent() == [] and k.game.turn == 0
+    con.clock.advance_ms(20)
+    k.timers()
+    (ev,) = con.sent()
+    assert ev["ev"] == "visit" and ev["turn"] == 1 and k.game.turn == 1
+    assert k.timers() is False
+
+
+def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "config", "set": {"cpu_ms": 300}})
+    ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "cpu:5"], "seed": 7})
+    k.hit(0, 0)  # Ann's dart, then her `next`: the board's turn
+    ask(con, {"id": 3, "cmd": "next"})
+    k.hit(0, 0)  # the board's darts are its own to throw
+    (ev,) = con.sent()
+    assert ev["ev"] == "ignored" and ev["why"] == "cpu"
+    evs = []
+    for _ in range(200):
+        if not k.timers():
+            break
+        con.clock.advance_ms(50)
+        evs += con.sent()
+    evs += con.sent()
+    darts = [e for e in evs if e["ev"] == "dart"]
+    assert 1 <= len(darts) <= 3 and all(e["src"] == "cpu" for e in darts)
+    assert evs[-1]["ev"] in ("visit", "win")
+    if evs[-1]["ev"] == "visit":
+        assert evs[-1]["turn"] == 0 and k.game.turn == 0
+    ask(con, {"id": 5, "cmd": "end"})
+    assert k.auto is None  # no side of the board's: its player is let go
