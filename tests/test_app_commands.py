@@ -313,3 +313,21 @@ def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board
         assert evs[-1]["turn"] == 0 and k.game.turn == 0
     ask(con, {"id": 5, "cmd": "end"})
     assert k.auto is None  # no side of the board's: its player is let go
+
+
+def test_a_win_the_gift_left_pending_is_announced_at_the_next_and_a_failed_directory_is_no_refusal(
+        board, monkeypatch):
+    a, con, _ = board
+    k = a.keeper
+    assert k.timers() is False  # no game: nothing acts on its own
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    for seg in ("T5", "next", "T20", "S5", "S5", "next", "S5"):
+        ask(con, {"id": 2, "cmd": "next"} if seg == "next" else {"id": 2, "cmd": "throw", "seg": seg})
+    st = ask(con, {"id": 3, "cmd": "state"})[0]["state"]
+    assert st["pending"] == [1] and st["phase"] == "play"  # Ann's surplus mark closed Bob's last bed
+    # the visit's end makes Bob the winner; the flash could not make the next
+    # visit's directory then, which a later record makes: not a refusal
+    monkeypatch.setattr(k.jstore, "boundary", lambda visit: (_ for _ in ()).throw(OSError(28, "full")))
+    reply, win = ask(con, {"id": 4, "cmd": "next"})
+    assert reply["ok"] is True and reply["state"]["winner"] == 1
+    assert win["ev"] == "win" and win["winner"] == 1 and win["name"] == "Bob" and win["state"] == reply["state"]
