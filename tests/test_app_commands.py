@@ -77,6 +77,8 @@ def test_a_game_through_the_commands_with_their_replies_events_and_refusals(boar
     assert a.renderer.hint_at >= 0
     (reply,) = ask(con, {"id": 10, "cmd": "hint"})
     assert reply["hint"]["level"] == 3  # the default level
+    for level in (1, rules.MAX_LEVEL):  # the bounds are levels
+        assert ask(con, {"id": 10, "cmd": "hint", "level": level})[0]["hint"]["level"] == level
     # the next visit: the reply, then the `visit` event naming the new thrower
     reply, ev = ask(con, {"id": 11, "cmd": "next"})
     assert reply["state"]["turn"] == 1 and ev == {"ev": "visit", "turn": 1, "thrower": "Bob",
@@ -104,6 +106,7 @@ def test_a_game_through_the_commands_with_their_replies_events_and_refusals(boar
         refused(con, {"id": 20, "cmd": "press", "row": row, "col": col, "ms": ms}, "bad_cell")
     assert ask(con, {"id": 21, "cmd": "press", "row": rows - 1, "col": cols - 1, "ms": 30}) == [
         {"id": 21, "ok": True}]
+    assert ask(con, {"id": 21, "cmd": "press", "row": 0, "col": 0, "ms": 1}) == [{"id": 21, "ok": True}]
     # a new game over one in play replaces it
     reply, _ = ask(con, {"id": 22, "cmd": "new", "teams": [["Ann", "Cy"], ["Bob"]], "variant": "pub"})
     assert reply["state"]["variant"] == "pub" and reply["state"]["sides"][0]["members"] == ["Ann", "Cy"]
@@ -122,10 +125,15 @@ def test_the_buttons_do_what_the_manual_says(board):
     a, con, _ = board
     a.commands.button("next", buttons.PRESS)  # no game: refused, said so
     (ev,) = con.sent()
-    assert ev["ev"] == "refused" and ev["button"] == "next" and ev["error"] == "no_game"
+    assert ev["ev"] == "refused" and ev["button"] == "next" and ev["error"] == "no_game" and ev["msg"]
+    ask(con, {"id": 0, "cmd": "config", "set": {"variant": "pub", "players": ["Cy", "Di"]}})
+    a.commands.button("new", buttons.PRESS)  # pressed: nothing until it is let go or held
+    a.commands.button("next", buttons.LONG)  # the next button acts at the press only
+    assert con.sent() == []
     a.commands.button("new", buttons.SHORT)  # a new game of the configured players and variant
     (ev,) = con.sent()
-    variant = a.keeper.config["variant"]
+    variant = "pub"
+    assert [s["name"] for s in ev["state"]["sides"]] == ["Cy", "Di"]
     assert ev["ev"] == "new" and ev["state"]["variant"] == variant and ev["state"]["moves"] == 0
     ask(con, {"id": 1, "cmd": "throw", "seg": "S5"})
     a.commands.button("undo", buttons.SHORT)  # the dart taken back
@@ -229,13 +237,16 @@ def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says
     a, con, _ = board
     k = a.keeper
     k.hit(0, 0)  # no game: ignored, counted, said why
-    assert con.sent() == [{"ev": "ignored", "seg": "S20", "row": 0, "col": 0, "why": "no_game", "ignored": 1}]
+    k.hit(1, 0)
+    assert con.sent() == [{"ev": "ignored", "seg": "S20", "row": 0, "col": 0, "why": "no_game", "ignored": 1},
+                          {"ev": "ignored", "seg": "S5", "row": 1, "col": 0, "why": "no_game", "ignored": 2}]
     k.hit(1, 1)  # a crossing the map has no segment for
     assert con.sent() == [{"ev": "unmapped", "row": 1, "col": 1}]
     ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
     k.hit(0, 1)
     (ev,) = con.sent()
     assert ev["ev"] == "dart" and ev["seg"] == "T20" and ev["marks"] == 3 and ev["src"] == "matrix"
+    assert (ev["row"], ev["col"]) == (0, 1)  # the crossing it came from
     k.hit(1, 0)
     k.hit(1, 0)
     assert [e["seg"] for e in con.sent()] == ["S5", "S5"]
@@ -254,6 +265,7 @@ def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says
     k.hit(0, 0)
     (ev,) = con.sent()
     assert ev["ev"] == "refused" and ev["seg"] == "S20" and ev["error"] == "storage" and ev["msg"]
+    assert (ev["row"], ev["col"]) == (0, 0)
     assert k.game.moves() == 4
     monkeypatch.undo()
     # Bob's visit; then Ann closes 5, her last bed: the dart, then the win
@@ -264,6 +276,7 @@ def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says
     k.hit(1, 0)
     evs = con.sent()
     assert [e["ev"] for e in evs] == ["dart", "win"] and evs[-1]["winner"] == 0
+    assert evs[-1]["name"] == "Ann" and evs[-1]["state"]["winner"] == 0 and evs[-1]["state"]["phase"] == "over"
     k.hit(0, 0)
     assert con.sent()[0]["why"] == "over"
 
@@ -271,22 +284,37 @@ def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says
 def test_auto_next_hands_the_turn_over_once_the_visit_has_been_held_that_long(board):
     a, con, _ = board
     k = a.keeper
-    ask(con, {"id": 1, "cmd": "config", "set": {"auto_next_ms": 800}})
     ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
+    for _ in range(3):
+        k.hit(0, 0)
+    con.sent()
+    con.clock.advance_ms(60000)  # auto next off (the default): the hold waits for `next`
+    k.timers()
+    assert con.sent() == [] and k.game.turn == 0
+    ask(con, {"id": 2, "cmd": "next"})
+    ask(con, {"id": 2, "cmd": "next"})
+    ask(con, {"id": 1, "cmd": "config", "set": {"auto_next_ms": 800}})
     assert k.timers() is False  # nothing acts on its own during a visit
     for _ in range(3):
         k.hit(0, 0)
     held = a.board.ticks_ms()  # the visit's last dart: held from now
     con.sent()  # (the UART sends meanwhile: time passes)
     assert k.timers() is True
-    con.clock.advance_ms(held + 790 - a.board.ticks_ms())
+    con.clock.advance_ms(held + 799 - a.board.ticks_ms())
     k.timers()
     assert con.sent() == [] and k.game.turn == 0
-    con.clock.advance_ms(20)
+    con.clock.advance_ms(1)  # held 800 ms: now
     k.timers()
     (ev,) = con.sent()
     assert ev["ev"] == "visit" and ev["turn"] == 1 and k.game.turn == 1
     assert k.timers() is False
+    # an undo during the hold: the visit goes on, nothing hands it over
+    for _ in range(3):
+        k.hit(0, 0)
+    ask(con, {"id": 3, "cmd": "undo"})
+    con.clock.advance_ms(5000)
+    k.timers()
+    assert con.sent() == [] and k.game.turn == 1 and k.game.darts_left == 1
 
 
 def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
