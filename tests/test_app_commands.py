@@ -359,3 +359,17 @@ def test_a_win_the_gift_left_pending_is_announced_at_the_next_and_a_failed_direc
     reply, win = ask(con, {"id": 4, "cmd": "next"})
     assert reply["ok"] is True and reply["state"]["winner"] == 1
     assert win["ev"] == "win" and win["winner"] == 1 and win["name"] == "Bob" and win["state"] == reply["state"]
+
+
+def test_next_announces_every_visit_that_starts_in_a_bull_off_and_in_a_game_of_one(board):
+    a, con, _ = board
+    reply, _ = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"bull_off": True}})
+    assert reply["state"]["phase"] == "bull_off"
+    reply, ev = ask(con, {"id": 3, "cmd": "next"})  # Ann gives up her dart: Bob's to throw
+    assert reply["state"]["phase"] == "bull_off"
+    assert ev == {"ev": "visit", "turn": 1, "thrower": "Bob", "state": reply["state"]}
+    ask(con, {"id": 4, "cmd": "new", "players": ["Ann"]})  # practice: one side
+    ask(con, {"id": 5, "cmd": "throw", "seg": "S20"})
+    reply, ev = ask(con, {"id": 6, "cmd": "next"})  # her next visit
+    assert ev == {"ev": "visit", "turn": 0, "thrower": "Ann", "state": reply["state"]}
+    assert reply["state"]["darts_left"] == 3
