@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from shove import buttons, journal, profile, protocol, rules
+from shove import buttons, journal, profile, protocol, rules, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -288,7 +288,7 @@ def test_auto_next_hands_the_turn_over_once_the_visit_has_been_held_that_long(bo
     for _ in range(3):
         k.hit(0, 0)
     con.sent()
-    con.clock.advance_ms(60000)  # auto next off (the default): the hold waits for `next`
+    con.clock.advance_ms(5000)  # auto next off (the default): the hold waits for `next`
     k.timers()
     assert con.sent() == [] and k.game.turn == 0
     ask(con, {"id": 2, "cmd": "next"})
@@ -373,3 +373,63 @@ def test_next_announces_every_visit_that_starts_in_a_bull_off_and_in_a_game_of_o
     reply, ev = ask(con, {"id": 6, "cmd": "next"})  # her next visit
     assert ev == {"ev": "visit", "turn": 0, "thrower": "Ann", "state": reply["state"]}
     assert reply["state"]["darts_left"] == 3
+
+
+def test_a_hint_is_for_the_level_asked_for(board):
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    # the first dart of a game: a beginner is not told what a steady player is
+    segs = {level: ask(con, {"id": 2, "cmd": "hint", "level": level})[0]["hint"]["seg"] for level in (1, 6)}
+    assert segs[1] != segs[6], segs
+
+
+def _boards_visit(con, k, new):
+    """A game with the board as Bob: Ann's `next`, then the board's darts."""
+    ask(con, dict(new, id=1, cmd="new", players=["Ann", "Bob"], cpu=[0, 1]))
+    ask(con, {"id": 2, "cmd": "next"})
+    segs = []
+    for _ in range(400):
+        busy = k.timers()
+        con.clock.advance_ms(50)
+        segs += [e["seg"] for e in con.sent() if e["ev"] == "dart"]
+        if not busy:
+            break
+    return segs
+
+
+def test_the_boards_darts_follow_the_seed_the_host_gives_and_differ_without_one(board):
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 0, "cmd": "config", "set": {"cpu_ms": 50}})
+    st = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "cpu": [0, 1], "seed": 5})[0]["state"]
+    assert st["cpu"] == [0, 1]  # Bob is the board's, a beginner
+    first = _boards_visit(con, k, {"seed": 12345})
+    assert len(first) == 3
+    assert _boards_visit(con, k, {"seed": 12345}) == first  # the same seed: the same darts
+    assert _boards_visit(con, k, {"seed": 54321}) != first
+    # no seed: each game a sequence of its own (from the board's clock)
+    mine = [_boards_visit(con, k, {}) for _ in range(2)]
+    assert mine[0] != mine[1], mine
+
+
+def test_a_hold_restored_at_start_up_waits_for_next(tmp_path, monkeypatch):
+    # auto next counts from the last dart, which a restart does not keep: a
+    # game restored in its hold waits for someone to say `next`
+    monkeypatch.chdir(tmp_path)
+    g = rules.new_game(["Ann", "Bob"])
+    for s in ("S20", "S20", "S20"):
+        g.throw(segments.encode(s))
+    (tmp_path / GAME_FILE).write_bytes(journal.encode(g))
+    (tmp_path / "config.json").write_text(json.dumps({"auto_next_ms": 500}))
+    out = Console()
+    a, _, clock, cm = _start(monkeypatch, out)
+    try:
+        con = Lines(a, out.buffer, clock)
+        con.sent()
+        assert a.keeper.game.phase == rules.HOLD
+        for _ in range(5):
+            clock.advance_ms(1000)
+            a.keeper.timers()
+        assert con.sent() == [] and a.keeper.game.turn == 0
+    finally:
+        cm.__exit__(None, None, None)

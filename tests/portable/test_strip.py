@@ -218,3 +218,15 @@ def test_a_change_at_tick_zero_waits_the_quiet_time_too():
     assert len(board.writes) == 1
     step(s, board, QUIET_MS + 1, g, True)  # (tick 0 stands for none waiting: a tick later)
     assert len(board.writes) == 2
+
+
+def test_a_new_strip_writes_nothing_while_there_is_nothing_to_light_and_waits_with_a_game_in_play():
+    s, board, _ = make()
+    step(s, board, 100, None, True)  # no game: the strip is dark as it came up
+    assert board.writes == [] and s.idle()
+    g = rules.new_game(["A", "B"])
+    s2, board2, _ = make()
+    step(s2, board2, 5000, g, True)  # a game in play at start-up: its first frame waits too
+    assert board2.writes == []
+    step(s2, board2, 5000 + QUIET_MS, g, True)
+    assert [t for t, _ in board2.writes] == [5000 + QUIET_MS]
