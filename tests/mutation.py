@@ -437,9 +437,9 @@ def load_equivalent():
     return entries
 
 
-def report(write=True, measure=True):
-    missing = coverage(measure)
-    results = load_results()
+def match_equivalent(results):
+    """(the survivors, their diffs, {survivor: why} for those listed, the
+    entries, the indexes of the entries matched)."""
     survivors = [k for m in results for k, s in results[m].items() if s == "survived"]
     d = diffs(survivors)
     entries = load_equivalent()
@@ -451,6 +451,13 @@ def report(write=True, measure=True):
                 used.add(i)
                 equivalent[k] = e[3]
                 break
+    return survivors, d, equivalent, entries, used
+
+
+def report(write=True, measure=True):
+    missing = coverage(measure)
+    results = load_results()
+    survivors, d, equivalent, entries, used = match_equivalent(results)
     rows = []
     tot = dict(mutants=0, killed=0, equivalent=0, survived=0, timeout=0, untested=0, notrun=0)
     for m in PURE:
@@ -581,8 +588,12 @@ def main(argv):
     before = load_results()
     fresh = not any(before.values())
     clock = _Clock()
+    # (not those listed as equivalent: a test cannot catch them, and trying
+    # each again costs every test that reaches it, a quarter of a run)
+    listed = set(match_equivalent(before)[2]) if any(before.values()) else set()
+    os.chdir(ROOT)
     again = [k for m in SELECT if seen.get(m, digest) != digest
-             for k, st in before[m].items() if st not in ("killed", "not run")]
+             for k, st in before[m].items() if st not in ("killed", "not run") and k not in listed]
     if SELECT == PURE:
         rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
         if rc:
