@@ -589,11 +589,12 @@ def main(argv):
     fresh = not any(before.values())
     clock = _Clock()
     # (not those listed as equivalent: a test cannot catch them, and trying
-    # each again costs every test that reaches it, a quarter of a run)
+    # each again costs every test that reaches it; nor those stopped as
+    # looping, caught already: the limit is CPU time, whatever the load)
     listed = set(match_equivalent(before)[2]) if any(before.values()) else set()
     os.chdir(ROOT)
     again = [k for m in SELECT if seen.get(m, digest) != digest
-             for k, st in before[m].items() if st not in ("killed", "not run") and k not in listed]
+             for k, st in before[m].items() if st not in ("killed", "not run", "timeout") and k not in listed]
     if SELECT == PURE:
         rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
         if rc:
