@@ -593,7 +593,7 @@ def main(argv):
     # looping, caught already: the limit is CPU time, whatever the load)
     listed = set(match_equivalent(before)[2]) if any(before.values()) else set()
     os.chdir(ROOT)
-    again = [k for m in SELECT if seen.get(m, digest) != digest
+    again = [k for m in SELECT if seen.get(m) != digest  # (a module with no record: tried against other tests)
              for k, st in before[m].items() if st not in ("killed", "not run", "timeout") and k not in listed]
     if SELECT == PURE:
         rc = run_mutmut("run", "--max-children", JOBS)  # every mutant not tried yet
