@@ -88,6 +88,9 @@ def test_an_unchanged_frame_is_not_written_again():
     step(s, board, 2, g, False)
     assert len(board.writes) == 1
     assert s.idle()
+    for t in (3, 4000):  # nothing changed, nothing animates: no frame at all
+        step(s, board, t, g, t == 3)
+    assert len(board.writes) == 1 and s.idle()
 
 
 def test_while_the_doctor_holds_the_strip_no_frame_is_written():
