@@ -433,3 +433,19 @@ def test_a_hold_restored_at_start_up_waits_for_next(tmp_path, monkeypatch):
         assert con.sent() == [] and a.keeper.game.turn == 0
     finally:
         cm.__exit__(None, None, None)
+
+
+def test_a_long_reply_reads_the_matrix_while_it_is_made(board):
+    # on the chip a state's reply is milliseconds of bytecode: the matrix is
+    # read between its pieces, so a short contact meanwhile still meets a read
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob", "Cy", "Di"], "variant": "extended"})
+    reads = []
+    tick = a.commands.tick
+    a.commands.tick = lambda: (reads.append(1), tick())[1]
+    before = len(reads)
+    (reply,) = ask(con, {"id": 2, "cmd": "state"})
+    assert reply["ok"] is True
+    a.commands.tick = tick
+    # its check, its parse and each sliced piece of the reply (shove/protocol.py, SLICE_DEPTH)
+    assert len(reads) - before >= 8, len(reads)
