@@ -35,6 +35,18 @@ def board(tmp_path, monkeypatch):
         cm.__exit__(None, None, None)
 
 
+@pytest.fixture
+def faults():
+    """Faults put in for a part of a test (undone there, or at its end):
+    apart from `monkeypatch`, whose undo would also take the test out of
+    its scratch directory."""
+    mp = pytest.MonkeyPatch()
+    try:
+        yield mp
+    finally:
+        mp.undo()
+
+
 def ask(con, obj):
     return con.ask(json.dumps(obj).encode() if isinstance(obj, dict) else obj)
 
@@ -185,21 +197,21 @@ def test_presses_beyond_what_the_board_can_schedule_are_refused_busy(board):
     assert len(oks) < 40
 
 
-def test_a_request_that_does_not_fit_in_memory_is_refused_and_the_board_goes_on(board, monkeypatch):
+def test_a_request_that_does_not_fit_in_memory_is_refused_and_the_board_goes_on(board, faults):
     a, con, _ = board
 
     def no_room(*args, **kw):
         raise MemoryError
 
-    monkeypatch.setattr(rules, "new_game", no_room)
+    faults.setattr(rules, "new_game", no_room)
     refused(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]}, "no_memory")
     assert a.keeper.game is None
-    monkeypatch.undo()
+    faults.undo()
     reply, _ = ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
     assert reply["ok"] is True
 
 
-def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, monkeypatch):
+def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, faults):
     a, con, flash = board
     reply, _ = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
     ask(con, {"id": 2, "cmd": "throw", "seg": "S5"})
@@ -210,9 +222,9 @@ def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, monkeypatc
         raise OSError(28, "no space left")
 
     b = a.board
-    monkeypatch.setattr(b, "write_file", full)
-    monkeypatch.setattr(b, "sync_write", full)
-    monkeypatch.setattr(b, "append_file", full)
+    faults.setattr(b, "write_file", full)
+    faults.setattr(b, "sync_write", full)
+    faults.setattr(b, "append_file", full)
     # a dart, a `next`, an undo, a new game, a configuration: each refused, the game as it was
     # (in RAM too: RAM and flash never disagree)
     refused(con, {"id": 4, "cmd": "throw", "seg": "T20"}, "storage")
@@ -220,10 +232,10 @@ def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, monkeypatc
     refused(con, {"id": 6, "cmd": "undo"}, "storage")
     refused(con, {"id": 7, "cmd": "new", "players": ["Cy", "Di"]}, "storage")
     assert ask(con, {"id": 9, "cmd": "state"})[0]["state"] == before
-    monkeypatch.setattr("shove.store.write_atomic", full)
+    faults.setattr("shove.store.write_atomic", full)
     refused(con, {"id": 10, "cmd": "config", "set": {"brightness": 3}}, "storage")
     assert (flash / GAME_FILE).read_bytes() == kept
-    monkeypatch.undo()
+    faults.undo()
     # the flash takes writes again: the next change is kept, the game whole
     reply, _ = ask(con, {"id": 11, "cmd": "throw", "seg": "T20"})
     assert reply["state"]["moves"] == before["moves"] + 1
@@ -233,7 +245,7 @@ def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, monkeypatc
     assert clean and bytes(game.marks) == bytes(a.keeper.game.marks) and game.moves() == before["moves"] + 1
 
 
-def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says(board, monkeypatch):
+def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says(board, faults):
     a, con, _ = board
     k = a.keeper
     k.hit(0, 0)  # no game: ignored, counted, said why
@@ -260,14 +272,14 @@ def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says
     assert con.sent() == [{"ev": "raw", "row": 0, "col": 0}]
     ask(con, {"id": 4, "cmd": "config", "set": {"learn": False}})
     # a dart the flash refuses: not scored, said so
-    monkeypatch.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
-    monkeypatch.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
     k.hit(0, 0)
     (ev,) = con.sent()
     assert ev["ev"] == "refused" and ev["seg"] == "S20" and ev["error"] == "storage" and ev["msg"]
     assert (ev["row"], ev["col"]) == (0, 0)
     assert k.game.moves() == 4
-    monkeypatch.undo()
+    faults.undo()
     # Bob's visit; then Ann closes 5, her last bed: the dart, then the win
     k.hit(1, 0)
     k.hit(1, 0)
@@ -344,7 +356,7 @@ def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board
 
 
 def test_a_win_the_gift_left_pending_is_announced_at_the_next_and_a_failed_directory_is_no_refusal(
-        board, monkeypatch):
+        board, faults):
     a, con, _ = board
     k = a.keeper
     assert k.timers() is False  # no game: nothing acts on its own
@@ -355,7 +367,7 @@ def test_a_win_the_gift_left_pending_is_announced_at_the_next_and_a_failed_direc
     assert st["pending"] == [1] and st["phase"] == "play"  # Ann's surplus mark closed Bob's last bed
     # the visit's end makes Bob the winner; the flash could not make the next
     # visit's directory then, which a later record makes: not a refusal
-    monkeypatch.setattr(k.jstore, "boundary", lambda visit: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(k.jstore, "boundary", lambda visit: (_ for _ in ()).throw(OSError(28, "full")))
     reply, win = ask(con, {"id": 4, "cmd": "next"})
     assert reply["ok"] is True and reply["state"]["winner"] == 1
     assert win["ev"] == "win" and win["winner"] == 1 and win["name"] == "Bob" and win["state"] == reply["state"]
