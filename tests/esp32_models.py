@@ -209,7 +209,15 @@ class Machine(types.ModuleType):
             def deinit(self):
                 self.callback = None
 
-        self.Pin, self.WDT, self.Timer = Pin, WDT, Timer
+        self.rtc_memory = b""  # the RTC's user memory: kept through a reset (ports/esp32/machine_rtc.c)
+
+        class RTC:
+            def memory(self, data=None):
+                if data is None:
+                    return m.rtc_memory
+                m.rtc_memory = bytes(data)
+
+        self.Pin, self.WDT, self.Timer, self.RTC = Pin, WDT, Timer, RTC
 
     def reset_cause(self):
         return self.cause

@@ -97,3 +97,41 @@ def test_a_full_visit_is_read_back_with_a_read_of_the_matrix_after_each_dart():
             rules.segments.name = real
         assert len(st["visit"]) == darts and st == g.to_state(), (darts, st["visit"])
         assert most[0] == 1, (darts, most[0])  # one dart read back between two reads
+
+
+def test_the_games_visit_is_the_states_and_reads_the_matrix_after_each_dart():
+    g = new_game(["Ann", "Bob"], None, "classic", None)
+    throw(g, "T5", "S6")
+    ticks = []
+    assert g.visit(lambda: ticks.append(1)) == g.to_state()["visit"] == [["T5", 0, 3, [], 0], ["S6", 0, 1, [], 0]]
+    assert len(ticks) >= 2  # a long visit's reading back does not blind the scan
+
+
+def test_the_state_reads_the_matrix_at_least_every_two_beds():
+    # on the chip each bed's marks take bytecode time: a short contact must
+    # meet a read, so no more than two beds go by between two reads
+    for beds in ([25, 7], [25, 3, 7, 11, 19], None):
+        g = new_game(["Ann", "Bob", "Cy"], None, "classic", {"beds": beds} if beds else None)
+        throw(g, "T5", "S6")
+        log = []
+
+        class Marks:
+            def __init__(self, marks):
+                self.marks = marks
+
+            def __getitem__(self, i):
+                log.append("bed")
+                return self.marks[i]
+
+        real = g.marks
+        g.marks = Marks(real)
+        try:
+            st = g.to_state(lambda: log.append("read"))
+        finally:
+            g.marks = real
+        assert st == g.to_state()
+        assert log.count("bed") == 3 * g.nb
+        run = 0
+        for x in log:
+            run = run + 1 if x == "bed" else 0
+            assert run <= 2, log

@@ -1,0 +1,87 @@
+# Output paced to the UART (shove/pacing.py): a write never gives the FIFO
+# more than it has room for (more would block the scan for RTOS ticks), and
+# nothing queued is lost or reordered. Runs in both interpreters.
+from shove.pacing import UART_FIFO, UART_US_PER_BYTE, TxQueue
+
+
+class Port:
+    """The console: what each write call gave it."""
+
+    def __init__(self):
+        self.calls = []
+
+    def write(self, buf, off, n):
+        self.calls.append(bytes(buf[off:off + n]))
+        return n
+
+
+def queue(now):
+    port = Port()
+    return TxQueue(port, None, UART_US_PER_BYTE, lambda: now[0]), port
+
+
+def test_a_long_reply_goes_a_fifo_load_at_a_time_as_the_uart_drains_it():
+    now = [1000]
+    tx, port = queue(now)
+    line = "x" * 300
+    tx.put(line)  # 301 bytes with the newline
+    assert port.calls == [b"x" * UART_FIFO]  # the FIFO's worth, no more
+    tx.drain()
+    assert len(port.calls) == 1  # full: nothing more until it has sent some
+    now[0] += 10 * UART_US_PER_BYTE  # ten bytes' time
+    tx.drain()
+    assert [len(c) for c in port.calls] == [UART_FIFO, 10]
+    now[0] += 1000000  # long after: the FIFO is empty
+    tx.drain()
+    tx.drain()
+    assert [len(c) for c in port.calls] == [UART_FIFO, 10, UART_FIFO]
+    now[0] += 1000000
+    tx.drain()
+    assert b"".join(port.calls) == line.encode() + b"\n"
+    n = len(port.calls)
+    tx.drain()  # nothing queued: no write call at all (each costs the scan tens of us)
+    assert len(port.calls) == n
+
+
+def test_flush_writes_everything_queued_at_once_and_then_nothing():
+    now = [0]
+    tx, port = queue(now)
+    tx.put("a" * 200)
+    tx.put("b" * 50)
+    tx.flush()  # before a reset or the hand-over: the rest now, whatever the FIFO holds
+    assert b"".join(port.calls) == b"a" * 200 + b"\n" + b"b" * 50 + b"\n"
+    assert len(port.calls) == 2
+    tx.flush()
+    assert len(port.calls) == 2
+    tx.put("c")  # the queue starts afresh after it
+    now[0] += 1000000
+    tx.drain()
+    assert port.calls[-1] == b"c\n"
+
+
+def test_a_text_console_takes_each_line_whole_unpaced():
+    got = []
+
+    class Text:
+        def write(self, s):
+            got.append(s)
+
+    tx = TxQueue(None, Text(), UART_US_PER_BYTE, lambda: 0)
+    tx.put("é" * 100)
+    tx.put("ok")
+    assert got == ["é" * 100 + "\n", "ok\n"]
+    tx.flush()
+    assert len(got) == 2
+
+
+def test_the_fifo_is_never_given_more_than_its_room_counted_in_whole_bytes():
+    for still_sending_us, room in ((1, UART_FIFO - 1), (UART_US_PER_BYTE, UART_FIFO - 1),
+                                   (UART_US_PER_BYTE + 1, UART_FIFO - 2),
+                                   ((UART_FIFO - 1) * UART_US_PER_BYTE, 1)):
+        now = [5000]
+        tx, port = queue(now)
+        tx.put("y" * 400)
+        assert len(port.calls[0]) == UART_FIFO
+        now[0] = tx.end - still_sending_us  # a part of a byte still in it counts as a byte
+        tx.drain()
+        assert len(port.calls) == 2 and len(port.calls[1]) == room, (still_sending_us, len(port.calls[1]))
