@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from shove import buttons, journal, profile, protocol, rules, segments
+from shove import buttons, journal, loading, profile, protocol, rules, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -240,7 +240,7 @@ def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, faults):
     reply, _ = ask(con, {"id": 11, "cmd": "throw", "seg": "T20"})
     assert reply["state"]["moves"] == before["moves"] + 1
     a.board._close_log()
-    found = a.keeper.jstore.load()  # what a start would read back: the game as it is now
+    found = loading.load_journal(a.keeper.jstore)  # what a start would read back: the game as it is now
     game, _, clean = journal.decode(found[0] + found[1])
     assert clean and bytes(game.marks) == bytes(a.keeper.game.marks) and game.moves() == before["moves"] + 1
 
