@@ -1,6 +1,8 @@
 """Hypothesis properties of the computer player and the coach (CPython)."""
 import math
 
+import pytest
+
 from hypothesis import example, given, settings, strategies as st
 
 from shove import coach, cpu, rules, segments, throwing
@@ -207,3 +209,61 @@ def test_an_aims_value_is_what_darts_thrown_at_it_are_worth_on_average():
         g.marks[g.nb + beds.index(bed)] = 2
         best, _, _ = _check_rank(g, 6, darts=0)
         assert not gives_game(g, best)
+
+
+def _chance(p, rem, left, D=3, pend=0):
+    """cpuloops.after for the thrower (side 0) needing rem[0] darts (x16),
+    the others rem[1:], with `left` darts of the visit and nothing gifted."""
+    p._order(0, rem, len(rem), D)
+    return p._after(rem[0], left, 0, None, pend)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.integers(16, 16 * 60), st.lists(st.integers(16, 16 * 60), min_size=1, max_size=5), st.integers(0, 3),
+       st.integers(1, 16 * 4), st.sampled_from(sorted(PLAYERS)))
+def test_the_chance_of_winning_is_a_chance_and_grows_with_the_darts_left_and_the_opponents_needs(
+        mine, others, left, more, level):
+    """What the computer thinks a position is worth: a chance (0..WIN) that
+    never falls when the thrower has more darts left in the visit or an
+    opponent needs more. (Every side still needs something: needing
+    nothing, a side has won.)"""
+    p = PLAYERS[level]
+    rem = [mine] + others
+    v = _chance(p, rem, left)
+    assert 0 <= v <= cpu.WIN
+    if left < 3:
+        assert _chance(p, rem, left + 1) >= v  # a dart more to throw this visit
+    for s in range(1, len(rem)):
+        ahead = rem[:s] + [rem[s] + more] + rem[s + 1:]
+        assert _chance(p, ahead, left) >= v  # an opponent further from done
+
+
+# Two promises the value does not keep yet (found by the property above in its
+# first form; docs/computer.md, "What the value gets wrong"). Each is one position
+# where it fails; strict: once the value keeps the promise, the mark must go.
+@pytest.mark.xfail(strict=True, reason="the spread grows with the darts the thrower needs: far behind, needing more can read as better")
+def test_needing_more_darts_is_never_better():
+    p = PLAYERS[6]
+    assert _chance(p, [693 + 3, 137], 0) <= _chance(p, [693, 137], 0)
+
+
+@pytest.mark.xfail(strict=True, reason="with a win pending the value is the close-out's chance alone, which the race's value can read below")
+def test_an_opponents_pending_win_is_never_better_for_the_thrower():
+    # without it the thrower has the same close-out this visit and the race after
+    p = PLAYERS[1]
+    rem = [42, 25, 918, 406, 718, 237]
+    assert _chance(p, rem, 3, pend=2) <= _chance(p, rem, 3)
+
+
+def test_a_decided_race_is_still_worth_gaining_ground_in():
+    """Far ahead or far behind, the logistic is flat, but a dart of lead
+    still counts (up to 32 darts either way): the computer keeps playing to
+    gain ground in a game that looks decided, and its value never leaves 0..WIN."""
+    p = PLAYERS[6]
+    for opp in (16 * 70, 0):  # the thrower far ahead, then far behind
+        vals = [_chance(p, [16 * d, opp], 0) for d in range(0, 80, 1)]
+        assert all(0 <= v <= cpu.WIN for v in vals)
+        assert all(a >= b for a, b in zip(vals, vals[1:]))  # never better for needing more
+        # within the race's 32 darts either way of level, each dart of lead is worth something
+        lead = [v for d, v in zip(range(0, 80), vals) if abs(opp - 16 * d - 16 * 3 * 1 // 2) < 16 * 30]
+        assert all(a > b for a, b in zip(lead, lead[1:])), lead
