@@ -131,3 +131,48 @@ def test_a_journal_whose_records_cannot_be_read_is_set_aside_with_a_notice():
     assert GAME_FILE + ".bad" in left and GAME_FILE not in left, left
     assert len(app.notices) == 1 and app.notices[0]["file"] == GAME_FILE, app.notices
     assert "unreadable" in app.notices[0]["error"], app.notices
+
+
+def test_a_restored_journal_fills_its_directory_as_one_never_cut_would_and_stale_ones_go():
+    # The journal's records go into directories of jstore.DIR_RECS (each a
+    # flash block: a new one is an erase). Restored at start-up, the last
+    # directory's records count toward it, so the next directory is begun
+    # exactly where it would have been without the restart; directories
+    # left by a replaced game file are removed.
+    import sys
+
+    here = os.getcwd()
+    path = _in_scratch("dirfill-" + sys.implementation.name, {})
+    os.chdir(path)
+    try:
+        def put(name, data):
+            with open(name, "wb") as f:
+                f.write(data)
+
+        def sync(f, rec):
+            f.write(rec)
+            f.flush()
+
+        js = jstore.Store()
+        js.write(b"a game", 0, put)
+        kept = 20  # more than a segment holds (jstore.SEG_MAX): the directory has two
+        for i in range(kept):
+            js.append(bytes((i, 0, 0)), sync)
+        js.close()
+        os.mkdir(jstore.DIR + "/deadbeef.0")  # a replaced game's
+        put(jstore.DIR + "/deadbeef.0/0", b"\x01\x02\x03")
+        js = jstore.Store()
+        data, recs = loading.load_journal(js)
+        assert data == b"a game" and recs == b"".join(bytes((i, 0, 0)) for i in range(kept))
+        assert "deadbeef.0" not in os.listdir(jstore.DIR)
+        js.start(kept)
+        first = sorted(os.listdir(jstore.DIR))
+        assert len(first) == 1
+        n = 0
+        while sorted(os.listdir(jstore.DIR)) == first:
+            js.append(b"\x00\x00\x00", sync)
+            n += 1
+        js.close()
+        assert kept + n - 1 == jstore.DIR_RECS  # the record that began the next one is its first
+    finally:
+        os.chdir(here)
