@@ -30,3 +30,15 @@ def play(setup, actions):
         rec["state"] = g.to_state()
         out.append(rec)
     return out
+
+
+def won_by_second():
+    """A two-player classic game the second side ("B") has just won with S9."""
+    g = new_game(["A", "B"])
+    g.next()
+    for bed in range(1, 10):
+        g.marks[g.nb + bed - 1] = 3
+    g.marks[g.nb + 8] = 2
+    g.throw(segments.encode("S9"))
+    assert g.winner == 1
+    return g

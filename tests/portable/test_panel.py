@@ -1,5 +1,6 @@
 # LED renderer and buttons. Runs in both interpreters.
 from shove import buttons, leds, rules, segments
+from scenario import won_by_second
 
 
 def px(r, i):
@@ -279,12 +280,7 @@ def test_a_hint_for_the_first_bed_blinks_its_square_not_the_status_pixels():
 
 
 def test_a_win_runs_a_short_bright_chase_forward_over_a_dim_strip_in_the_winners_colour():
-    g = rules.new_game(["A", "B"])
-    g.next()
-    for bed in range(1, 10):
-        g.marks[g.nb + bed - 1] = 3
-    g.marks[g.nb + 8] = 2
-    g.throw(segments.encode("S9"))  # B wins
+    g = won_by_second()
     r = leds.Renderer(brightness=255)
     heads = []
     for t in (0, 200, 400):
@@ -336,12 +332,7 @@ def test_marks_are_scaled_to_the_square_rounding_up():
 def test_the_win_chase_moves_a_pixel_every_40_ms_with_a_six_pixel_tail():
     # the head at full strength, each of the 5 pixels behind it 40/255
     # dimmer, every other pixel a glow of 20/255, all in the winner's colour
-    g = rules.new_game(["A", "B"])
-    g.next()
-    for bed in range(1, 10):
-        g.marks[g.nb + bed - 1] = 3
-    g.marks[g.nb + 8] = 2
-    g.throw(segments.encode("S9"))  # B wins
+    g = won_by_second()
     r = leds.Renderer(brightness=255)
     c = leds.COLOURS[1]
     for t, head in ((0, 0), (39, 0), (40, 1), (200, 5), (40 * r.count, 0)):

@@ -3,6 +3,7 @@
 # goes at once. Runs in both interpreters: plain asserts only.
 from shove import leds, rules, segments
 from shove.strip import QUIET_MS, Strip
+from scenario import won_by_second
 
 
 class Sink:
@@ -26,17 +27,6 @@ def make(g=None):
 def step(s, board, now, g, armed):
     board.now = now
     s.step(now, g, armed)
-
-
-def won_game():
-    g = rules.new_game(["A", "B"])
-    g.next()
-    for bed in range(1, 10):
-        g.marks[g.nb + bed - 1] = 3
-    g.marks[g.nb + 8] = 2
-    g.throw(segments.encode("S9"))  # B wins
-    assert g.phase == rules.OVER
-    return g
 
 
 def test_a_change_while_a_dart_can_score_is_written_once_it_has_waited_the_quiet_time():
@@ -107,7 +97,7 @@ def test_while_the_doctor_holds_the_strip_no_frame_is_written():
 
 def test_no_game_and_a_finished_game_are_written_without_waiting():
     s, board, _ = make()
-    g = won_game()
+    g = won_by_second()
     step(s, board, 7, g, True)
     assert [t for t, _ in board.writes] == [7]
     s.changed()
@@ -117,7 +107,7 @@ def test_no_game_and_a_finished_game_are_written_without_waiting():
 
 
 def test_a_win_chase_writes_its_frames_as_time_passes_and_never_goes_idle():
-    g = won_game()
+    g = won_by_second()
     s, board, _ = make()
     for t in (0, 200, 400, 600):
         step(s, board, t, g, True)
