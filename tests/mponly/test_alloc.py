@@ -278,6 +278,20 @@ def test_a_command_lines_code_is_let_go_once_it_is_answered():
     _with_app(body)
 
 
+def _port(a, data):
+    """The board's serial port as a queue holding `data`, read a few bytes at a time as the UART gives them."""
+    waiting = bytearray(data)
+
+    def take(buf, most):
+        n = min(most, len(waiting), 16)
+        buf[:n] = waiting[:n]
+        waiting[:n] = b""
+        return n
+
+    a.board.serial_take = take
+    return waiting
+
+
 def test_a_burst_of_lines_loads_their_code_once_and_lets_it_go_when_the_port_is_quiet():
     # Lines read from the port keep the line's code (shove/request.py)
     # loaded while more is waiting, so a burst pays one load, not one a
@@ -286,15 +300,7 @@ def test_a_burst_of_lines_loads_their_code_once_and_lets_it_go_when_the_port_is_
     import sys
 
     def body(a, row, col):
-        waiting = bytearray(b'{"cmd":"state","id":1}\n{"cmd":"info","id":2}\n{"cmd":"state","id":3}\n')
-
-        def take(buf, most):
-            n = min(most, len(waiting), 16)  # a few bytes at a time, as the UART gives them
-            buf[:n] = waiting[:n]
-            waiting[:n] = b""
-            return n
-
-        a.board.serial_take = take
+        waiting = _port(a, b'{"cmd":"state","id":1}\n{"cmd":"info","id":2}\n{"cmd":"state","id":3}\n')
         answered = []
         handle = a.commands.handle_line
 
@@ -315,20 +321,6 @@ def test_a_burst_of_lines_loads_their_code_once_and_lets_it_go_when_the_port_is_
         assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
 
     _with_app(body)
-
-
-def _port(a, data):
-    """The board's serial port as a queue holding `data`, read a few bytes at a time as the UART gives them."""
-    waiting = bytearray(data)
-
-    def take(buf, most):
-        n = min(most, len(waiting), 16)
-        buf[:n] = waiting[:n]
-        waiting[:n] = b""
-        return n
-
-    a.board.serial_take = take
-    return waiting
 
 
 def test_a_button_pressed_in_a_burst_of_lines_leaves_their_code_loaded_until_the_port_is_quiet():
