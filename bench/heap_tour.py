@@ -11,7 +11,7 @@ import sys
 import micropython
 
 T = None  # the tour's state, one object (its own heap share is measured at start)
-PHASE_NAMES = ("people", "computer", "bringup", "after")
+PHASE_NAMES = ("people", "computer", "bringup", "after", "eight")
 
 
 class Sink:
@@ -45,8 +45,8 @@ class Machine:
 
 class Tour:
     def __init__(self):
-        self.peak = [0, 0, 0, 0]
-        self.peak_at = [0, 0, 0, 0]  # the sample each was read at
+        self.peak = [0, 0, 0, 0, 0]
+        self.peak_at = [0, 0, 0, 0, 0]  # the sample each was read at
         self.phase = 0
         self.samples = 0
         self.out = Sink()
@@ -65,9 +65,9 @@ class Tour:
         # a step's demand: the live heap it started from plus all it
         # allocated, read at its end (no collection runs inside a step on
         # this port): the most of it in each phase, and the step's number
-        self.used = [0, 0, 0, 0]
-        self.grew = [0, 0, 0, 0]  # the most one step allocated above its start
-        self.grew_at = [-1, -1, -1, -1]
+        self.used = [0, 0, 0, 0, 0]
+        self.grew = [0, 0, 0, 0, 0]  # the most one step allocated above its start
+        self.grew_at = [-1, -1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
         self.marks = [0] * 4  # the live heap at the people's game's milestones (bench/wasm_heap.py's MARKS)
         self.darts = 0  # the keeper's darts at the end (unload)
