@@ -16,15 +16,25 @@ PHASE_NAMES = ("people", "computer", "bringup", "after", "eight")
 
 class Sink:
     """The console: counts what the firmware writes, and any report of a
-    memory shortage in it (the loop reports what it caught)."""
+    memory shortage in it (the loop reports what it caught). Binary, as
+    the chip's is (its `buffer`: write(buf, off, n) straight from the
+    output queue): a text stream would cost each line two copies of its
+    bytes (the queue's slice, then bytes) that the chip never makes."""
 
     def __init__(self):
         self.n = 0
         self.short = 0
+        self.buffer = self
 
-    def write(self, s):
-        self.n += len(s)
-        if "MemoryError" in s or "no_memory" in s:
+    def write(self, s, off=0, n=-1):
+        if isinstance(s, str):
+            self.n += len(s)
+            if "MemoryError" in s or "no_memory" in s:
+                self.short += 1
+            return
+        end = len(s) if n < 0 else off + n
+        self.n += end - off
+        if s.find(b"MemoryError", off, end) >= 0 or s.find(b"no_memory", off, end) >= 0:
             self.short += 1
 
 
