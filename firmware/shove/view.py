@@ -109,10 +109,14 @@ def to_state(g, tick=None):
     # its smaller tables behind, and a name made per side is an object per
     # bed and side (eight sides on 20 beds: some 8 KB of garbage a state
     # on the chip). The copy keeps the key order a fresh dict would have.
-    keys = [str(b) for b in g.rules.beds]
+    keys = []
     blank = {}
-    for k in keys:
+    for b in g.rules.beds:
+        k = str(b)
+        keys.append(k)
         blank[k] = 0
+        if tick is not None and len(keys) & 1:
+            tick()
     sides = []
     for s in range(g.n):
         marks = blank.copy()
