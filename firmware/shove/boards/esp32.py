@@ -13,7 +13,7 @@ import time
 import machine
 import micropython
 
-from shove import release, store
+from shove import call, store
 from shove.pacing import UART_US_PER_BYTE
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
@@ -108,12 +108,7 @@ class Board:
         # made by start-up code of its own (esp32_setup.py: the chip's check,
         # the pins, the strip), let go once the board is made, as the virtual
         # board's is: that code is in the heap only meanwhile
-        from shove.boards import esp32_setup
-
-        try:
-            esp32_setup.build(self, profile, READS_PER_US)
-        finally:
-            release("boards.esp32_setup")
+        call("boards.esp32_setup", "build", self, profile, READS_PER_US)
 
     def ticks_us(self):
         return time.ticks_us() & _MASK
@@ -173,12 +168,7 @@ class Board:
 
     def line_test(self):
         """The doctor's line test (esp32_setup.py, loaded for it)."""
-        from shove.boards import esp32_setup
-
-        try:
-            return esp32_setup.line_test(self)
-        finally:
-            release("boards.esp32_setup")
+        return call("boards.esp32_setup", "line_test", self)
 
     def press(self, row, col, ms):
         now = time.ticks_us() & _MASK
@@ -268,12 +258,7 @@ class Board:
     # (ports/esp32/machine_wdt.c). Timer(0) is the one boot.py feeds from
     # after a soft reset: re-initialising it replaces that feeder.
     def start_watchdog(self, timeout_ms=None):
-        from shove.boards import esp32_setup  # once, at the loop's start
-
-        try:
-            esp32_setup.start_watchdog(self, timeout_ms)
-        finally:
-            release("boards.esp32_setup")
+        call("boards.esp32_setup", "start_watchdog", self, timeout_ms)  # once, at the loop's start
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:
