@@ -69,7 +69,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.cpuloops": "from the first game with a computer side or hint until a reset (on the chip its machine code is in executable RAM outside this heap)",
-    "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
+    "shove.boards.matrix_model": "always on the virtual board (its matrix); on the ESP32 from the first `press` (its closures)",
     "shove.boards.virtual": "always (virtual board only)",
     "shove.boards.virtual_setup": "start-up (virtual board only: its making)",
     "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
@@ -102,8 +102,8 @@ def module_table(w):
         lines.append("")
         lines.append("The people's game, live heap (driver out): after boot (start-up let go) %d B, the game's code "
                      "loaded %d B, the App started (board layer, parts, profile and start-up let go) %d B, a new "
-                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's the "
-                     "peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
+                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's, and "
+                     "no matrix model (the chip loads it for `press` only), the peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
                                                      m["new_game"], m["people_peak"],
                                                      w.get("people_peak_esp32_layer", m["people_peak"])))
     if "step_demand" in t:

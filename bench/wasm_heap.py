@@ -464,13 +464,19 @@ def measure():
     return out
 
 
+# the matrix model: the virtual board's matrix; on the chip only `press`'s, loaded by the first press
+MATRIX = "shove.boards.matrix_model"
+
+
 def layer_shares(t, mods):
     """The board layer's code in the peaks: the virtual board's, and the
     people's peak with the ESP32 layer's code in its place (an estimate:
-    the two layers' objects differ too, by far less)."""
+    the two layers' objects differ too, by far less), the matrix model's
+    code out (the chip's game never loads it)."""
     v = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
     e = mods[ESP32]["heap"]
-    return {"virtual_layer_code": v, "esp32_layer_code": e, "people_peak_esp32_layer": t["people_peak"] - v + e}
+    return {"virtual_layer_code": v, "esp32_layer_code": e,
+            "people_peak_esp32_layer": t["people_peak"] - v - mods[MATRIX]["heap"] + e}
 
 
 def main(argv):

@@ -103,7 +103,17 @@ def grb(frame, buf):
         buf[i + 2] = frame[i + 2]
 
 
+class _NoPress:
+    """`press`'s closures before the first press: none. The matrix model
+    that schedules them (boards/matrix_model.py, some 1.5 KB of heap as
+    bytecode) is loaded by the first press, a test's or the doctor's, and
+    kept from then on: a game never loads it."""
+    idle = True
+
+
 class Board:
+    _inject = _NoPress  # the reads ask only `idle`
+
     def __init__(self, profile):
         # made by start-up code of its own (esp32_setup.py: the chip's check,
         # the pins, the strip), let go once the board is made, as the virtual
@@ -171,8 +181,13 @@ class Board:
         return call("boards.esp32_setup", "line_test", self)
 
     def press(self, row, col, ms):
+        inj = self._inject
+        if inj is _NoPress:
+            from shove.boards.matrix_model import MatrixModel
+
+            inj = self._inject = MatrixModel(self.rows, self.cols)
         now = time.ticks_us() & _MASK
-        return self._inject.close(row, col, now, (now + ms * 1000) & _MASK)
+        return inj.close(row, col, now, (now + ms * 1000) & _MASK)
 
     def button(self, i):
         p = self._buttons[i]
