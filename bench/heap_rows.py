@@ -21,12 +21,21 @@ def rows(w):
         ("  heap, 32-bit: game against the computer, hints (peak)", vs("computer_peak")),
         ("  heap, 32-bit: bring-up tools (peak) / people again after", "%s / %s" % (
             vs("bringup_peak"), _kb(t["after_peak"]))),
+    ] + _eight_rows(t) + [
         ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
             _errors(p), _failed(p))),
     ] + _demand_rows(t)
+
+
+def _eight_rows(t):
+    """Eight sides: a new game on 20 beds straight after an extended one (the tour's longest states)."""
+    if "eight_peak" not in t:
+        return []
+    return [("  heap, 32-bit: eight sides, a new game on 20 beds after an extended one (peak / a step's demand)",
+             "%s / %s" % (_kb(t["eight_peak"]), _kb(t["step_demand"]["eight"])))]
 
 
 def _errors(run):
@@ -93,9 +102,11 @@ def module_table(w):
     t = w["tour"]
     lines.append("")
     lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "
-                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
+                 "%scomputer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
                  "(the ESP32 layer's in its place: %d B)."
-                 % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
+                 % (t["driver"], t["people_peak"],
+                    "eight sides %d B, " % t["eight_peak"] if "eight_peak" in t else "",
+                    t["computer_peak"], t["bringup_peak"], t["after_peak"],
                     w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
     if "people_milestones" in t:
         m = t["people_milestones"]
@@ -110,9 +121,10 @@ def module_table(w):
         d = t["step_demand"]
         lines.append("")
         lines.append("A step's demand (live heap plus all one step allocates, what a cap checks on this port): "
-                     "people %d B, computer %d B, bring-up %d B, after %d B. The most one step of each kind "
-                     "allocated: %s." % (d["people"], d["computer"], d["bringup"], d["after"],
-                                         ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
+                     "people %d B, %scomputer %d B, bring-up %d B, after %d B. The most one step of each kind "
+                     "allocated (in any phase): %s." % (
+                         d["people"], "eight sides %d B, " % d["eight"] if "eight" in d else "", d["computer"],
+                         d["bringup"], d["after"], ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
     c, p = w.get("tour_capped_112k"), w.get("people_capped_56k")
     if c and p:
         lines.append("")
