@@ -21,12 +21,21 @@ def rows(w):
         ("  heap, 32-bit: game against the computer, hints (peak)", vs("computer_peak")),
         ("  heap, 32-bit: bring-up tools (peak) / people again after", "%s / %s" % (
             vs("bringup_peak"), _kb(t["after_peak"]))),
+    ] + _eight_rows(t) + [
         ("  heap capped at 112 KB: whole tour (collected between steps, not inside)",
          "%d MemoryError (goal 0)%s; largest free block after %s" % (
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
             _errors(p), _failed(p))),
     ] + _demand_rows(t)
+
+
+def _eight_rows(t):
+    """Eight sides: a new game on 20 beds straight after an extended one (the tour's longest states)."""
+    if "eight_peak" not in t:
+        return []
+    return [("  heap, 32-bit: eight sides, a new game on 20 beds after an extended one (peak / a step's demand)",
+             "%s / %s" % (_kb(t["eight_peak"]), _kb(t["step_demand"]["eight"])))]
 
 
 def _errors(run):
@@ -69,7 +78,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.diag": "a diag command", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.cpuloops": "from the first game with a computer side or hint until a reset (on the chip its machine code is in executable RAM outside this heap)",
-    "shove.boards.matrix_model": "always (the virtual board's and the ESP32's)",
+    "shove.boards.matrix_model": "always on the virtual board (its matrix); on the ESP32 from the first `press` (its closures)",
     "shove.boards.virtual": "always (virtual board only)",
     "shove.boards.virtual_setup": "start-up (virtual board only: its making)",
     "shove.boards.virtual_clock": "always (virtual board only)", "shove.boards.virtual_flash": "always (virtual board only)",
@@ -93,26 +102,29 @@ def module_table(w):
     t = w["tour"]
     lines.append("")
     lines.append("Tour peaks (live heap after a collection, the driver's own %d B taken out): people %d B, "
-                 "computer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
+                 "%scomputer %d B, bring-up %d B, people again after %d B; the virtual board's code %d B of each "
                  "(the ESP32 layer's in its place: %d B)."
-                 % (t["driver"], t["people_peak"], t["computer_peak"], t["bringup_peak"], t["after_peak"],
+                 % (t["driver"], t["people_peak"],
+                    "eight sides %d B, " % t["eight_peak"] if "eight_peak" in t else "",
+                    t["computer_peak"], t["bringup_peak"], t["after_peak"],
                     w["virtual_layer_code"], w.get("esp32_layer_code", 0)))
     if "people_milestones" in t:
         m = t["people_milestones"]
         lines.append("")
         lines.append("The people's game, live heap (driver out): after boot (start-up let go) %d B, the game's code "
                      "loaded %d B, the App started (board layer, parts, profile and start-up let go) %d B, a new "
-                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's the "
-                     "peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
+                     "game %d B, the peak %d B; with the ESP32 layer's code in place of the virtual board's, and "
+                     "no matrix model (the chip loads it for `press` only), the peak would be about %d B." % (m["after_boot"], m["game_code_loaded"], m["app_started"],
                                                      m["new_game"], m["people_peak"],
                                                      w.get("people_peak_esp32_layer", m["people_peak"])))
     if "step_demand" in t:
         d = t["step_demand"]
         lines.append("")
         lines.append("A step's demand (live heap plus all one step allocates, what a cap checks on this port): "
-                     "people %d B, computer %d B, bring-up %d B, after %d B. The most one step of each kind "
-                     "allocated: %s." % (d["people"], d["computer"], d["bringup"], d["after"],
-                                         ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
+                     "people %d B, %scomputer %d B, bring-up %d B, after %d B. The most one step of each kind "
+                     "allocated (in any phase): %s." % (
+                         d["people"], "eight sides %d B, " % d["eight"] if "eight" in d else "", d["computer"],
+                         d["bringup"], d["after"], ", ".join("%s %d B" % kv for kv in t["alloc_by_kind"].items())))
     c, p = w.get("tour_capped_112k"), w.get("people_capped_56k")
     if c and p:
         lines.append("")

@@ -122,7 +122,9 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
         assert _closed(snap, 8) == {(5, 2)}
         assert ptrs.gpio.accesses - t0 < 2 * 8 * (b._settle + 2 + 2 + 2 + mod.RECOVER)
         ptrs.gpio.closed = set()
+        assert b._inject is mod._NoPress  # no model (its code) in the heap before the first press
         assert b.press(1, 6, 5)  # a closure injected through the model is read too
+        assert b._inject is not mod._NoPress and not b._inject.idle
         assert b.scan_idle(snap, 16) == 0 and _closed(snap, 8) == {(1, 6)}
         assert b.late_rows == 0
 

@@ -26,3 +26,14 @@ def release(*names):
             delattr(sys.modules[full[:i]], full[i + 1:])
         except (AttributeError, KeyError):  # not loaded (MicroPython raises KeyError)
             pass
+
+
+def call(name, fn, *args):
+    """shove.NAME's function FN(*args), the module loaded for the call and
+    let go after (release): for code a board runs once in a while (its
+    making, the watchdog's start, the doctor's line test). The fromlist
+    makes __import__ return shove.NAME itself, not the package."""
+    try:
+        return getattr(__import__("shove." + name, None, None, (fn,)), fn)(*args)
+    finally:
+        release(name)

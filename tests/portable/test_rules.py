@@ -712,9 +712,10 @@ def test_a_bull_off_dart_scores_nothing_whatever_it_hits():
 
 def test_building_the_state_reads_the_matrix_once_a_side_and_every_second_bed():
     # each tick() is a read of the matrix (the scan goes on while a long
-    # reply is built): at the start, every 2 beds and once a side, after the
-    # rules' part, and once a dart of the visit (none in a new game); so it
-    # is never blind for long and the reply is not slowed down
+    # reply is built): at the start, every 2 beds of the beds' names (made
+    # once for all sides), every 2 beds and once a side, after the rules'
+    # part, and once a dart of the visit (none in a new game); so it is
+    # never blind for long and the reply is not slowed down
     table = [(["A", "B"], "classic", None), (["A", "B", "C"], "extended", None),
              (["A"], "classic", {"beds": list(range(1, 21)) + [25]}),
              (["P%d" % i for i in range(8)], "classic", {"beds": [7]})]
@@ -723,7 +724,7 @@ def test_building_the_state_reads_the_matrix_once_a_side_and_every_second_bed():
         calls = []
         st = g.to_state(lambda: calls.append(1))
         assert st == g.to_state()  # the same state either way
-        assert len(calls) == 2 + g.n * (1 + g.nb // 2), (variant, r, len(calls))
+        assert len(calls) == 2 + (g.nb + 1) // 2 + g.n * (1 + g.nb // 2), (variant, r, len(calls))
 
 
 def test_make_sides_takes_players_or_teams():

@@ -13,7 +13,7 @@ import time
 import machine
 import micropython
 
-from shove import release, store
+from shove import call, store
 from shove.pacing import UART_US_PER_BYTE
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
@@ -103,17 +103,22 @@ def grb(frame, buf):
         buf[i + 2] = frame[i + 2]
 
 
+class _NoPress:
+    """`press`'s closures before the first press: none. The matrix model
+    that schedules them (boards/matrix_model.py, some 1.5 KB of heap as
+    bytecode) is loaded by the first press, a test's or the doctor's, and
+    kept from then on: a game never loads it."""
+    idle = True
+
+
 class Board:
+    _inject = _NoPress  # the reads ask only `idle`
+
     def __init__(self, profile):
         # made by start-up code of its own (esp32_setup.py: the chip's check,
         # the pins, the strip), let go once the board is made, as the virtual
         # board's is: that code is in the heap only meanwhile
-        from shove.boards import esp32_setup
-
-        try:
-            esp32_setup.build(self, profile, READS_PER_US)
-        finally:
-            release("boards.esp32_setup")
+        call("boards.esp32_setup", "build", self, profile, READS_PER_US)
 
     def ticks_us(self):
         return time.ticks_us() & _MASK
@@ -173,16 +178,16 @@ class Board:
 
     def line_test(self):
         """The doctor's line test (esp32_setup.py, loaded for it)."""
-        from shove.boards import esp32_setup
-
-        try:
-            return esp32_setup.line_test(self)
-        finally:
-            release("boards.esp32_setup")
+        return call("boards.esp32_setup", "line_test", self)
 
     def press(self, row, col, ms):
+        inj = self._inject
+        if inj is _NoPress:
+            from shove.boards.matrix_model import MatrixModel
+
+            inj = self._inject = MatrixModel(self.rows, self.cols)
         now = time.ticks_us() & _MASK
-        return self._inject.close(row, col, now, (now + ms * 1000) & _MASK)
+        return inj.close(row, col, now, (now + ms * 1000) & _MASK)
 
     def button(self, i):
         p = self._buttons[i]
@@ -268,12 +273,7 @@ class Board:
     # (ports/esp32/machine_wdt.c). Timer(0) is the one boot.py feeds from
     # after a soft reset: re-initialising it replaces that feeder.
     def start_watchdog(self, timeout_ms=None):
-        from shove.boards import esp32_setup  # once, at the loop's start
-
-        try:
-            esp32_setup.start_watchdog(self, timeout_ms)
-        finally:
-            release("boards.esp32_setup")
+        call("boards.esp32_setup", "start_watchdog", self, timeout_ms)  # once, at the loop's start
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:

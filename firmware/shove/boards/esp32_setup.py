@@ -13,7 +13,6 @@ import machine
 from machine import Pin
 
 from shove import release
-from shove.boards.matrix_model import MatrixModel
 
 
 def check_chip():
@@ -54,8 +53,8 @@ def build(board, profile, reads_per_us):
     board._keep = []
     matrix_pins(board)
     board.late_rows = 0  # rows whose columns did not recover in time (a fault on the ribbon)
-    # `press` injects closures at the scanner's input through the same model
-    board._inject = MatrixModel(board.rows, board.cols)
+    # `press` injects closures at the scanner's input through the virtual board's model, loaded by the
+    # first press (esp32.py's Board.press)
     board._full = (1 << board.cols) - 1
     board._buttons = []
     for name in ("next", "undo", "new"):

@@ -9,7 +9,7 @@ import select
 import sys
 import time
 
-from shove import release, scanner
+from shove import call, scanner
 from shove.boards.virtual_clock import MASK, READ_US, STRETCH_US, WAKE_EVERY, WAKE_US, Clock, readable
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
@@ -53,12 +53,7 @@ class Board:
     def __init__(self, profile, esp32_scale=None):
         # made by start-up code of its own (virtual_setup.py), let go once
         # the board is made: that code is in the heap only meanwhile
-        from shove.boards import virtual_setup
-
-        try:
-            virtual_setup.build(self, profile, esp32_scale, Serial)
-        finally:
-            release("boards.virtual_setup")
+        call("boards.virtual_setup", "build", self, profile, esp32_scale, Serial)
 
     # the figures the app's stats read from any board
     @property
@@ -158,12 +153,7 @@ class Board:
 
     def line_test(self):
         """The doctor's line test (virtual_setup.py's, loaded for it)."""
-        from shove.boards import virtual_setup
-
-        try:
-            return virtual_setup.line_test(self)
-        finally:
-            release("boards.virtual_setup")
+        return call("boards.virtual_setup", "line_test", self)
 
     def press(self, row, col, ms):
         return self.close_us(row, col, ms * 1000, 0)
@@ -216,12 +206,7 @@ class Board:
     # the ESP32 port's semantics (host/hapenny/sim/runtime/machine.py);
     # elsewhere (a bare unix port) there is no watchdog.
     def start_watchdog(self, timeout_ms=8000):
-        from shove.boards import virtual_setup  # once, at the loop's start
-
-        try:
-            virtual_setup.start_watchdog(self, timeout_ms)
-        finally:
-            release("boards.virtual_setup")
+        call("boards.virtual_setup", "start_watchdog", self, timeout_ms)  # once, at the loop's start
 
     def _tick(self, _t):
         if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < 3000:
