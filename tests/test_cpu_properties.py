@@ -102,28 +102,119 @@ def test_worked_out_outcomes_agree_with_the_referee(pos):
     replay(g, actions)
     if g.phase != rules.PLAY:
         return
-    p = PLAYERS[level]
+    _check_outcomes(g, PLAYERS[level])
+
+
+def _check_outcomes(g, p):
+    """Every value _outcomes works out (each ring of each bed, and a dead
+    dart) is what the referee makes of that dart, valued by the oracle; and
+    the flags say which exact hits hand an opponent the game."""
     p._tables(g.rules)
     me = g.turn
     dead = p._outcomes(g, me)
     r = g.rules
     for i, bed in enumerate(r.beds):
         for k in (1, 2, 3):
-            if bed == 25 and k == 3 or r.flat and k > 1:
-                continue
+            if bed == 25 and k == 3:
+                continue  # there is no treble bull
+            # (with every ring one mark, the referee scores a double or a treble as one)
             code = segments.encode(("SB", "DB")[k - 1] if bed == 25 else "SDT"[k - 1] + str(bed))
             needs = [g.need(s, i) for s in range(g.n)]
+            hands = gives_game(g, code)
             _, _, gifts, _ = g.throw(code)
             try:
                 want = value(p, g, me, gifts, i, needs)
             finally:
                 g.undo()
             assert p._v[3 * i + k - 1] == want, (bed, k)
+            assert bool(p._bad[i] & (1 << (k - 1))) == hands, (bed, k)
+    hands = gives_game(g, segments.MISS)
     g.throw(segments.MISS)
     try:
         assert dead == value(p, g, me)
     finally:
         g.undo()
+    assert p._dead_bad == hands
+
+
+def endgame(names=("Ann", "Bob"), variant="classic", over=None, need=()):
+    """Every bed closed for every side but the marks `need` lists, as
+    (side, bed, marks still needed)."""
+    g = new_game(list(names), variant=variant, rules=over)
+    for s in range(g.n):
+        for b in g.rules.beds:
+            g.marks[s * g.nb + g.rules.beds.index(b)] = g.rules.marks
+    for s, b, k in need:
+        g.marks[s * g.nb + g.rules.beds.index(b)] = g.rules.marks - k
+    return g
+
+
+def _pending(names=("Ann", "Bob"), need=(), darts_used=1):
+    """Bob's win pending: Ann's spare mark on her closed 1 gave him his
+    last mark; then `darts_used` - 1 dead darts."""
+    g = endgame(names, need=((1, 1, 1),) + tuple(need))
+    g.throw(segments.encode("S1"))
+    for _ in range(darts_used - 1):
+        g.throw(segments.MISS)
+    assert g.pending == 2
+    return g
+
+
+def corners():
+    """Positions in the rules' corners, which random games reach only now
+    and then: (position, level)."""
+    out = []
+    # an opponent's win pending, two darts left and one: Ann must close out
+    for used in (1, 2):
+        out.append((_pending(need=((0, 5, 1), (0, 6, 1)), darts_used=used), 3))
+        # a third side still open where Ann's spare marks go
+        out.append((_pending(("Ann", "Bob", "Cy"), need=((0, 5, 1), (0, 6, 1), (2, 7, 2), (2, 8, 3)),
+                             darts_used=used), 6))
+    # the last dart: a treble on 4 completes Bob, a double does not
+    g = endgame(need=((0, 4, 1), (0, 7, 3), (1, 4, 2)))
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 3))
+    # Ann has closed the bed Bob needs only one mark on: every hit there hands
+    # him the game (on the first bed, a middle one and the last one)
+    for bed in (1, 4, 9):
+        out.append((endgame(need=((0, 7, 3), (1, bed, 1))), 6))
+    # ... and on the last dart
+    g = endgame(need=((0, 7, 3), (1, 4, 1)))
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 2))
+    # a treble gives Bob more than he needs on the bed (he needs more elsewhere)
+    out.append((endgame(need=((0, 4, 1), (0, 7, 2), (1, 4, 1), (1, 8, 2))), 6))
+    # the pub rule keeps Bob's last mark from him; every surplus to every side
+    out.append((endgame(variant="pub", need=((0, 4, 1), (0, 7, 3), (1, 4, 1))), 6))
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 4, 1), (0, 7, 3), (1, 4, 2), (2, 4, 1), (2, 8, 1))), 3))
+    # ... where a double gives Bob more than the one mark he needs there, and Cy all it gives
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 7, 3), (1, 4, 1), (1, 8, 2), (2, 4, 3), (2, 9, 1))), 6))
+    # three sides: Cy's win pending, and a treble on 4 completes Bob as well
+    g = endgame(("Ann", "Bob", "Cy"), need=((0, 4, 1), (0, 2, 2), (0, 7, 3), (1, 4, 2), (2, 1, 1)))
+    g.throw(segments.encode("S1"))  # Ann's spare mark on 1 completes Cy (Bob has closed 1)
+    assert g.pending == 4
+    out.append((g, 6))
+    # every ring one mark: a double or a treble is a single
+    g = new_game(["Ann", "Bob"], variant="piecepack")
+    g.throw(segments.encode("D3"))
+    out.append((g, 3))
+    out.append((endgame(over={"flat": True, "beds": [25, 5, 9]}, need=((0, 25, 2), (0, 5, 1), (1, 5, 2))), 6))
+    # the bull a bed, progressive breaks
+    out.append((endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 2), (0, 20, 1), (1, 25, 1), (1, 5, 3))), 6))
+    g = new_game(["Ann", "Bob"], variant="progressive")
+    for c in ("T3", "S5", "D8", "next", "S4", "T7"):
+        g.next() if c == "next" else g.throw(segments.encode(c))
+    out.append((g, 3))
+    return out
+
+
+def test_worked_out_outcomes_agree_with_the_referee_in_the_rules_corners():
+    for g, level in corners():
+        _check_outcomes(g, cpu.Player(level))
 
 
 def _landed(p, g, me, code):
@@ -267,3 +358,81 @@ def test_a_decided_race_is_still_worth_gaining_ground_in():
         # within the race's 32 darts either way of level, each dart of lead is worth something
         lead = [v for d, v in zip(range(0, 80), vals) if abs(opp - 16 * d - 16 * 3 * 1 // 2) < 16 * 30]
         assert all(a > b for a, b in zip(lead, lead[1:])), lead
+
+
+# ---- the value and the ranking against slow reference computations --------------------
+def _logistic(x, between=True):
+    """The logistic WIN/(1+exp(-x/64)) at x (sixteenths of its points, which
+    are 16 apart from -512 to 512), read from cpu._SIG: flat beyond the
+    points, and between two points either in a straight line or at the
+    nearer one (half way: the upper)."""
+    sig = cpu._SIG
+    if x <= -512:
+        return sig[0]
+    if x >= 511:
+        return sig[64]
+    i, r = divmod(x + 512, 16)
+    if between:
+        return sig[i] + (sig[i + 1] - sig[i]) * r // 16
+    return sig[i + 1] if r >= 8 else sig[i]
+
+
+def _value_ref(rem, me, D, left, pend=0):
+    """The chance (x WIN) that side `me` wins, needing rem[me] darts (x16)
+    with `left` darts of its visit, the others rem[s], from docs/computer.md:
+    with an opponent's win pending, the chance of closing out with the darts
+    left; alone, the darts needed; else each opponent's lag (its darts, plus
+    the share of a visit its place in the order puts it behind, less the
+    thrower's darts and the visit it has already used) through the logistic,
+    the chances multiplied, and the last 64 steps of WIN the summed lag in
+    darts (32 either way)."""
+    n = len(rem)
+    mine = rem[me]
+    if pend:
+        return _logistic((16 * left - mine) * 32 // 3)
+    if n == 1:
+        return cpu.WIN * 1600 // (1600 + mine)
+    scale = 48 + mine // 8
+    v = cpu.WIN
+    lags = 0
+    for d in range(1, n):
+        lag = rem[(me + d) % n] + 16 * d * D // n - 16 * (D - left) - mine
+        lags += lag
+        v = v * _logistic(lag * 64 // scale, between=n <= 4) // cpu.WIN
+    race = min(63, max(0, lags // 16 + 32))
+    return v * (cpu.WIN - 64) // cpu.WIN + race
+
+
+def test_the_value_is_the_reference_computation_on_many_positions():
+    """cpuloops.after, with nothing gifted, equals the value written out
+    plainly above, exactly, on positions of one to eight sides drawn to
+    reach every part of the curve: far ahead and far behind, just inside
+    and on its ends, a pending win's close-out, and the race term's ends."""
+    import random
+    rng = random.Random(30)
+    p = PLAYERS[3]
+    cases = []
+    for _ in range(1500):
+        n = rng.choice((1, 2, 2, 3, 4, 5, 6, 8))
+        D = rng.choice((1, 3, 3, 4, 9))
+        spread = rng.choice((40, 200, 900))
+        rem = [rng.randint(1, spread) for _ in range(n)]
+        me = rng.randrange(n)
+        if n > 2 and rng.random() < 0.3:
+            # a gift counts three times the darts it saves its taker
+            # (cpu.Player._gw): an opponent's need, so weighed, can fall below nothing
+            rem[(me + rng.randrange(1, n)) % n] -= rng.randint(0, 900)
+        cases.append((rem, me, D, rng.randint(0, D), rng.choice((0, 0, 0, 2, 4))))
+    # the curve's ends exactly: a lag of 511 or -512 sixteenths of a point
+    # (scale 64), for the first opponent in the order or a later one
+    for lag in (511, 512, 510, -512, -513, -511, 496, -496):
+        for n in (2, 3, 5):
+            mine = 128
+            rem = [mine] + [mine + (lag if d == n - 1 else 40) - 16 * d * 3 // n for d in range(1, n)]
+            cases.append((rem, 0, 3, 3, 0))
+    for rem, me, D, left, pend in cases:
+        pend &= ~(1 << me)
+        p._order(me, rem, len(rem), D)
+        got = p._after(rem[me], left, 0, None, pend)
+        assert got == _value_ref(rem, me, D, left, pend), (rem, me, D, left, pend)
+        assert p.new == 0  # nothing gifted: no new pending win
