@@ -190,6 +190,10 @@ def corners():
     out.append((endgame(variant="pub", need=((0, 4, 1), (0, 7, 3), (1, 4, 1))), 6))
     out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
                         need=((0, 4, 1), (0, 7, 3), (1, 4, 2), (2, 4, 1), (2, 8, 1))), 3))
+    # Ann has closed 4: a single there hands Bob his last mark; so does a
+    # double, whose value is worked out apart (Cy needs three there)
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 7, 3), (1, 4, 1), (2, 4, 3), (2, 9, 1))), 6))
     # ... where a double gives Bob more than the one mark he needs there, and Cy all it gives
     out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
                         need=((0, 7, 3), (1, 4, 1), (1, 8, 2), (2, 4, 3), (2, 9, 1))), 6))
@@ -436,3 +440,145 @@ def test_the_value_is_the_reference_computation_on_many_positions():
         got = p._after(rem[me], left, 0, None, pend)
         assert got == _value_ref(rem, me, D, left, pend), (rem, me, D, left, pend)
         assert p.new == 0  # nothing gifted: no new pending win
+
+
+def _aims(g):
+    """Every target the computer weighs, in the order it weighs them (the
+    first of equal ones is thrown): the bull, then each number 1..20, a bed's
+    inner single, treble, big single and double, another number's big single
+    (a dart thrown away). (code, aim slot of the scatter table)"""
+    out = [(segments.DB, 4)]
+    for num in range(1, 21):
+        if num in g.rules.beds:
+            out += [(segments.encode(ring + str(num)), slot) for ring, slot in (("SI", 0), ("T", 1), ("S", 2), ("D", 3))]
+        else:
+            out.append((segments.encode("S%d" % num), 2))
+    return out
+
+
+def _rank_ref(p, g):
+    """rank()'s candidates worked out plainly: each aim's value over a dead
+    dart (x ONE) is the sum, over the sectors its scatter reaches, of the
+    sector's chance times what a landing there is worth (its rings' chances
+    times the value after each hit, to a whole step), plus the bull's rings'
+    share when the bull is a bed; its flag is the referee's say on its exact hit."""
+    p._tables(g.rules)
+    dead = p._outcomes(g, g.turn)
+    v = p._v
+    beds = g.rules.beds
+    out = []
+    for code, slot in _aims(g):
+        lo, ang, rad = p.scatter[slot]
+        num = segments.number(code) if code != segments.DB else 0
+        ev = 0
+        for o, a in enumerate(ang):
+            sector = throwing.ORDER[(throwing.POS[num] + lo + o) % 20]
+            x = 0
+            if sector in beds:
+                b = 3 * beds.index(sector)
+                x = ((rad[throwing.R_SI] + rad[throwing.R_SO]) * (v[b] - dead) + rad[throwing.R_D] * (v[b + 1] - dead)
+                     + rad[throwing.R_T] * (v[b + 2] - dead)) // cpu.ONE
+            ev += a * x
+        if 25 in beds:  # rad[5]: the outer bull's chance, rad[4] the bull's
+            b = 3 * beds.index(25)
+            ev += (rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead)) // cpu.ONE * cpu.ONE
+        out.append((ev, code, gives_game(g, code)))
+    return out, dead
+
+
+def _random_positions(count, seed):
+    """Games played some way by random darts: (position, level)."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        n = rng.choice((1, 2, 3, 5))
+        over = rng.choice((None, {"gift": "all"}, {"beds": [25, 3, 19]}, {"darts": 9}, {"marks": 1}))
+        g = new_game(["P%d" % i for i in range(n)], variant=rng.choice(("classic", "pub", "progressive", "no-gift")),
+                     rules=over)
+        segs = [c for c in range(segments.COUNT)]
+        for _ in range(rng.randrange(60)):
+            if g.phase == rules.HOLD:
+                g.next()
+            elif g.phase == rules.PLAY:
+                g.throw(rng.choice(segs))
+        if g.phase == rules.PLAY:
+            out.append((g, rng.choice((1, 3, 6))))
+    return out
+
+
+def _lopsided():
+    """Positions where the aim the value ranks highest hands an opponent the
+    game, so the rule that never throws such an aim decides (docs/computer.md,
+    "What the value gets wrong"), and where two aims are worth the same."""
+    out = []
+    g = new_game(["A", "B", "C"], variant="classic", rules={"darts": 4})
+    g.marks[:] = bytes([3, 3, 1, 0, 3, 2, 2, 3, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 3, 3])
+    g.throw(segments.MISS)
+    out.append((g, 1))
+    g = new_game(["A", "B"], variant="classic")
+    g.marks[:] = bytes([3, 3, 1, 0, 3, 1, 3, 0, 0, 0, 3, 3, 1, 3, 1, 3, 2, 1])
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 3))  # T8 and T9 worth the same
+    return out
+
+
+def test_rank_is_the_reference_computation_and_a_player_that_decided_before_decides_alike(monkeypatch):
+    """Every aim's value and flag equals the plain computation above, in the
+    rules' corners and on random games, for a player that has made other
+    decisions before (players are shared: cpu.player); the aim named is the
+    first of the best that hand nobody the game (the first of the best of
+    all when every aim does), and the value named is its own. The machine
+    code reads the sector values without bounds checks: here a read outside
+    them fails."""
+    from shove import cpuloops
+
+    class Checked:
+        def __init__(self, a):
+            self.a = a
+
+        def __getitem__(self, i):
+            if not 0 <= i < len(self.a):
+                raise IndexError("read outside the array: %d" % i)
+            return self.a[i]
+
+    monkeypatch.setattr(cpuloops, "ptr16", Checked)
+    shared = {lv: cpu.Player(lv) for lv in range(1, 7)}
+    positions = corners() + _lopsided() + _random_positions(12, 27)
+    # the same thrower twice, gifts on then off: what a decision keeps must not leak into the next
+    positions.insert(0, (endgame(need=((0, 4, 1), (0, 7, 3), (1, 9, 3), (1, 4, 1))), 3))
+    positions.insert(1, (endgame(variant="no-gift", need=((0, 4, 1), (0, 7, 3), (1, 9, 2), (1, 8, 3))), 3))
+    for g, level in positions:
+        want, dead = _rank_ref(cpu.Player(level), g)
+        code, val, cands = shared[level].rank(g)
+        assert cands == want, (level, [(segments.name(c), e, f) for (e, c, f), w in zip(cands, want) if w != (e, c, f)])
+        safe = [c for c in want if not c[2]] or want
+        top = max(c[0] for c in safe)
+        first = next(c for c in safe if c[0] == top)
+        assert (code, val) == (first[1], top // cpu.ONE + dead), (level, segments.name(code), segments.name(first[1]))
+        assert 0 <= val <= cpu.WIN
+        assert shared[level].choose(g) == code
+
+
+def test_needing_the_bull_costs_more_darts_than_needing_a_number():
+    # the bull has no treble: three marks there take more darts than three on 20
+    g20 = endgame(over={"beds": [25, 20, 5]}, need=((0, 20, 3), (1, 5, 3)))
+    g25 = endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 3), (1, 5, 3)))
+    p = PLAYERS[3]
+    p._tables(g20.rules)
+    need = []
+    for g in (g20, g25):
+        p._open(g)
+        need.append(p.remaining(g, 0))
+    assert need[1] > need[0] > 0
+    assert value(p, g25, 0) < value(p, g20, 0)
+
+
+def test_in_a_lost_position_the_coach_says_to_throw_the_dart_away():
+    # Bob's win is pending and Ann needs two beds with one dart: every hit,
+    # and a dead dart, hands him the game
+    g = _pending(need=((0, 5, 1), (0, 6, 1)), darts_used=2)
+    assert all(gives_game(g, c) for c in ALL_TARGETS + [segments.MISS])
+    h = coach.hint(g, 3)
+    assert h == {"seg": "DB", "reason": "DB: throw this dart away; a hit on a bed could hand an opponent the game"}, h
