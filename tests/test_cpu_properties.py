@@ -31,12 +31,17 @@ def replay(g, actions):
             pass
 
 
+# what a gifted mark costs the thrower, as a multiple of the darts it saves
+# the taker, by level (docs/computer.md, "The strategy")
+GIFT_WEIGHT = (1, 2, 3, 3, 3, 3)
+
+
 def value(p, g, me, gifts=(), bi=0, needs=None):
     """The strategy's estimate for the game as the referee left it (the oracle).
     `gifts`: what the referee gave away with the dart just thrown on bed `bi`
     (sides' needs before it in `needs`): the strategy counts a gifted mark
-    three times the darts it saves the taker, so the oracle adds the other
-    two from the referee's own account of the gift."""
+    GIFT_WEIGHT times the darts it saves the taker, so the oracle adds the
+    rest from the referee's own account of the gift."""
     if g.phase == rules.OVER:
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
@@ -44,7 +49,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     for s, take in gifts:
         e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
         c = needs[s]
-        rem[s] += (p._gw - 1) * (e[c - take] - e[c])
+        rem[s] += (GIFT_WEIGHT[p.level - 1] - 1) * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
     return p._after(rem[me], dl, 0, None, g.pending & ~(1 << me))
 
@@ -218,6 +223,10 @@ def corners():
 
 def test_worked_out_outcomes_agree_with_the_referee_in_the_rules_corners():
     for g, level in corners():
+        _check_outcomes(g, cpu.Player(level))
+    # a gift's cost at every level: Ann's double or treble on 4 gifts Bob a mark or two
+    g = endgame(need=((0, 4, 1), (0, 7, 3), (1, 4, 3), (1, 8, 2)))
+    for level in range(1, 7):
         _check_outcomes(g, cpu.Player(level))
 
 
@@ -582,3 +591,64 @@ def test_in_a_lost_position_the_coach_says_to_throw_the_dart_away():
     assert all(gives_game(g, c) for c in ALL_TARGETS + [segments.MISS])
     h = coach.hint(g, 3)
     assert h == {"seg": "DB", "reason": "DB: throw this dart away; a hit on a bed could hand an opponent the game"}, h
+
+
+def _positions_left(g):
+    """The distinct positions a hit of the thrower's can leave (the
+    referee's account: marks, whose win is pending, darts left, the phase),
+    over every ring that can be hit on every bed."""
+    seen = set()
+    codes = []
+    for bed in g.rules.beds:
+        codes += [segments.SB, segments.DB] if bed == 25 else [segments.encode(r + str(bed)) for r in "SDT"]
+    for code in codes:
+        g.throw(code)
+        try:
+            seen.add((bytes(g.marks), g.pending, g.darts_left, g.phase, g.winner))
+        finally:
+            g.undo()
+    return len(seen)
+
+
+def test_a_decision_values_each_position_a_dart_can_leave_once_and_keeps_its_buffers():
+    """What keeps a decision within its time and the board's heap
+    (docs/computer.md, "What it costs on the chip"): a position that several
+    darts can leave is valued once (darts that gift nothing and leave the
+    thrower the same darts to throw share a value; a ring whose surplus the
+    opponents cannot take more of shares the smaller ring's: up to eight
+    such values are kept in a decision, which is all a usual game needs), a
+    ring that cannot be hit (a treble bull) is never valued, and the player's
+    buffers are kept from one decision to the next."""
+    games = [
+        # many beds, many kinds of dart that gift nothing (seven values to keep, and eight)
+        endgame(variant="extended", need=[(0, b, 1 + b % 3) for b in range(1, 13)] + [(1, 14, 3)]),
+        endgame(over={"marks": 5}, need=((0, 1, 2), (0, 3, 2), (0, 4, 4), (0, 5, 5), (0, 6, 2), (0, 7, 4), (0, 8, 1),
+                                         (0, 9, 3), (1, 7, 5))),
+        # Ann has closed 4, Bob needs one mark there: a single, a double and a treble leave the same position
+        endgame(need=((0, 7, 3), (0, 2, 1), (1, 4, 1), (1, 8, 3))),
+        endgame(("Ann", "Bob", "Cy"), over={"gift": "all"}, need=((0, 7, 3), (1, 4, 1), (2, 4, 1), (2, 8, 2))),
+        # the bull a bed Ann needs three marks on
+        endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 3), (0, 20, 1), (1, 5, 3))),
+        new_game(["Ann", "Bob"], variant="progressive"),
+    ]
+    for level in (1, 6):
+        p = cpu.Player(level)
+        calls = []
+
+        def counted(mine, left, sur, e, pend, after=p._after):
+            x = after(mine, left, sur, e, pend)
+            calls.append((mine, left, sur, pend, x, p.new))
+            return x
+
+        p._after = counted
+        for g in games:
+            p.rank(g)
+            kept = (p._v, p._bad, p._col, p._tabs, p._mm)
+            del calls[:]
+            p.rank(g)  # the same shape of game again: the buffers stay
+            assert all(a is b for a, b in zip((p._v, p._bad, p._col, p._tabs, p._mm), kept)), level
+            # (the last call values a dead dart, apart from the hits)
+            hits = calls if p._dead_bad else calls[:-1]
+            plain = [c[:2] + c[3:4] for c in hits if not c[2]]
+            assert len(plain) == len(set(plain)), (level, g.rules.variant)  # valued once each
+            assert len(hits) <= _positions_left(g), (level, g.rules.variant, len(hits))
