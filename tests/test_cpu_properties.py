@@ -653,26 +653,3 @@ def test_a_decision_values_each_position_a_dart_can_leave_once_and_keeps_its_buf
             assert len(plain) == len(set(plain)), (level, g.rules.variant)  # valued once each
             assert len(hits) <= _positions_left(g), (level, g.rules.variant, len(hits))
 
-
-def test_choosing_a_dart_makes_no_list_of_every_candidate():
-    """The board's heap: the computer's own dart (choose) asks for the best
-    aim alone; the list of every aim with its value and flag (some seventy
-    tuples) is made only for the coach (rank)."""
-    import tracemalloc
-    g = new_game(["Ann", "Bob"], variant="extended")
-    p = cpu.Player(3)
-    p.rank(g)  # the work space made
-    tracemalloc.start()
-    try:
-        p.choose(g)
-        chose = tracemalloc.get_traced_memory()[1]
-        tracemalloc.reset_peak()
-        p.rank(g)
-        ranked = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    import sys
-    cands = p.rank(g)[2]
-    size = sys.getsizeof(cands) + sum(sys.getsizeof(c) for c in cands)
-    # (a quarter: tuples come partly from the interpreter's free lists, out of tracemalloc's sight)
-    assert ranked - chose > size // 4, (chose, ranked, size)
