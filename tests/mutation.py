@@ -46,7 +46,7 @@ PURE = ("rules", "newgame", "variants", "view", "scanner", "journal", "jrec", "p
 SELECT = tuple(m for m in PURE if m in os.environ.get("MUTATE", ",".join(PURE)).split(","))
 # mutants tried at a time (JOBS=1 make mutants: one core, the other for something else)
 JOBS = os.environ.get("JOBS", "2")
-PROVISIONAL = ("cpu", "cpuloops", "coach", "throwing")  # the computer player, being rewritten
+PROVISIONAL = ()  # modules being rewritten, whose figures are provisional (none now)
 # every test that runs the firmware inside CPython; the rest run it in the
 # MicroPython port (tests/mutants.py covers what only they can catch)
 # (not tests/test_cpu_sim.py: its games, a dozen seconds of statistics, would be
@@ -84,8 +84,11 @@ PLUGIN = """
 import gc
 import importlib
 import json
+import os
+import signal
 import sys
 
+import pytest
 from hypothesis import Phase, settings
 
 # Imported here, in the fork server before it forks a run per mutant: a
@@ -128,12 +131,53 @@ def pytest_sessionfinish(session):
     gc.freeze()
 
 
+_took = {}  # test -> its time in mutmut's recording run (traced: slower than a plain run)
+
+
+class Overran(BaseException):
+    # (a BaseException: code under test that catches Exception cannot swallow it)
+    pass
+
+
+def _overran(signum, frame):
+    raise Overran("a test ran %%.1f s of CPU time, three times its recorded run and a second more: "
+                  "the mutant makes it loop" %% _limit[0])
+
+
+_limit = [0.0]
+_SPECIAL = ("", "stats", "fail", "list_all_tests", "mutant_generation")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    # A mutant that makes a test loop fails that test once it has used three
+    # times the test's recorded time (CPU, whatever the machine's load) and a
+    # second more, instead of holding its run until mutmut's limit for every
+    # test it reaches (twice their recorded time plus 4 s): the fastest test
+    # is run first, so a loop is usually stopped within a second. Only a
+    # mutant's run: the recording and clean runs are never stopped.
+    took = _took.get(item.nodeid)
+    on = took is not None and os.environ.get("MUTANT_UNDER_TEST", "") not in _SPECIAL
+    if on:
+        _limit[0] = 1.0 + 3 * took
+        old = signal.signal(signal.SIGPROF, _overran)
+        signal.setitimer(signal.ITIMER_PROF, _limit[0])
+    try:
+        yield
+    finally:
+        if on:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, old)
+
+
 def pytest_collection_modifyitems(items):
     try:
         with open("mutmut-stats.json") as f:
             took = json.load(f)["duration_by_test"]
     except (OSError, ValueError, KeyError):
         took = {}
+    _took.clear()
+    _took.update(took)
     items.sort(key=lambda item: took.get(item.nodeid, 0.0))
     for item in items:
         fn = getattr(item, "obj", None)

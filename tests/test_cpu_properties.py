@@ -31,12 +31,17 @@ def replay(g, actions):
             pass
 
 
+# what a gifted mark costs the thrower, as a multiple of the darts it saves
+# the taker, by level (docs/computer.md, "The strategy")
+GIFT_WEIGHT = (1, 2, 3, 3, 3, 3)
+
+
 def value(p, g, me, gifts=(), bi=0, needs=None):
     """The strategy's estimate for the game as the referee left it (the oracle).
     `gifts`: what the referee gave away with the dart just thrown on bed `bi`
     (sides' needs before it in `needs`): the strategy counts a gifted mark
-    three times the darts it saves the taker, so the oracle adds the other
-    two from the referee's own account of the gift."""
+    GIFT_WEIGHT times the darts it saves the taker, so the oracle adds the
+    rest from the referee's own account of the gift."""
     if g.phase == rules.OVER:
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
@@ -44,7 +49,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     for s, take in gifts:
         e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
         c = needs[s]
-        rem[s] += (p._gw - 1) * (e[c - take] - e[c])
+        rem[s] += (GIFT_WEIGHT[p.level - 1] - 1) * (e[c - take] - e[c])
     p._order(me, rem, g.n, g.rules.darts)  # the opponents as _outcomes sets them up for `me`
     return p._after(rem[me], dl, 0, None, g.pending & ~(1 << me))
 
@@ -102,28 +107,127 @@ def test_worked_out_outcomes_agree_with_the_referee(pos):
     replay(g, actions)
     if g.phase != rules.PLAY:
         return
-    p = PLAYERS[level]
+    _check_outcomes(g, PLAYERS[level])
+
+
+def _check_outcomes(g, p):
+    """Every value _outcomes works out (each ring of each bed, and a dead
+    dart) is what the referee makes of that dart, valued by the oracle; and
+    the flags say which exact hits hand an opponent the game."""
     p._tables(g.rules)
     me = g.turn
     dead = p._outcomes(g, me)
     r = g.rules
     for i, bed in enumerate(r.beds):
         for k in (1, 2, 3):
-            if bed == 25 and k == 3 or r.flat and k > 1:
-                continue
+            if bed == 25 and k == 3:
+                continue  # there is no treble bull
+            # (with every ring one mark, the referee scores a double or a treble as one)
             code = segments.encode(("SB", "DB")[k - 1] if bed == 25 else "SDT"[k - 1] + str(bed))
             needs = [g.need(s, i) for s in range(g.n)]
+            hands = gives_game(g, code)
             _, _, gifts, _ = g.throw(code)
             try:
                 want = value(p, g, me, gifts, i, needs)
             finally:
                 g.undo()
             assert p._v[3 * i + k - 1] == want, (bed, k)
+            assert bool(p._bad[i] & (1 << (k - 1))) == hands, (bed, k)
+    hands = gives_game(g, segments.MISS)
     g.throw(segments.MISS)
     try:
         assert dead == value(p, g, me)
     finally:
         g.undo()
+    assert p._dead_bad == hands
+
+
+def endgame(names=("Ann", "Bob"), variant="classic", over=None, need=()):
+    """Every bed closed for every side but the marks `need` lists, as
+    (side, bed, marks still needed)."""
+    g = new_game(list(names), variant=variant, rules=over)
+    for s in range(g.n):
+        for b in g.rules.beds:
+            g.marks[s * g.nb + g.rules.beds.index(b)] = g.rules.marks
+    for s, b, k in need:
+        g.marks[s * g.nb + g.rules.beds.index(b)] = g.rules.marks - k
+    return g
+
+
+def _pending(names=("Ann", "Bob"), need=(), darts_used=1):
+    """Bob's win pending: Ann's spare mark on her closed 1 gave him his
+    last mark; then `darts_used` - 1 dead darts."""
+    g = endgame(names, need=((1, 1, 1),) + tuple(need))
+    g.throw(segments.encode("S1"))
+    for _ in range(darts_used - 1):
+        g.throw(segments.MISS)
+    assert g.pending == 2
+    return g
+
+
+def corners():
+    """Positions in the rules' corners, which random games reach only now
+    and then: (position, level)."""
+    out = []
+    # an opponent's win pending, two darts left and one: Ann must close out
+    for used in (1, 2):
+        out.append((_pending(need=((0, 5, 1), (0, 6, 1)), darts_used=used), 3))
+        # a third side still open where Ann's spare marks go
+        out.append((_pending(("Ann", "Bob", "Cy"), need=((0, 5, 1), (0, 6, 1), (2, 7, 2), (2, 8, 3)),
+                             darts_used=used), 6))
+    # the last dart: a treble on 4 completes Bob, a double does not
+    g = endgame(need=((0, 4, 1), (0, 7, 3), (1, 4, 2)))
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 3))
+    # Ann has closed the bed Bob needs only one mark on: every hit there hands
+    # him the game (on the first bed, a middle one and the last one)
+    for bed in (1, 4, 9):
+        out.append((endgame(need=((0, 7, 3), (1, bed, 1))), 6))
+    # ... and on the last dart
+    g = endgame(need=((0, 7, 3), (1, 4, 1)))
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 2))
+    # a treble gives Bob more than he needs on the bed (he needs more elsewhere)
+    out.append((endgame(need=((0, 4, 1), (0, 7, 2), (1, 4, 1), (1, 8, 2))), 6))
+    # the pub rule keeps Bob's last mark from him; every surplus to every side
+    out.append((endgame(variant="pub", need=((0, 4, 1), (0, 7, 3), (1, 4, 1))), 6))
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 4, 1), (0, 7, 3), (1, 4, 2), (2, 4, 1), (2, 8, 1))), 3))
+    # Ann has closed 4: a single there hands Bob his last mark; so does a
+    # double, whose value is worked out apart (Cy needs three there)
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 7, 3), (1, 4, 1), (2, 4, 3), (2, 9, 1))), 6))
+    # ... where a double gives Bob more than the one mark he needs there, and Cy all it gives
+    out.append((endgame(("Ann", "Bob", "Cy"), over={"gift": "all"},
+                        need=((0, 7, 3), (1, 4, 1), (1, 8, 2), (2, 4, 3), (2, 9, 1))), 6))
+    # three sides: Cy's win pending, and a treble on 4 completes Bob as well
+    g = endgame(("Ann", "Bob", "Cy"), need=((0, 4, 1), (0, 2, 2), (0, 7, 3), (1, 4, 2), (2, 1, 1)))
+    g.throw(segments.encode("S1"))  # Ann's spare mark on 1 completes Cy (Bob has closed 1)
+    assert g.pending == 4
+    out.append((g, 6))
+    # every ring one mark: a double or a treble is a single
+    g = new_game(["Ann", "Bob"], variant="piecepack")
+    g.throw(segments.encode("D3"))
+    out.append((g, 3))
+    out.append((endgame(over={"flat": True, "beds": [25, 5, 9]}, need=((0, 25, 2), (0, 5, 1), (1, 5, 2))), 6))
+    # the bull a bed, progressive breaks
+    out.append((endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 2), (0, 20, 1), (1, 25, 1), (1, 5, 3))), 6))
+    g = new_game(["Ann", "Bob"], variant="progressive")
+    for c in ("T3", "S5", "D8", "next", "S4", "T7"):
+        g.next() if c == "next" else g.throw(segments.encode(c))
+    out.append((g, 3))
+    return out
+
+
+def test_worked_out_outcomes_agree_with_the_referee_in_the_rules_corners():
+    for g, level in corners():
+        _check_outcomes(g, cpu.Player(level))
+    # a gift's cost at every level: Ann's double or treble on 4 gifts Bob a mark or two
+    g = endgame(need=((0, 4, 1), (0, 7, 3), (1, 4, 3), (1, 8, 2)))
+    for level in range(1, 7):
+        _check_outcomes(g, cpu.Player(level))
 
 
 def _landed(p, g, me, code):
@@ -267,3 +371,285 @@ def test_a_decided_race_is_still_worth_gaining_ground_in():
         # within the race's 32 darts either way of level, each dart of lead is worth something
         lead = [v for d, v in zip(range(0, 80), vals) if abs(opp - 16 * d - 16 * 3 * 1 // 2) < 16 * 30]
         assert all(a > b for a, b in zip(lead, lead[1:])), lead
+
+
+# ---- the value and the ranking against slow reference computations --------------------
+def _logistic(x, between=True):
+    """The logistic WIN/(1+exp(-x/64)) at x (sixteenths of its points, which
+    are 16 apart from -512 to 512), read from cpu._SIG: flat beyond the
+    points, and between two points either in a straight line or at the
+    nearer one (half way: the upper)."""
+    sig = cpu._SIG
+    if x <= -512:
+        return sig[0]
+    if x >= 511:
+        return sig[64]
+    i, r = divmod(x + 512, 16)
+    if between:
+        return sig[i] + (sig[i + 1] - sig[i]) * r // 16
+    return sig[i + 1] if r >= 8 else sig[i]
+
+
+def _value_ref(rem, me, D, left, pend=0):
+    """The chance (x WIN) that side `me` wins, needing rem[me] darts (x16)
+    with `left` darts of its visit, the others rem[s], from docs/computer.md:
+    with an opponent's win pending, the chance of closing out with the darts
+    left; alone, the darts needed; else each opponent's lag (its darts, plus
+    the share of a visit its place in the order puts it behind, less the
+    thrower's darts and the visit it has already used) through the logistic,
+    the chances multiplied, and the last 64 steps of WIN the summed lag in
+    darts (32 either way)."""
+    n = len(rem)
+    mine = rem[me]
+    if pend:
+        return _logistic((16 * left - mine) * 32 // 3)
+    if n == 1:
+        return cpu.WIN * 1600 // (1600 + mine)
+    scale = 48 + mine // 8
+    v = cpu.WIN
+    lags = 0
+    for d in range(1, n):
+        lag = rem[(me + d) % n] + 16 * d * D // n - 16 * (D - left) - mine
+        lags += lag
+        v = v * _logistic(lag * 64 // scale, between=n <= 4) // cpu.WIN
+    race = min(63, max(0, lags // 16 + 32))
+    return v * (cpu.WIN - 64) // cpu.WIN + race
+
+
+def test_the_value_is_the_reference_computation_on_many_positions():
+    """cpuloops.after, with nothing gifted, equals the value written out
+    plainly above, exactly, on positions of one to eight sides drawn to
+    reach every part of the curve: far ahead and far behind, just inside
+    and on its ends, a pending win's close-out, and the race term's ends."""
+    import random
+    rng = random.Random(30)
+    p = PLAYERS[3]
+    cases = []
+    for _ in range(1500):
+        n = rng.choice((1, 2, 2, 3, 4, 5, 6, 8))
+        D = rng.choice((1, 3, 3, 4, 9))
+        spread = rng.choice((40, 200, 900))
+        rem = [rng.randint(1, spread) for _ in range(n)]
+        me = rng.randrange(n)
+        if n > 2 and rng.random() < 0.3:
+            # a gift counts three times the darts it saves its taker
+            # (cpu.Player._gw): an opponent's need, so weighed, can fall below nothing
+            rem[(me + rng.randrange(1, n)) % n] -= rng.randint(0, 900)
+        cases.append((rem, me, D, rng.randint(0, D), rng.choice((0, 0, 0, 2, 4))))
+    # the curve's ends exactly: a lag of 511 or -512 sixteenths of a point
+    # (scale 64), for the first opponent in the order or a later one
+    for lag in (511, 512, 510, -512, -513, -511, 496, -496):
+        for n in (2, 3, 5):
+            mine = 128
+            rem = [mine] + [mine + (lag if d == n - 1 else 40) - 16 * d * 3 // n for d in range(1, n)]
+            cases.append((rem, 0, 3, 3, 0))
+    for rem, me, D, left, pend in cases:
+        pend &= ~(1 << me)
+        p._order(me, rem, len(rem), D)
+        got = p._after(rem[me], left, 0, None, pend)
+        assert got == _value_ref(rem, me, D, left, pend), (rem, me, D, left, pend)
+        assert p.new == 0  # nothing gifted: no new pending win
+
+
+def _aims(g):
+    """Every target the computer weighs, in the order it weighs them (the
+    first of equal ones is thrown): the bull, then each number 1..20, a bed's
+    inner single, treble, big single and double, another number's big single
+    (a dart thrown away). (code, aim slot of the scatter table)"""
+    out = [(segments.DB, 4)]
+    for num in range(1, 21):
+        if num in g.rules.beds:
+            out += [(segments.encode(ring + str(num)), slot) for ring, slot in (("SI", 0), ("T", 1), ("S", 2), ("D", 3))]
+        else:
+            out.append((segments.encode("S%d" % num), 2))
+    return out
+
+
+def _rank_ref(p, g):
+    """rank()'s candidates worked out plainly: each aim's value over a dead
+    dart (x ONE) is the sum, over the sectors its scatter reaches, of the
+    sector's chance times what a landing there is worth (its rings' chances
+    times the value after each hit, to a whole step), plus the bull's rings'
+    share when the bull is a bed; its flag is the referee's say on its exact hit."""
+    p._tables(g.rules)
+    dead = p._outcomes(g, g.turn)
+    v = p._v
+    beds = g.rules.beds
+    out = []
+    for code, slot in _aims(g):
+        lo, ang, rad = p.scatter[slot]
+        num = segments.number(code) if code != segments.DB else 0
+        ev = 0
+        for o, a in enumerate(ang):
+            sector = throwing.ORDER[(throwing.POS[num] + lo + o) % 20]
+            x = 0
+            if sector in beds:
+                b = 3 * beds.index(sector)
+                x = ((rad[throwing.R_SI] + rad[throwing.R_SO]) * (v[b] - dead) + rad[throwing.R_D] * (v[b + 1] - dead)
+                     + rad[throwing.R_T] * (v[b + 2] - dead)) // cpu.ONE
+            ev += a * x
+        if 25 in beds:  # rad[5]: the outer bull's chance, rad[4] the bull's
+            b = 3 * beds.index(25)
+            ev += (rad[5] * (v[b] - dead) + rad[4] * (v[b + 1] - dead)) // cpu.ONE * cpu.ONE
+        out.append((ev, code, gives_game(g, code)))
+    return out, dead
+
+
+def _random_positions(count, seed):
+    """Games played some way by random darts: (position, level)."""
+    import random
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        n = rng.choice((1, 2, 3, 5))
+        over = rng.choice((None, {"gift": "all"}, {"beds": [25, 3, 19]}, {"darts": 9}, {"marks": 1}))
+        g = new_game(["P%d" % i for i in range(n)], variant=rng.choice(("classic", "pub", "progressive", "no-gift")),
+                     rules=over)
+        segs = [c for c in range(segments.COUNT)]
+        for _ in range(rng.randrange(60)):
+            if g.phase == rules.HOLD:
+                g.next()
+            elif g.phase == rules.PLAY:
+                g.throw(rng.choice(segs))
+        if g.phase == rules.PLAY:
+            out.append((g, rng.choice((1, 3, 6))))
+    return out
+
+
+def _lopsided():
+    """Positions where the aim the value ranks highest hands an opponent the
+    game, so the rule that never throws such an aim decides (docs/computer.md,
+    "What the value gets wrong"), and where two aims are worth the same."""
+    out = []
+    g = new_game(["A", "B", "C"], variant="classic", rules={"darts": 4})
+    g.marks[:] = bytes([3, 3, 1, 0, 3, 2, 2, 3, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 3, 3])
+    g.throw(segments.MISS)
+    out.append((g, 1))
+    g = new_game(["A", "B"], variant="classic")
+    g.marks[:] = bytes([3, 3, 1, 0, 3, 1, 3, 0, 0, 0, 3, 3, 1, 3, 1, 3, 2, 1])
+    g.throw(segments.MISS)
+    g.throw(segments.MISS)
+    out.append((g, 3))  # T8 and T9 worth the same
+    return out
+
+
+def test_rank_is_the_reference_computation_and_a_player_that_decided_before_decides_alike(monkeypatch):
+    """Every aim's value and flag equals the plain computation above, in the
+    rules' corners and on random games, for a player that has made other
+    decisions before (players are shared: cpu.player); the aim named is the
+    first of the best that hand nobody the game (the first of the best of
+    all when every aim does), and the value named is its own. The machine
+    code reads the sector values without bounds checks: here a read outside
+    them fails."""
+    from shove import cpuloops
+
+    class Checked:
+        def __init__(self, a):
+            self.a = a
+
+        def __getitem__(self, i):
+            if not 0 <= i < len(self.a):
+                raise IndexError("read outside the array: %d" % i)
+            return self.a[i]
+
+    monkeypatch.setattr(cpuloops, "ptr16", Checked)
+    shared = {lv: cpu.Player(lv) for lv in range(1, 7)}
+    positions = corners() + _lopsided() + _random_positions(12, 27)
+    # the same thrower twice, gifts on then off: what a decision keeps must not leak into the next
+    positions.insert(0, (endgame(need=((0, 4, 1), (0, 7, 3), (1, 9, 3), (1, 4, 1))), 3))
+    positions.insert(1, (endgame(variant="no-gift", need=((0, 4, 1), (0, 7, 3), (1, 9, 2), (1, 8, 3))), 3))
+    for g, level in positions:
+        want, dead = _rank_ref(cpu.Player(level), g)
+        code, val, cands = shared[level].rank(g)
+        assert cands == want, (level, [(segments.name(c), e, f) for (e, c, f), w in zip(cands, want) if w != (e, c, f)])
+        safe = [c for c in want if not c[2]] or want
+        top = max(c[0] for c in safe)
+        first = next(c for c in safe if c[0] == top)
+        assert (code, val) == (first[1], top // cpu.ONE + dead), (level, segments.name(code), segments.name(first[1]))
+        assert 0 <= val <= cpu.WIN
+        assert shared[level].choose(g) == code
+
+
+def test_needing_the_bull_costs_more_darts_than_needing_a_number():
+    # the bull has no treble: three marks there take more darts than three on 20
+    g20 = endgame(over={"beds": [25, 20, 5]}, need=((0, 20, 3), (1, 5, 3)))
+    g25 = endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 3), (1, 5, 3)))
+    p = PLAYERS[3]
+    p._tables(g20.rules)
+    need = []
+    for g in (g20, g25):
+        p._open(g)
+        need.append(p.remaining(g, 0))
+    assert need[1] > need[0] > 0
+    assert value(p, g25, 0) < value(p, g20, 0)
+
+
+def test_in_a_lost_position_the_coach_says_to_throw_the_dart_away():
+    # Bob's win is pending and Ann needs two beds with one dart: every hit,
+    # and a dead dart, hands him the game
+    g = _pending(need=((0, 5, 1), (0, 6, 1)), darts_used=2)
+    assert all(gives_game(g, c) for c in ALL_TARGETS + [segments.MISS])
+    h = coach.hint(g, 3)
+    assert h == {"seg": "DB", "reason": "DB: throw this dart away; a hit on a bed could hand an opponent the game"}, h
+
+
+def _positions_left(g):
+    """The distinct positions a hit of the thrower's can leave (the
+    referee's account: marks, whose win is pending, darts left, the phase),
+    over every ring that can be hit on every bed."""
+    seen = set()
+    codes = []
+    for bed in g.rules.beds:
+        codes += [segments.SB, segments.DB] if bed == 25 else [segments.encode(r + str(bed)) for r in "SDT"]
+    for code in codes:
+        g.throw(code)
+        try:
+            seen.add((bytes(g.marks), g.pending, g.darts_left, g.phase, g.winner))
+        finally:
+            g.undo()
+    return len(seen)
+
+
+def test_a_decision_values_each_position_a_dart_can_leave_once_and_keeps_its_buffers():
+    """What keeps a decision within its time and the board's heap
+    (docs/computer.md, "What it costs on the chip"): a position that several
+    darts can leave is valued once (darts that gift nothing and leave the
+    thrower the same darts to throw share a value; a ring whose surplus the
+    opponents cannot take more of shares the smaller ring's: up to eight
+    such values are kept in a decision, which is all a usual game needs), a
+    ring that cannot be hit (a treble bull) is never valued, and the player's
+    buffers are kept from one decision to the next."""
+    games = [
+        # many beds, many kinds of dart that gift nothing (seven values to keep, and eight)
+        endgame(variant="extended", need=[(0, b, 1 + b % 3) for b in range(1, 13)] + [(1, 14, 3)]),
+        endgame(over={"marks": 5}, need=((0, 1, 2), (0, 3, 2), (0, 4, 4), (0, 5, 5), (0, 6, 2), (0, 7, 4), (0, 8, 1),
+                                         (0, 9, 3), (1, 7, 5))),
+        # Ann has closed 4, Bob needs one mark there: a single, a double and a treble leave the same position
+        endgame(need=((0, 7, 3), (0, 2, 1), (1, 4, 1), (1, 8, 3))),
+        endgame(("Ann", "Bob", "Cy"), over={"gift": "all"}, need=((0, 7, 3), (1, 4, 1), (2, 4, 1), (2, 8, 2))),
+        # the bull a bed Ann needs three marks on
+        endgame(over={"beds": [25, 20, 5]}, need=((0, 25, 3), (0, 20, 1), (1, 5, 3))),
+        new_game(["Ann", "Bob"], variant="progressive"),
+    ]
+    for level in (1, 6):
+        p = cpu.Player(level)
+        calls = []
+
+        def counted(mine, left, sur, e, pend, after=p._after):
+            x = after(mine, left, sur, e, pend)
+            calls.append((mine, left, sur, pend, x, p.new))
+            return x
+
+        p._after = counted
+        for g in games:
+            p.rank(g)
+            kept = (p._v, p._bad, p._col, p._tabs, p._mm)
+            del calls[:]
+            p.rank(g)  # the same shape of game again: the buffers stay
+            assert all(a is b for a, b in zip((p._v, p._bad, p._col, p._tabs, p._mm), kept)), level
+            # (the last call values a dead dart, apart from the hits)
+            hits = calls if p._dead_bad else calls[:-1]
+            plain = [c[:2] + c[3:4] for c in hits if not c[2]]
+            assert len(plain) == len(set(plain)), (level, g.rules.variant)  # valued once each
+            assert len(hits) <= _positions_left(g), (level, g.rules.variant, len(hits))
+

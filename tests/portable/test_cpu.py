@@ -59,6 +59,8 @@ def test_every_aim_point_lies_in_its_segment_on_every_face():
             x, y = throwing.aim_point(f, seg("S%d" % n))  # S aims at the big outer single
             assert throwing.segment_at(f, x, y) == seg("SO%d" % n)
         assert throwing.segment_at(f, *throwing.aim_point(f, segments.DB)) == segments.DB
+        # the bull, either ring, is aimed at its centre
+        assert throwing.aim_point(f, segments.DB) == throwing.aim_point(f, segments.SB) == (0.0, 0.0)
 
 
 def test_faces_are_ordered_rings_and_an_unknown_face_is_refused():
