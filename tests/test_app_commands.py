@@ -6,11 +6,15 @@ What each asserts is the protocol's contract (docs/protocol.md): a reply
 with the request's id, the events every client is sent after it, an error
 code that changes nothing. (The same commands are tried end to end through
 the serial port inside MicroPython by tests/hil.)"""
+import gc
 import json
+import sys
+import types
 
 import pytest
 
-from shove import buttons, journal, loading, profile, protocol, rules, segments
+import shove
+from shove import buttons, journal, keeper, loading, profile, protocol, rules, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -461,3 +465,96 @@ def test_a_long_reply_reads_the_matrix_while_it_is_made(board):
     a.commands.tick = tick
     # its check, its parse and each sliced piece of the reply (shove/protocol.py, SLICE_DEPTH)
     assert len(reads) - before >= 8, len(reads)
+
+
+class Heap:
+    """MicroPython's heap figures (gc.mem_free, gc.mem_alloc), which CPython
+    lacks, as the chip would give them, and its collections counted."""
+
+    SIZE = 100000
+
+    def __init__(self, free):
+        self.free = free
+        self.collections = 0
+
+    def mem_free(self):
+        return self.free
+
+    def mem_alloc(self):
+        return self.SIZE - self.free
+
+    def collect(self):
+        self.collections += 1
+
+
+@pytest.fixture
+def heap(monkeypatch):
+    h = Heap(20001)
+    monkeypatch.setattr(gc, "mem_free", h.mem_free, raising=False)
+    monkeypatch.setattr(gc, "mem_alloc", h.mem_alloc, raising=False)
+    monkeypatch.setattr(keeper, "_mem_free", h.mem_free)
+    monkeypatch.setattr(keeper, "gc", types.SimpleNamespace(collect=h.collect))
+    return h
+
+
+def test_stats_and_the_state_count_the_darts_and_the_hits_nothing_could_score(board, heap):
+    a, con, _ = board
+    k = a.keeper
+
+    def stats():
+        con.sent()  # (the events of the hits before)
+        s = ask(con, {"id": 9, "cmd": "stats"})[0]["stats"]
+        return s["darts"], s["ignored"]
+
+    assert stats() == (0, 0)  # a board just started
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    for _ in range(3):
+        k.hit(1, 0)  # S5: scored
+    assert stats() == (3, 0)
+    k.hit(1, 0)  # held: ignored, in the stats and in the state
+    k.hit(0, 0)
+    assert stats() == (3, 2) and ask(con, {"id": 2, "cmd": "state"})[0]["state"]["ignored"] == 2
+    ask(con, {"id": 3, "cmd": "next"})
+    ask(con, {"id": 4, "cmd": "throw", "seg": "T20"})  # a dart from the host counts as one too
+    ask(con, {"id": 5, "cmd": "undo"})  # taken back, but it was thrown
+    assert stats() == (4, 2)
+
+
+def test_a_visit_starts_with_a_collection_and_a_lockout_collects_only_once_half_the_free_heap_is_gone(
+        board, heap):
+    # the collection's pause must fall where it costs no dart: at `next`, and
+    # in a dart's lockout only once the garbage since the last has taken half
+    # the heap that collection left free (docs/performance.md)
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    k.hit(0, 0)  # a dart before any collection: none due
+    assert heap.collections == 0
+    ask(con, {"id": 2, "cmd": "next"})
+    assert heap.collections == 1  # 20001 free after it: the floor is 10000 bytes
+    con.sent()
+    for free, collected in ((15000, 1), (10000, 1), (9999, 2)):
+        heap.free = free
+        k.hit(1, 0)
+        assert heap.collections == collected, free
+    # the floor follows what that collection left: half of 9999
+    heap.free = 5000
+    ask(con, {"id": 3, "cmd": "next"})  # (and `next` collects whatever is free)
+    assert heap.collections == 3
+    heap.free = 2500
+    k.hit(1, 0)
+    assert heap.collections == 3
+    heap.free = 2499
+    k.hit(1, 0)
+    assert heap.collections == 4
+
+
+def test_a_gift_flashes_the_bed_it_marks_on_the_side_it_goes_to(board):
+    a, con, _ = board
+    r = a.renderer
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    ask(con, {"id": 2, "cmd": "throw", "seg": "T5"})  # Ann closes 5
+    assert r.flash_at < 0  # no gift: nothing flashes
+    _, ev = ask(con, {"id": 3, "cmd": "throw", "seg": "T5"})  # three more: Bob's, as a gift
+    assert ev["gifts"] == [[1, 3]] and r.flash == [(1, a.keeper.game.rules.beds.index(5))]
+    assert r.flash_at >= 0 and r._flashing(a.board.ticks_ms())  # flashing now
