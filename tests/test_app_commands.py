@@ -14,7 +14,7 @@ import types
 import pytest
 
 import shove
-from shove import buttons, journal, keeper, loading, profile, protocol, rules, segments
+from shove import buttons, journal, jstore, keeper, loading, profile, protocol, rules, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -558,3 +558,36 @@ def test_a_gift_flashes_the_bed_it_marks_on_the_side_it_goes_to(board):
     _, ev = ask(con, {"id": 3, "cmd": "throw", "seg": "T5"})  # three more: Bob's, as a gift
     assert ev["gifts"] == [[1, 3]] and r.flash == [(1, a.keeper.game.rules.beds.index(5))]
     assert r.flash_at >= 0 and r._flashing(a.board.ticks_ms())  # flashing now
+
+
+def test_a_long_journal_is_made_short_again_at_a_next_or_anywhere_once_far_too_long(board, monkeypatch):
+    # (the limits made small: the rule is the same at 600 and 700 records)
+    a, con, _ = board
+    k = a.keeper
+    monkeypatch.setattr(keeper, "JOURNAL_MAX_RECORDS", 6)
+    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 9)
+
+    def on_flash():
+        """The records a start would read back (each action and undo, until
+        a rewrite keeps only the game's moves), the game they make as it is."""
+        a.board._close_log()
+        found = loading.load_journal(jstore.Store())
+        game, recs, clean = journal.decode(found[0] + found[1])
+        assert clean and bytes(game.marks) == bytes(k.game.marks) and game.moves() == k.game.moves()
+        return recs
+
+    def do(*acts):
+        for act in acts:
+            ask(con, {"id": 1, "cmd": act} if act in ("next", "undo") else {"id": 1, "cmd": "throw", "seg": act})
+
+    ask(con, {"id": 0, "cmd": "new", "players": ["Ann", "Bob"]})
+    do("S20", "undo", "S19", "next")  # short: each appended, the undo too
+    assert on_flash() == 4 and k.game.moves() == 2
+    do("S18", "S17")
+    assert on_flash() == 6
+    do("next")  # 6 records at the visit's end: the file rewritten with the game's 5 moves
+    assert on_flash() == 5 == k.game.moves()
+    do("S16", "undo", "S15", "undo")  # during a visit, short of the hard limit: appended
+    assert on_flash() == 9
+    do("S20")  # 9 records: rewritten even during a visit
+    assert on_flash() == 6 == k.game.moves()
