@@ -591,3 +591,48 @@ def test_a_long_journal_is_made_short_again_at_a_next_or_anywhere_once_far_too_l
     assert on_flash() == 9
     do("S20")  # 9 records: rewritten even during a visit
     assert on_flash() == 6 == k.game.moves()
+
+
+@pytest.fixture
+def lets_go(monkeypatch):
+    """release() as it acts in MicroPython (shove/__init__.py; CPython keeps
+    every module): a module let go leaves sys.modules and its package. The
+    modules are put back after the test (a module loaded afresh would bring
+    exception classes of its own that the others' `except` would not know)."""
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("shove."):
+            monkeypatch.setitem(sys.modules, name, mod)
+            pkg, _, attr = name.rpartition(".")
+            if getattr(sys.modules[pkg], attr, None) is mod:
+                monkeypatch.setattr(sys.modules[pkg], attr, mod)
+    monkeypatch.setattr(shove, "sys", types.SimpleNamespace(
+        implementation=types.SimpleNamespace(name="micropython"), modules=sys.modules))
+
+
+def test_a_darts_work_from_the_matrix_lets_go_of_the_code_it_loaded(board, lets_go, monkeypatch, faults):
+    # on the chip a module's code stays in the heap until it is let go: the
+    # state's builder and the journal's whole-file codec are loaded for a
+    # dart only while they are needed (docs/performance.md, the heap)
+    a, con, _ = board
+    k = a.keeper
+    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 3)
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    loaded = lambda: {m for m in ("view", "journal") if "shove." + m in sys.modules}  # noqa: E731
+    assert loaded() == set()
+    for _ in range(2):
+        k.hit(1, 0)  # S5
+    ask(con, {"id": 2, "cmd": "undo"})
+    assert loaded() == set()
+    k.hit(1, 0)  # the journal's 3rd record: the file rewritten, by the codec
+    assert [e["ev"] for e in con.sent()][-1] == "dart" and loaded() == set()
+    # a dart the flash refuses is undone (the undo is the state builder's)
+    faults.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    k.hit(1, 0)
+    assert con.sent()[0]["ev"] == "refused" and loaded() == set()
+    faults.undo()
+    # a winning dart: the win's state is built for its event, then let go
+    ask(con, {"id": 3, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20], "marks": 1}})
+    con.sent()
+    k.hit(0, 0)
+    assert [e["ev"] for e in con.sent()] == ["dart", "win"] and loaded() == set()
