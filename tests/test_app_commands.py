@@ -636,3 +636,18 @@ def test_a_darts_work_from_the_matrix_lets_go_of_the_code_it_loaded(board, lets_
     con.sent()
     k.hit(0, 0)
     assert [e["ev"] for e in con.sent()] == ["dart", "win"] and loaded() == set()
+
+
+def test_a_state_the_keeper_builds_for_an_event_reads_the_matrix_while_it_is_made(board, monkeypatch):
+    # (as a command's reply does: a win's state from the matrix or the
+    # timers is built between reads of the matrix, shove/view.py)
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob", "Cy", "Di"], "variant": "extended"})
+    b = a.board
+    reads = []
+    for name in ("scan_idle", "read_matrix"):
+        monkeypatch.setattr(b, name, lambda *args, _f=getattr(b, name): (reads.append(1), _f(*args))[1])
+    st = a.keeper.state()
+    assert len(st["sides"]) == 4
+    beds = len(a.keeper.game.rules.beds)
+    assert len(reads) >= beds // 2, (len(reads), beds)
