@@ -397,6 +397,10 @@ def test_a_hint_is_for_the_level_asked_for(board):
     # the first dart of a game: a beginner is not told what a steady player is
     segs = {level: ask(con, {"id": 2, "cmd": "hint", "level": level})[0]["hint"]["seg"] for level in (1, 6)}
     assert segs[1] != segs[6], segs
+    # the strip blinks the last hint's target until the next dart: the hint was for that dart
+    assert a.renderer.hint_at >= 0
+    ask(con, {"id": 3, "cmd": "throw", "seg": "S20"})
+    assert a.renderer.hint_at < 0  # (leds.Renderer: -1, no hint)
 
 
 def _boards_visit(con, k, new):
