@@ -6,11 +6,15 @@ What each asserts is the protocol's contract (docs/protocol.md): a reply
 with the request's id, the events every client is sent after it, an error
 code that changes nothing. (The same commands are tried end to end through
 the serial port inside MicroPython by tests/hil.)"""
+import gc
 import json
+import sys
+import types
 
 import pytest
 
-from shove import buttons, journal, loading, profile, protocol, rules, segments
+import shove
+from shove import buttons, journal, jstore, keeper, loading, profile, protocol, rules, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -393,6 +397,10 @@ def test_a_hint_is_for_the_level_asked_for(board):
     # the first dart of a game: a beginner is not told what a steady player is
     segs = {level: ask(con, {"id": 2, "cmd": "hint", "level": level})[0]["hint"]["seg"] for level in (1, 6)}
     assert segs[1] != segs[6], segs
+    # the strip blinks the last hint's target until the next dart: the hint was for that dart
+    assert a.renderer.hint_at >= 0
+    ask(con, {"id": 3, "cmd": "throw", "seg": "S20"})
+    assert a.renderer.hint_at < 0  # (leds.Renderer: -1, no hint)
 
 
 def _boards_visit(con, k, new):
@@ -461,3 +469,189 @@ def test_a_long_reply_reads_the_matrix_while_it_is_made(board):
     a.commands.tick = tick
     # its check, its parse and each sliced piece of the reply (shove/protocol.py, SLICE_DEPTH)
     assert len(reads) - before >= 8, len(reads)
+
+
+class Heap:
+    """MicroPython's heap figures (gc.mem_free, gc.mem_alloc), which CPython
+    lacks, as the chip would give them, and its collections counted."""
+
+    SIZE = 100000
+
+    def __init__(self, free):
+        self.free = free
+        self.collections = 0
+
+    def mem_free(self):
+        return self.free
+
+    def mem_alloc(self):
+        return self.SIZE - self.free
+
+    def collect(self):
+        self.collections += 1
+
+
+@pytest.fixture
+def heap(monkeypatch):
+    h = Heap(20001)
+    monkeypatch.setattr(gc, "mem_free", h.mem_free, raising=False)
+    monkeypatch.setattr(gc, "mem_alloc", h.mem_alloc, raising=False)
+    monkeypatch.setattr(keeper, "_mem_free", h.mem_free)
+    monkeypatch.setattr(keeper, "gc", types.SimpleNamespace(collect=h.collect))
+    return h
+
+
+def test_stats_and_the_state_count_the_darts_and_the_hits_nothing_could_score(board, heap):
+    a, con, _ = board
+    k = a.keeper
+
+    def stats():
+        con.sent()  # (the events of the hits before)
+        s = ask(con, {"id": 9, "cmd": "stats"})[0]["stats"]
+        return s["darts"], s["ignored"]
+
+    assert stats() == (0, 0)  # a board just started
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    for _ in range(3):
+        k.hit(1, 0)  # S5: scored
+    assert stats() == (3, 0)
+    k.hit(1, 0)  # held: ignored, in the stats and in the state
+    k.hit(0, 0)
+    assert stats() == (3, 2) and ask(con, {"id": 2, "cmd": "state"})[0]["state"]["ignored"] == 2
+    ask(con, {"id": 3, "cmd": "next"})
+    ask(con, {"id": 4, "cmd": "throw", "seg": "T20"})  # a dart from the host counts as one too
+    ask(con, {"id": 5, "cmd": "undo"})  # taken back, but it was thrown
+    assert stats() == (4, 2)
+
+
+def test_a_visit_starts_with_a_collection_and_a_lockout_collects_only_once_half_the_free_heap_is_gone(
+        board, heap):
+    # the collection's pause must fall where it costs no dart: at `next`, and
+    # in a dart's lockout only once the garbage since the last has taken half
+    # the heap that collection left free (docs/performance.md)
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    k.hit(0, 0)  # a dart before any collection: none due
+    assert heap.collections == 0
+    ask(con, {"id": 2, "cmd": "next"})
+    assert heap.collections == 1  # 20001 free after it: the floor is 10000 bytes
+    con.sent()
+    for free, collected in ((15000, 1), (10000, 1), (9999, 2)):
+        heap.free = free
+        k.hit(1, 0)
+        assert heap.collections == collected, free
+    # the floor follows what that collection left: half of 9999
+    heap.free = 5000
+    ask(con, {"id": 3, "cmd": "next"})  # (and `next` collects whatever is free)
+    assert heap.collections == 3
+    heap.free = 2500
+    k.hit(1, 0)
+    assert heap.collections == 3
+    heap.free = 2499
+    k.hit(1, 0)
+    assert heap.collections == 4
+
+
+def test_a_gift_flashes_the_bed_it_marks_on_the_side_it_goes_to(board):
+    a, con, _ = board
+    r = a.renderer
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    ask(con, {"id": 2, "cmd": "throw", "seg": "T5"})  # Ann closes 5
+    assert r.flash_at < 0  # no gift: nothing flashes
+    _, ev = ask(con, {"id": 3, "cmd": "throw", "seg": "T5"})  # three more: Bob's, as a gift
+    assert ev["gifts"] == [[1, 3]] and r.flash == [(1, a.keeper.game.rules.beds.index(5))]
+    assert r.flash_at >= 0 and r._flashing(a.board.ticks_ms())  # flashing now
+
+
+def test_a_long_journal_is_made_short_again_at_a_next_or_anywhere_once_far_too_long(board, monkeypatch):
+    # (the limits made small: the rule is the same at 600 and 700 records)
+    a, con, _ = board
+    k = a.keeper
+    monkeypatch.setattr(keeper, "JOURNAL_MAX_RECORDS", 6)
+    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 9)
+
+    def on_flash():
+        """The records a start would read back (each action and undo, until
+        a rewrite keeps only the game's moves), the game they make as it is."""
+        a.board._close_log()
+        found = loading.load_journal(jstore.Store())
+        game, recs, clean = journal.decode(found[0] + found[1])
+        assert clean and bytes(game.marks) == bytes(k.game.marks) and game.moves() == k.game.moves()
+        return recs
+
+    def do(*acts):
+        for act in acts:
+            ask(con, {"id": 1, "cmd": act} if act in ("next", "undo") else {"id": 1, "cmd": "throw", "seg": act})
+
+    ask(con, {"id": 0, "cmd": "new", "players": ["Ann", "Bob"]})
+    do("S20", "undo", "S19", "next")  # short: each appended, the undo too
+    assert on_flash() == 4 and k.game.moves() == 2
+    do("S18", "S17")
+    assert on_flash() == 6
+    do("next")  # 6 records at the visit's end: the file rewritten with the game's 5 moves
+    assert on_flash() == 5 == k.game.moves()
+    do("S16", "undo", "S15", "undo")  # during a visit, short of the hard limit: appended
+    assert on_flash() == 9
+    do("S20")  # 9 records: rewritten even during a visit
+    assert on_flash() == 6 == k.game.moves()
+
+
+@pytest.fixture
+def lets_go(monkeypatch):
+    """release() as it acts in MicroPython (shove/__init__.py; CPython keeps
+    every module): a module let go leaves sys.modules and its package. The
+    modules are put back after the test (a module loaded afresh would bring
+    exception classes of its own that the others' `except` would not know)."""
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("shove."):
+            monkeypatch.setitem(sys.modules, name, mod)
+            pkg, _, attr = name.rpartition(".")
+            if getattr(sys.modules[pkg], attr, None) is mod:
+                monkeypatch.setattr(sys.modules[pkg], attr, mod)
+    monkeypatch.setattr(shove, "sys", types.SimpleNamespace(
+        implementation=types.SimpleNamespace(name="micropython"), modules=sys.modules))
+
+
+def test_a_darts_work_from_the_matrix_lets_go_of_the_code_it_loaded(board, lets_go, monkeypatch, faults):
+    # on the chip a module's code stays in the heap until it is let go: the
+    # state's builder and the journal's whole-file codec are loaded for a
+    # dart only while they are needed (docs/performance.md, the heap)
+    a, con, _ = board
+    k = a.keeper
+    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 3)
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
+    loaded = lambda: {m for m in ("view", "journal") if "shove." + m in sys.modules}  # noqa: E731
+    assert loaded() == set()
+    for _ in range(2):
+        k.hit(1, 0)  # S5
+    ask(con, {"id": 2, "cmd": "undo"})
+    assert loaded() == set()
+    k.hit(1, 0)  # the journal's 3rd record: the file rewritten, by the codec
+    assert [e["ev"] for e in con.sent()][-1] == "dart" and loaded() == set()
+    # a dart the flash refuses is undone (the undo is the state builder's)
+    faults.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    k.hit(1, 0)
+    assert con.sent()[0]["ev"] == "refused" and loaded() == set()
+    faults.undo()
+    # a winning dart: the win's state is built for its event, then let go
+    ask(con, {"id": 3, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20], "marks": 1}})
+    con.sent()
+    k.hit(0, 0)
+    assert [e["ev"] for e in con.sent()] == ["dart", "win"] and loaded() == set()
+
+
+def test_a_state_the_keeper_builds_for_an_event_reads_the_matrix_while_it_is_made(board, monkeypatch):
+    # (as a command's reply does: a win's state from the matrix or the
+    # timers is built between reads of the matrix, shove/view.py)
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob", "Cy", "Di"], "variant": "extended"})
+    b = a.board
+    reads = []
+    for name in ("scan_idle", "read_matrix"):
+        monkeypatch.setattr(b, name, lambda *args, _f=getattr(b, name): (reads.append(1), _f(*args))[1])
+    st = a.keeper.state()
+    assert len(st["sides"]) == 4
+    beds = len(a.keeper.game.rules.beds)
+    assert len(reads) >= beds // 2, (len(reads), beds)
