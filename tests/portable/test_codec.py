@@ -336,7 +336,8 @@ def test_a_value_broken_after_its_first_byte_is_no_json_even_with_only_white_spa
     # digit, a word cut short: the validator must refuse the whole line,
     # never go on as if the value ended at its first byte and the rest were
     # white space
-    for line in (b'"', b'"  ', b'"\t', b'"\t ', b'-', b'- ', b'-\t', b't', b't ', b'n', b'f\t', b'tru'):
+    for line in (b'"', b'"  ', b'"\t', b'"\t ', b'-', b'- ', b'-\t', b't', b't ', b'n', b'f\t', b'tru',
+                 b't   ', b'n\t\t\t', b'f     '):
         assert not request.valid_json(line), line
         assert not request.valid_json(line, lambda: None), line
         try:
