@@ -83,7 +83,7 @@ def test_a_game_through_the_commands_with_their_replies_events_and_refusals(boar
         refused(con, {"id": 6, "cmd": "throw", "seg": seg}, "bad_seg")
     reply, ev = ask(con, {"id": 7, "cmd": "throw", "seg": "T5"})
     assert reply["state"]["moves"] == 1 and reply["state"]["sides"][0]["marks"]["5"] == 3
-    assert ev["ev"] == "dart" and ev["seg"] == "T5" and ev["marks"] == 3
+    assert ev["ev"] == "dart" and ev["seg"] == "T5" and ev["marks"] == 3 and ev["src"] == "host"
     # a hint: the coach's target for the thrower, blinked on the strip
     for level in (0, rules.MAX_LEVEL + 1, True, "3", 2.5):
         refused(con, {"id": 8, "cmd": "hint", "level": level}, "bad_level")
@@ -469,6 +469,16 @@ def test_a_long_reply_reads_the_matrix_while_it_is_made(board):
     a.commands.tick = tick
     # its check, its parse and each sliced piece of the reply (shove/protocol.py, SLICE_DEPTH)
     assert len(reads) - before >= 8, len(reads)
+    # a long request: its check reads the matrix every few tokens (shove/request.py,
+    # TICK_TOKENS), even for a line refused after it
+    a.commands.tick = lambda: (reads.append(1), tick())[1]
+    before = len(reads)
+    line = json.dumps({"id": 3, "cmd": "fly", "pad": [0] * 150}).encode()
+    assert len(line) <= protocol.MAX_LINE
+    (reply,) = ask(con, line)
+    a.commands.tick = tick
+    assert reply["error"] == "unknown_cmd"
+    assert len(reads) - before >= 80, len(reads) - before
 
 
 class Heap:

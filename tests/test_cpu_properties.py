@@ -593,6 +593,23 @@ def test_in_a_lost_position_the_coach_says_to_throw_the_dart_away():
     assert h == {"seg": "DB", "reason": "DB: throw this dart away; a hit on a bed could hand an opponent the game"}, h
 
 
+def test_no_hit_hands_over_the_game_even_when_every_safe_aim_is_worth_less_than_a_dead_dart():
+    # every number and the bull are beds, so no aim throws a dart away; the
+    # thrower (level 1, wild) has closed most of them, so nearly any landing
+    # gifts marks (rule `all`) and every aim whose exact hit hands nobody the
+    # game is worth less than a dead dart; S12, the best on average, gives
+    # Bob his last mark. The player still picks an aim that hands over nothing.
+    g = new_game(["Ann", "Bob", "Cy"], None, "classic",
+                 {"beds": list(range(1, 21)) + [25], "gift": "all", "win_by_gift": True})
+    g.marks[:] = bytes([0, 3, 3, 3, 3, 1, 3, 3, 3, 3, 3, 3, 3, 2, 3, 3, 3, 3, 3, 3, 0,
+                        3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+                        3, 3, 0, 3, 3, 2, 3, 2, 3, 3, 3, 2, 3, 3, 2, 3, 1, 0, 2, 1, 3])
+    assert g.turn == 0 and g.darts_left == 3
+    assert gives_game(g, segments.encode("S12"))
+    aim = PLAYERS[1].choose(g)
+    assert not gives_game(g, aim), segments.name(aim)
+
+
 def _positions_left(g):
     """The distinct positions a hit of the thrower's can leave (the
     referee's account: marks, whose win is pending, darts left, the phase),

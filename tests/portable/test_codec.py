@@ -331,6 +331,23 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
         assert request.valid_json(line), line
 
 
+def test_a_value_broken_after_its_first_byte_is_no_json_even_with_only_white_space_after():
+    # a string with no closing quote or with a raw tab, a minus with no
+    # digit, a word cut short: the validator must refuse the whole line,
+    # never go on as if the value ended at its first byte and the rest were
+    # white space
+    for line in (b'"', b'"  ', b'"\t', b'"\t ', b'-', b'- ', b'-\t', b't', b't ', b'n', b'f\t', b'tru',
+                 b't   ', b'n\t\t\t', b'f     '):
+        assert not request.valid_json(line), line
+        assert not request.valid_json(line, lambda: None), line
+        try:
+            request.decode(line)
+        except protocol.ProtoError as e:
+            assert e.code == "bad_json", (line, e.code)
+            continue
+        raise AssertionError(line)
+
+
 def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers_code_and_id():
     # `press`: row and col inside the matrix, ms from 1 to 10000 (bad_cell)
     for v in (0, 7, 15):

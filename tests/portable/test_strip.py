@@ -223,3 +223,17 @@ def test_a_new_strip_writes_nothing_while_there_is_nothing_to_light_and_waits_wi
     assert board2.writes == []
     step(s2, board2, 5000 + QUIET_MS, g, True)
     assert [t for t, _ in board2.writes] == [5000 + QUIET_MS]
+
+
+def test_a_new_strip_and_a_change_are_due_at_once_never_a_quiet_burst():
+    # `waits` tells the loop it may read in a quiet burst until `at`: a new
+    # strip's first frame and a change (a dart's marks, to be written in its
+    # lockout) are due now, so the loop must step the strip first
+    g = rules.new_game(["A", "B"])
+    s, board, _ = make()
+    assert not s.waits
+    step(s, board, 1000, g, True)  # a dart can score: the first frame waits the quiet time
+    assert s.waits and s.at == 1000 + QUIET_MS and board.writes == []
+    g.throw(segments.encode("T5"))
+    s.changed()
+    assert not s.waits
