@@ -170,6 +170,12 @@ def test_the_buttons_do_what_the_manual_says(board):
     evs = con.sent()
     nxt = names[(names.index(variant) + 1) % len(names)]
     assert evs[-1]["ev"] == "new" and evs[-1]["state"]["variant"] == nxt and a.keeper.config["variant"] == nxt
+    # and held again: the one after that (never the default variant this time)
+    after = names[(names.index(nxt) + 1) % len(names)]
+    assert "classic" not in (variant, after)
+    a.commands.button("new", buttons.LONG)
+    evs = con.sent()
+    assert evs[-1]["ev"] == "new" and evs[-1]["state"]["variant"] == after and a.keeper.config["variant"] == after
 
 
 def test_end_leaves_the_board_with_no_game_on_flash_either(board):
@@ -247,6 +253,30 @@ def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, faults):
     found = loading.load_journal(a.keeper.jstore)  # what a start would read back: the game as it is now
     game, _, clean = journal.decode(found[0] + found[1])
     assert clean and bytes(game.marks) == bytes(a.keeper.game.marks) and game.moves() == before["moves"] + 1
+
+
+def test_a_write_cut_short_by_the_flash_is_rewritten_over_by_the_next_change(board, faults):
+    # the flash takes a record's first byte and then fails: the dart is refused,
+    # and the next change rewrites the journal whole (appending after the torn
+    # byte would shift every later record: a start would read another game)
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    ask(con, {"id": 2, "cmd": "throw", "seg": "S5"})
+
+    def torn(f, data):
+        f.write(data[:1])
+        f.flush()
+        raise OSError(5, "write failed")
+
+    faults.setattr(a.board, "sync_write", torn)
+    refused(con, {"id": 3, "cmd": "throw", "seg": "T20"}, "storage")
+    faults.undo()
+    reply, _ = ask(con, {"id": 4, "cmd": "throw", "seg": "S20"})
+    assert reply["state"]["moves"] == 2
+    a.board._close_log()
+    found = loading.load_journal(a.keeper.jstore)  # what a start would read back
+    game, _, clean = journal.decode(found[0] + found[1])
+    assert clean and bytes(game.marks) == bytes(a.keeper.game.marks) and game.moves() == 2
 
 
 def test_a_dart_on_the_matrix_is_scored_ignored_or_reported_as_the_protocol_says(board, faults):
@@ -650,6 +680,15 @@ def test_a_darts_work_from_the_matrix_lets_go_of_the_code_it_loaded(board, lets_
     con.sent()
     k.hit(0, 0)
     assert [e["ev"] for e in con.sent()] == ["dart", "win"] and loaded() == set()
+
+
+def test_rules_checked_alone_or_for_a_new_game_let_go_of_the_checks_code(lets_go):
+    # a new game's checks (shove/newgame.py) are code the chip loads only for them
+    assert rules.Rules("pub", {"marks": 2}).marks == 2 and "shove.newgame" not in sys.modules
+    with pytest.raises(rules.RuleError):
+        rules.Rules("nosuch")
+    assert "shove.newgame" not in sys.modules
+    assert rules.new_game(["Ann", "Bob"], None, "pub").n == 2 and "shove.newgame" not in sys.modules
 
 
 def test_a_state_the_keeper_builds_for_an_event_reads_the_matrix_while_it_is_made(board, monkeypatch):
