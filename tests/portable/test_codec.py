@@ -138,20 +138,25 @@ def test_line_buffer_bounds_memory_and_reports_too_long():
     assert feed_all(lb, b"y" * 513 + b"\n") == [protocol.LineBuffer.TOO_LONG]
 
 
+def decode_error(line):
+    """The error decode raises for a line it must refuse (a line it takes fails the test)."""
+    try:
+        request.decode(line)
+    except protocol.ProtoError as e:
+        return e
+    raise AssertionError(line)
+
+
 def test_decode_refuses_what_is_not_a_command():
     cases = [
         (b"not json", "bad_json"), (b"[1,2]", "bad_json"), (b'"str"', "bad_json"), (b"\xff\xfe", "bad_json"),
         (b'{"cmd": 5}', "unknown_cmd"), (b'{"id": 3}', "unknown_cmd"), (b'{"cmd"', "bad_json"),
     ]
     for line, code in cases:
-        try:
-            request.decode(line)
-        except protocol.ProtoError as e:
-            assert e.code == code, (line, e.code)
-            # the reply's "msg": text for a person, never empty or null
-            assert isinstance(e.msg, str) and e.msg and str(e) == e.msg, line
-            continue
-        raise AssertionError(line)
+        e = decode_error(line)
+        assert e.code == code, (line, e.code)
+        # the reply's "msg": text for a person, never empty or null
+        assert isinstance(e.msg, str) and e.msg and str(e) == e.msg, line
     assert request.decode(b'{"cmd":"info","id":[1,{"x":2}]}')["id"] == [1, {"x": 2}]
 
 
@@ -163,12 +168,7 @@ def test_strict_utf8():
         assert request.valid_utf8(b), b
     for b in bad:
         assert not request.valid_utf8(b), b
-        try:
-            request.decode(b'{"cmd": "info", "id": "' + b + b'"}')
-        except protocol.ProtoError as e:
-            assert e.code == "bad_json"
-            continue
-        raise AssertionError(b)
+        assert decode_error(b'{"cmd": "info", "id": "' + b + b'"}').code == "bad_json", b
 
 
 def test_unknown_cmd_keeps_the_id():
@@ -318,12 +318,7 @@ def test_json_the_board_parser_would_take_but_is_not_json_is_refused():
                b'{"cmd":"info","id":"a\tb"}', b'{"cmd":"info"}}', b'{"cmd":"info"} x', b'{1:"info"}']
     for line in lenient:
         assert not request.valid_json(line), line
-        try:
-            request.decode(line)
-        except protocol.ProtoError as e:
-            assert e.code == "bad_json", (line, e.code)
-            continue
-        raise AssertionError(line)
+        assert decode_error(line).code == "bad_json", line
     strict = [b'{"cmd":"info"}', b' { "cmd" : "info" , "id" : [ ] } ', b'{"cmd":"info","id":{"a":[-0.5e+3,true,null]}}',
               b'{"cmd":"info","id":"\\u00e9\\n\\"\\\\"}', '{"cmd":"info","id":"Zo\u00eb"}'.encode(),
               b'{"cmd":"throw","seg":' + b"[" * 200 + b"]" * 200 + b"}"]
@@ -340,12 +335,7 @@ def test_a_value_broken_after_its_first_byte_is_no_json_even_with_only_white_spa
                  b't   ', b'n\t\t\t', b'f     '):
         assert not request.valid_json(line), line
         assert not request.valid_json(line, lambda: None), line
-        try:
-            request.decode(line)
-        except protocol.ProtoError as e:
-            assert e.code == "bad_json", (line, e.code)
-            continue
-        raise AssertionError(line)
+        assert decode_error(line).code == "bad_json", line
 
 
 def test_a_whole_number_field_is_taken_at_its_edges_and_refused_with_the_callers_code_and_id():
