@@ -24,33 +24,33 @@ from shove.commands import SERIAL_MORE, SERIAL_RUN, SERIAL_SLICE
 from shove.scanner import WOKE_INPUT
 from shove.settings import VERSION
 
-SERVICE_EVERY = 8  # scans between service slices while a dart is being read
+_SERVICE_EVERY = const(8)  # scans between service slices while a dart is being read
 # Reads in one call while nothing is closed (about 20 us each on the chip), then a service
 # slice; five slices, so the matrix is never left unread for long (a 0.5 ms contact must meet a read).
-BURST = 16
+_BURST = const(16)
 # With nothing due (no timer, output, button or input; at most a frame only
 # time makes due), read up to this many times (about a second on the chip,
 # inside the watchdog's 3 s) or until the frame is due, then a lean round
 # (serial, strip), unless a byte or a button wakes the loop (board.woke).
-QUIET = 40000
-SERIAL = const(0)  # the service slices, in the order they run
-BOARD = const(1)
-BUTTONS = const(2)
-TIMERS = const(3)
-STRIP = const(4)
-_NEXT_SLICE = (BOARD, BUTTONS, TIMERS, STRIP, SERIAL)
-FEED_EVERY = 16  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
-DUE_TIMERS = const(1)  # the computer's visit or auto next may act (TIMERS)
-DUE_STRIP = const(2)  # a frame to write or one that animates (STRIP)
+_QUIET = const(40000)
+_SERIAL = const(0)  # the service slices, in the order they run
+_BOARD = const(1)
+_BUTTONS = const(2)
+_TIMERS = const(3)
+_STRIP = const(4)
+_NEXT_SLICE = const((_BOARD, _BUTTONS, _TIMERS, _STRIP, _SERIAL))
+_FEED_EVERY = const(16)  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
+_DUE_TIMERS = const(1)  # the computer's visit or auto next may act (the TIMERS slice)
+_DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
-PROFILE_KEEPS = ("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
-                 "timing")
+_PROFILE_KEEPS = const(("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
+                         "timing"))
 
 
-class Kept:  # a profile's fields, without its class (see PROFILE_KEEPS)
+class Kept:  # a profile's fields, without its class (see _PROFILE_KEEPS)
     def __init__(self, obj):
-        for n in PROFILE_KEEPS:
+        for n in _PROFILE_KEEPS:
             setattr(self, n, getattr(obj, n))
 
 
@@ -65,9 +65,9 @@ class App:
         finally:
             release("loading", "journal", "view", "profile", "profile_default", "settings")
         # slices with work until the game or the strip next changes: one attribute to check while idle
-        self.due = DUE_TIMERS | DUE_STRIP
+        self.due = _DUE_TIMERS | _DUE_STRIP
         self.passes = 0
-        self.slice = SERIAL  # the service slice that runs next
+        self.slice = _SERIAL  # the service slice that runs next
         self.slices = 0  # service slices run (stats), and how many of them while a dart could score
         self.armed_slices = 0
         self.lean = False  # the slice after a quiet burst is a lean one: serial, then the strip's only
@@ -94,7 +94,7 @@ class App:
     def changed(self):
         """The game, the config or the strip's owner changed: a frame is due, the timers may act."""
         self.strip.changed()
-        self.due = DUE_TIMERS | DUE_STRIP
+        self.due = _DUE_TIMERS | _DUE_STRIP
 
     def figures(self):  # the loop's own, for `stats`
         sc = self.scanner
@@ -116,34 +116,34 @@ class App:
         self.slices += 1
         if self.scanner.calm:
             self.armed_slices += 1
-        if s == SERIAL:
+        if s == _SERIAL:
             self.scan_point()  # a request's first byte may have woken this with a dart landing
             if self.lean:  # right after a quiet burst: only the strip may have work
                 self.lean = False
-                self.slice = STRIP if self.due & DUE_STRIP else SERIAL
+                self.slice = _STRIP if self.due & _DUE_STRIP else _SERIAL
             self.feeds += 1
-            if self.feeds >= FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
+            if self.feeds >= _FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
                 self.feeds = 0
                 board.feed()
             if self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
                 # more input waiting: read on after the next burst (a flood
                 # still lets the other slices have one turn in eight)
                 self.serial_run += 1
-                self.slice = SERIAL
+                self.slice = _SERIAL
             else:
                 self.serial_run = 0
-        elif s == BOARD:
+        elif s == _BOARD:
             board.service()
-        elif s == BUTTONS:
+        elif s == _BUTTONS:
             self.commands.buttons_slice()
-        elif s == TIMERS:
-            if self.due & DUE_TIMERS and not self.keeper.timers():
-                self.due &= ~DUE_TIMERS
-        elif self.due & DUE_STRIP:
+        elif s == _TIMERS:
+            if self.due & _DUE_TIMERS and not self.keeper.timers():
+                self.due &= ~_DUE_TIMERS
+        elif self.due & _DUE_STRIP:
             st = self.strip
             st.step(board.ticks_ms(), self.keeper.game, self.scanner.state < scanner.LOCKOUT)
             if st.idle():
-                self.due &= ~DUE_STRIP
+                self.due &= ~_DUE_STRIP
 
     # ---- the loop ----------------------------------------------------------------------------
     def boot(self):
@@ -192,32 +192,32 @@ class App:
                     if c.leaving:
                         return
                     continue
-                n = BURST
+                n = _BURST
                 until = -1
                 tx = None  # output the board feeds to the UART inside a quiet burst
                 if not self.slice and not self.serial_run and self.commands.buttons.idle:
                     self.lean = False
                     due = self.due
                     if not due:  # a round of slices found nothing to do
-                        n = QUIET
-                    elif due == DUE_STRIP and self.strip.waits:  # nothing until the frame is due
-                        n = QUIET
+                        n = _QUIET
+                    elif due == _DUE_STRIP and self.strip.waits:  # nothing until the frame is due
+                        n = _QUIET
                         until = self.strip.at
-                    if n == QUIET:
+                    if n == _QUIET:
                         if self.tx.q and self.tx.per_byte:
                             # a long reply needs a FIFO load every 11 ms: the board writes each between
                             # two reads and reads on (ending the burst for it costs a ms of bytecode)
                             tx = self.tx
-                        self.feeds = FEED_EVERY  # the next serial slice checks in with the watchdog
+                        self.feeds = _FEED_EVERY  # the next serial slice checks in with the watchdog
                 k = board.scan_idle(snap, n, until, tx)
                 sc.scans += k
                 if k == n or board.woke:  # all open: no step, so no event; a service slice
                     # a quiet burst that ran its course or reached its time:
                     # a lean round; input or a button: all five slices
-                    self.lean = n == QUIET and board.woke != WOKE_INPUT
+                    self.lean = n == _QUIET and board.woke != WOKE_INPUT
                     board.woke = 0
-                    self.passes = SERVICE_EVERY
-                    if n == QUIET and not self.lean:  # input woke it: a read before the serial slice's way there
+                    self.passes = _SERVICE_EVERY
+                    if n == _QUIET and not self.lean:  # input woke it: a read before the serial slice's way there
                         self.scan_point()
                     self._serve()
                     if c.leaving:
@@ -233,16 +233,16 @@ class App:
                 if st >= scanner.LOCKOUT:
                     # no dart can score until the scanner re-arms: a slice every pass,
                     # so that what the dart set going is done before it can cost one
-                    self.passes = SERVICE_EVERY
+                    self.passes = _SERVICE_EVERY
                 elif st == scanner.IDLE:  # re-armed, or idle with a stuck crossing masked
                     self.passes += 1
                     if was == scanner.RELEASE and not self.due and not self.serial_run and self.commands.buttons.idle:
                         # every slice served many times over in the lockout: the rest of
                         # the round would only leave the matrix unread while a dart may come
-                        self.slice = SERIAL
+                        self.slice = _SERIAL
                 # in the window (3 ms) a dart is being read: no slice until
                 # its hit, so the reads decide it and its lockout starts on time
-            if sc.qhead != sc.qtail or self.passes >= SERVICE_EVERY:
+            if sc.qhead != sc.qtail or self.passes >= _SERVICE_EVERY:
                 self._serve()
                 if c.leaving:
                     return
@@ -262,7 +262,7 @@ class App:
                 else:
                     self.emit("fault" if kind == scanner.EV_STUCK else "fault_cleared",
                               {"kind": "stuck", "row": row, "col": col})
-            if self.passes >= SERVICE_EVERY:
+            if self.passes >= _SERVICE_EVERY:
                 self.passes = 0
                 self._service()
         except Exception as e:
