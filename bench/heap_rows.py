@@ -146,3 +146,13 @@ def write_doc(w, doc=None):
         return
     i = text.index(DOC_BEGIN) + len(DOC_BEGIN)
     doc.write_text(text[:i] + "\n" + module_table(w) + "\n" + text[text.index(DOC_END):])
+
+
+def romfs_rows(r):
+    """The people's game from .mpy files and from a ROMFS image (bench/romfs_heap.py)."""
+    if not r:  # a run from before it
+        return []
+    m, f = r["mpy"], r["romfs"]
+    return [("  heap, unix port (8-byte words): game between people from .mpy / from ROMFS (peak)",
+             "%s / %s: ROMFS keeps %s of code and names' text out (a custom image; none on the 32-bit port)" % (
+                 _kb(m["people_peak"]), _kb(f["people_peak"]), _kb(r["saved"]["people_peak"])))]

@@ -243,6 +243,7 @@ def _esp32_rows(res):
 def _heap(res):
     res["wasm_heap"] = __import__("wasm_heap").measure()  # 32-bit heap: MicroPython's WebAssembly port
     __import__("heap_rows").write_doc(res["wasm_heap"])  # its per-module table in docs/performance.md
+    res["romfs_heap"] = __import__("romfs_heap").measure()  # what ROMFS would save (unix port: 32-bit has none)
 
 
 def _footprint(res):

@@ -60,6 +60,7 @@ def table_rows(r):
         ("  heap peak during a game", "%d B (sampled after every dart)" % r["heap_peak_during_game"]),
     ]
     rows += __import__("heap_rows").rows(r["wasm_heap"])  # the 32-bit heap tour (bench/heap_rows.py)
+    rows += __import__("heap_rows").romfs_rows(r.get("romfs_heap"))
     rows += [
         ("  deployed firmware, ESP32", "%d B of .mpy + %d B boot.py/main.py" % (
             r["mpy_bytes_esp32"], r["source_py_bytes_esp32"])),

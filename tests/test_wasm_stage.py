@@ -49,3 +49,16 @@ def test_a_cap_is_enforced_the_heap_does_not_grow_past_it():
     capped, _, st = wasm_heap.run([wasm_heap.SETUP, grab, "x = None", wasm_heap.COLLECT, "y = bytearray(20000)",
                                    "H.report()"], cap=64 * 1024, driver=False)
     assert capped["memerr"] == 1 and st["raised"] == 0  # only the 80 KB step failed, and the run went on
+
+
+def test_romfs_keeps_the_firmwares_code_out_of_the_heap():
+    """bench/romfs_heap.py: the same people's game from .mpy files and from a
+    ROMFS image on the unix port (it raises unless the second ran from /rom)."""
+    import romfs_heap
+
+    r = romfs_heap.measure(darts=0)
+    assert r["romfs"]["image_bytes"] > 40000  # the whole package is in the image
+    for k in ("game_code_loaded", "app_started", "new_game", "people_peak"):
+        assert 0 < r["romfs"][k] < r["mpy"][k], k
+    # the game's modules are over 20 KB of .mpy: far more than a byte here or there stays out
+    assert r["saved"]["people_peak"] > 10000
