@@ -90,7 +90,8 @@ def cmd_flash(args):
 def cmd_deploy(args):
     from hapenny.deploy import deploy
 
-    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force, debug=args.debug)
+    summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force, debug=args.debug,
+                     romfs=args.romfs)
     if args.json:
         print(json.dumps(summary))
     return 0
@@ -253,6 +254,8 @@ def cmd_sim(args):
 
     if args.repl_ignores_dupterm:  # read by every VirtualBoard this process starts
         os.environ["HAPENNY_REPL_DUPTERM"] = "0"
+    if args.romfs:  # idem
+        os.environ["HAPENNY_ROMFS"] = "1"
     if args.web:
         return web_on_sim(args.board_dir, args.profile, args.web)
     if args.play:
@@ -292,6 +295,9 @@ def build_parser():
     s.add_argument("--force", action="store_true", help="copy every file, changed or not")
     s.add_argument("--debug", action="store_true", help="keep line numbers in the board's tracebacks "
                    "(about 4 KB more code, which the board keeps in RAM)")
+    s.add_argument("--romfs", action="store_true", help="put the firmware into the board's ROMFS partition, "
+                   "where its code stays out of RAM (about 24 KB less heap in a game); needs a MicroPython "
+                   "image built with one (none of the stock images has it)")
     s.set_defaults(fn=cmd_deploy)
 
     s = sub.add_parser("new", parents=reply, help="start a new game")
@@ -374,6 +380,9 @@ def build_parser():
     s.add_argument("--repl-ignores-dupterm", action="store_true",
                    help="a REPL that never reads os.dupterm streams, as MicroPython v1.27 on the ESP32 "
                         "(default: v1.28 and later, which do; or set HAPENNY_REPL_DUPTERM=0)")
+    s.add_argument("--romfs", action="store_true",
+                   help="a board with a ROMFS partition, as a custom MicroPython image has it, for "
+                        "`hapenny deploy --romfs` (or set HAPENNY_ROMFS=1)")
     s.add_argument("--web", nargs="?", const="127.0.0.1:8080", metavar="HOST:PORT",
                    help="and serve the web scoreboard for it (make web)")
     s.set_defaults(fn=cmd_sim)

@@ -230,6 +230,94 @@ def _prepare(t, profile, debug=False):
     return target, local, have
 
 
+# runs on the board: its ROMFS partition's size in bytes (0: none; a custom
+# image's, ports/esp32/esp32_partition.c: rom_ioctl(2, 0) is the partition)
+_ROMFS_SIZE = """
+import vfs
+_n = 0
+if hasattr(vfs, 'rom_ioctl') and vfs.rom_ioctl(1) > 0:
+    _d = vfs.rom_ioctl(2, 0)
+    _n = _d.ioctl(4, 0) * _d.ioctl(5, 0)
+print(_n)
+"""
+
+NO_ROMFS = ("this board's MicroPython has no ROMFS partition (no stock ESP32 image has one: it takes an image "
+            "built with MICROPY_VFS_ROM and a romfs partition); deploy without --romfs; nothing was copied")
+
+
+def romfs_image(files):
+    """The firmware package (its files under shove/: {path: bytes}) as a
+    ROMFS image, the format `mpremote romfs` writes."""
+    from mpremote.romfs import VfsRomWriter
+
+    tree = {}
+    for rel, data in files.items():
+        node = tree
+        *dirs, name = rel.split("/")
+        for d in dirs:
+            node = node.setdefault(d, {})
+        node[name] = data
+    w = VfsRomWriter()
+
+    def put(node):
+        for name in sorted(node):
+            if isinstance(node[name], dict):
+                w.opendir(name)
+                put(node[name])
+                w.closedir()
+            else:
+                w.mkfile(name, node[name])
+
+    put(tree)
+    return w.finalise()
+
+
+def _write_romfs(t, image, out):
+    """The image into the board's ROMFS partition, by mpremote's own
+    `romfs deploy` (erase, then base64 or deflated chunks); the board mounts
+    it at its next start. Raises DeployError if it does not fit."""
+    import contextlib
+    import io
+    import tempfile
+
+    from mpremote import commands
+
+    size = int(t.exec(_ROMFS_SIZE).decode().strip() or 0)
+    if not size:
+        raise DeployError(NO_ROMFS)
+    if len(image) > size:
+        raise DeployError("the firmware's ROMFS image (%d bytes) is larger than the board's ROMFS partition (%d "
+                          "bytes); nothing was copied" % (len(image), size))
+
+    class State:  # what mpremote's command asks of its session: the raw REPL this deploy holds
+        transport = t
+
+        def ensure_raw_repl(self):
+            pass
+
+        def did_action(self):
+            pass
+
+    class Args:
+        partition = 0
+        mpy = False
+
+    # A soft reset first: it stops the game's timers (ports/esp32/main.c's soft-reset path,
+    # machine_timer_deinit_all) and leaves only boot.py run, so no code from the old image
+    # can run while its flash is erased and written (the image is mounted, not copied)
+    t.enter_raw_repl(soft_reset=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        Args.path = tmp + "/shove.romfs"
+        with open(Args.path, "wb") as f:
+            f.write(image)
+        log = io.StringIO()
+        with contextlib.redirect_stdout(log):
+            commands._do_romfs_deploy(State(), Args())
+    if "ROMFS image deployed" not in log.getvalue():
+        raise DeployError("mpremote did not write the ROMFS image: %s" % log.getvalue().strip()[-300:])
+    out.write("ROMFS image written: %d of %d bytes\n" % (len(image), size))
+
+
 def _resume(t):
     """Leave the raw REPL and soft-reset, so main.py runs again (best effort)."""
     try:
@@ -239,9 +327,12 @@ def _resume(t):
         pass
 
 
-def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False, debug=False):
+def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.0, force=False, debug=False,
+           romfs=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
-    Returns a summary dict."""
+    `romfs`: the firmware package goes into the board's ROMFS partition as
+    one image (its code then stays out of the heap) and none of it on the
+    filesystem, where it would come first on sys.path. Returns a summary dict."""
     from mpremote.transport import TransportError
     from mpremote.transport_serial import SerialTransport
 
@@ -261,9 +352,15 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         stall.step(REPL_S)
         t.enter_raw_repl(soft_reset=False)
         entered = True
+        image = None
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile, debug)
+            if romfs:
+                image = romfs_image({rel: data for rel, data in local.items() if rel.startswith("shove/")})
+                local = {rel: data for rel, data in local.items() if not rel.startswith("shove/")}
+                stall.step(STEP_S + len(image) / 2000)
+                _write_romfs(t, image, out)
         except DeployError:
             _resume(t)  # refused before copying: the board goes back to its game
             raise
@@ -283,6 +380,10 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         stall.step(STEP_S)
         for rel in stale:
             t.fs_rmfile(rel)
+        if romfs:  # an empty shove/ left on the filesystem would still be found first, as a package with nothing in it
+            for d in sorted({rel.rsplit("/", 1)[0] for rel in stale if rel.startswith("shove/")} | {"shove"},
+                            key=len, reverse=True):
+                t.exec("import os\ntry:\n os.rmdir(%r)\nexcept OSError:\n pass" % d)
         # new firmware gets a fresh start: forget the bad starts that put it in safe mode
         t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
         stall.stop()
@@ -311,7 +412,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             t.close()
         except Exception:
             pass
-    summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local)}
+    summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local),
+               "romfs_bytes": len(image) if image else 0}
     if reset:
         if boot is None:  # the port went away with the reset (native USB): open it again
             wait_for_port(port, 10)

@@ -76,7 +76,7 @@ class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
     def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False,
-                 timing=None, repl_dupterm=None):
+                 timing=None, repl_dupterm=None, romfs=None):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -94,6 +94,11 @@ class VirtualBoard:
         if repl_dupterm is None:
             repl_dupterm = os.environ.get("HAPENNY_REPL_DUPTERM", "1") != "0"
         self.repl_dupterm = repl_dupterm
+        # A ROMFS partition (runtime/romfsdev.py): a custom image's, which `hapenny deploy --romfs`
+        # fills. Default: $HAPENNY_ROMFS ("1": with one), else none, as on a stock image.
+        if romfs is None:
+            romfs = os.environ.get("HAPENNY_ROMFS") == "1"
+        self.romfs = romfs
         self.port = None
         self.proc = None
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
@@ -128,6 +133,9 @@ class VirtualBoard:
         flashimg.import_folder(self.board_dir)  # a folder of plain files from before the image
         if self.refresh or not flashimg.image(self.board_dir).exists():  # a blank flash gets the current firmware
             flashimg.install(self.board_dir, "sim", self.profile)
+        rom = self.board_dir / "romfs.img"
+        if self.romfs and not rom.exists():  # an erased partition, the size partitions-4MiB-romfs.csv gives it
+            rom.write_bytes(b"\xff" * 0x20000)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # the ESP32's port does no echo or line editing
         os.set_blocking(self.master, False)

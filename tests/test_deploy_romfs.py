@@ -1,0 +1,104 @@
+"""`hapenny deploy --romfs`: the firmware package as one ROMFS image in the
+board's ROMFS partition (a custom image's: the virtual board made with
+one, host/hapenny/sim/runtime/romfsdev.py), written by mpremote's own
+`romfs deploy`, and none of it left on the filesystem, where sys.path would
+find it first. A board without the partition is refused before anything
+is copied."""
+import io
+import time
+
+import pytest
+
+from hapenny import deploy
+from hapenny.connect import connect
+from hapenny.sim.board import VirtualBoard
+
+HEADER = b"\xd2\xcd\x31"
+
+
+def _up(port, timeout=20.0):
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return connect(port)
+        except Exception:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.3)
+
+
+def _board_eval(port, expr):
+    """`expr` evaluated at the board's raw REPL (the game hands it over)."""
+    from mpremote.transport_serial import SerialTransport
+
+    t = SerialTransport(port, baudrate=115200)
+    try:
+        t.enter_raw_repl(soft_reset=False)
+        return t.eval(expr)
+    finally:
+        t.close()
+
+
+def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(tmp_path):
+    vb = VirtualBoard(board_dir=tmp_path / "b", romfs=True).start()
+    try:
+        _up(vb.port)[2].close()
+        assert any(p.startswith("shove/") for p in vb.files())  # a stock deploy's files, at first
+        boots = vb.boots
+        out = io.StringIO()
+        summary = deploy.deploy(vb.port, out=out, romfs=True)
+        # a soft reset before the image is written (no code of the mounted image may run while its
+        # flash is rewritten: the game's timers stop), then the reset that starts the new firmware
+        assert vb.boots - boots == 2
+        assert summary["boot_event"] is True and summary["romfs_bytes"] > 40000
+        assert "shove/app.mpy" in summary["removed"] and "shove/cpu.dat" in summary["removed"]
+        assert not [p for p in vb.files() if p.startswith("shove")]  # the folders too: an empty one would shadow /rom
+        assert (tmp_path / "b" / "romfs.img").read_bytes()[:3] == HEADER
+        assert "ROMFS image written" in out.getvalue()
+        # the board plays, a computer side included (its tables are a data file in the image)
+        link, _, ser = _up(vb.port)
+        try:
+            link.request("config", set={"cpu_ms": 0})
+            link.request("new", players=["Ann", "cpu:3"], seed=3)
+            for seg in ("S1", "S2", "S3"):
+                link.request("throw", seg=seg)
+            link.request("next")
+            ev = link.wait_event("visit", timeout=20)
+            assert ev["ev"] == "visit"
+        finally:
+            ser.close()
+        assert _board_eval(vb.port, "__import__('sys').modules['shove.cpu'].__file__") == "/rom/shove/cpu.mpy"
+    finally:
+        vb.stop()
+
+
+def test_a_board_without_a_romfs_partition_is_refused_and_keeps_its_firmware(tmp_path):
+    vb = VirtualBoard(board_dir=tmp_path / "b").start()
+    try:
+        _up(vb.port)[2].close()
+        before = vb.files()
+        with pytest.raises(deploy.DeployError, match="no ROMFS partition.*nothing was copied"):
+            deploy.deploy(vb.port, out=io.StringIO(), romfs=True, force=True)
+        assert vb.files() == before
+        _up(vb.port)[2].close()  # refused, the board went back to its game
+    finally:
+        vb.stop()
+
+
+def test_the_image_reads_back_whole_through_micropythons_own_vfsrom(tmp_path):
+    import json
+    import subprocess
+
+    from hapenny.sim.flashimg import micropython_path
+
+    files = {"shove/__init__.mpy": b"a", "shove/boards/virtual.mpy": b"bc" * 40, "shove/cpu.dat": bytes(range(256))}
+    image = deploy.romfs_image(files)
+    assert image[:3] == HEADER
+    (tmp_path / "img").write_bytes(image)
+    src = ("import vfs, os, json\nvfs.mount(vfs.VfsRom(open(%r, 'rb').read()), '/rom')\nout = {}\n"
+           "def walk(d):\n for n, kind, *_ in os.ilistdir(d):\n  p = d + '/' + n\n"
+           "  if kind == 0x4000:\n   walk(p)\n  else:\n   out[p[5:]] = open(p, 'rb').read().hex()\n"
+           "walk('/rom')\nprint(json.dumps(out))" % str(tmp_path / "img"))
+    got = json.loads(subprocess.run([micropython_path(), "-c", src], capture_output=True, text=True,
+                                    check=True).stdout)
+    assert {k: bytes.fromhex(v) for k, v in got.items()} == files
