@@ -5,26 +5,15 @@ one, host/hapenny/sim/runtime/romfsdev.py), written by mpremote's own
 find it first. A board without the partition is refused before anything
 is copied."""
 import io
-import time
 
 import pytest
 
 from hapenny import deploy
 from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
+from test_deploy_checks import _up
 
 HEADER = b"\xd2\xcd\x31"
-
-
-def _up(port, timeout=20.0):
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            return connect(port)
-        except Exception:
-            if time.monotonic() > end:
-                raise
-            time.sleep(0.3)
 
 
 def _board_eval(port, expr):
@@ -42,7 +31,7 @@ def _board_eval(port, expr):
 def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(tmp_path):
     vb = VirtualBoard(board_dir=tmp_path / "b", romfs=True).start()
     try:
-        _up(vb.port)[2].close()
+        _up(vb.port)
         assert any(p.startswith("shove/") for p in vb.files())  # a stock deploy's files, at first
         boots = vb.boots
         out = io.StringIO()
@@ -56,7 +45,8 @@ def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(
         assert (tmp_path / "b" / "romfs.img").read_bytes()[:3] == HEADER
         assert "ROMFS image written" in out.getvalue()
         # the board plays, a computer side included (its tables are a data file in the image)
-        link, _, ser = _up(vb.port)
+        _up(vb.port)
+        link, _, ser = connect(vb.port)
         try:
             link.request("config", set={"cpu_ms": 0})
             link.request("new", players=["Ann", "cpu:3"], seed=3)
@@ -75,12 +65,12 @@ def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(
 def test_a_board_without_a_romfs_partition_is_refused_and_keeps_its_firmware(tmp_path):
     vb = VirtualBoard(board_dir=tmp_path / "b").start()
     try:
-        _up(vb.port)[2].close()
+        _up(vb.port)
         before = vb.files()
         with pytest.raises(deploy.DeployError, match="no ROMFS partition.*nothing was copied"):
             deploy.deploy(vb.port, out=io.StringIO(), romfs=True, force=True)
         assert vb.files() == before
-        _up(vb.port)[2].close()  # refused, the board went back to its game
+        _up(vb.port)  # refused, the board went back to its game
     finally:
         vb.stop()
 

@@ -14,7 +14,6 @@
 # copy of it with rom_ioctl added (sys.modules, as vboot.py does for
 # `micropython`). The image is read into the heap here; on the chip it is
 # flash mapped into the address space.
-import os
 import sys
 
 import vfs as _vfs
@@ -76,12 +75,8 @@ def rom_ioctl(op, *args):
 
 
 def setup(path=IMAGE):
-    """At start-up, before the flash hides the host's files: the partition if
-    the board has one, and its image at /rom if the image is valid."""
-    try:
-        os.stat(path)
-    except OSError:
-        return False
+    """At start-up, before the flash hides the host's files: the partition,
+    and its image at /rom if the image is valid."""
     _part.append(Partition(path))
     me = sys.modules[__name__]
     for name in ("VfsRom", "VfsLfs2", "VfsPosix", "mount", "umount"):
@@ -93,4 +88,3 @@ def setup(path=IMAGE):
         _vfs.mount(_vfs.VfsRom(data), "/rom")
         i = sys.path.index(".frozen") + 1
         sys.path[i:i] = ["/rom", "/rom/lib"]
-    return True

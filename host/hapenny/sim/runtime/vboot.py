@@ -25,9 +25,11 @@ import vmicropython  # noqa: E402
 sys.modules["micropython"] = vmicropython
 
 import flashdev  # noqa: E402
-import romfsdev  # noqa: E402
 
-romfsdev.setup()  # a ROMFS partition, if this board was made with one (its image at /rom)
+if "romfs.img" in os.listdir():  # a board made with a ROMFS partition: its image at /rom (else no heap spent)
+    import romfsdev
+
+    romfsdev.setup()
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
