@@ -29,7 +29,7 @@ def _board_eval(port, expr):
 
 
 def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(tmp_path):
-    vb = VirtualBoard(board_dir=tmp_path / "b", romfs=True).start()
+    vb = VirtualBoard(board_dir=tmp_path / "b", romfs=True, fast=True).start()
     try:
         _up(vb.port)
         assert any(p.startswith("shove/") for p in vb.files())  # a stock deploy's files, at first
@@ -63,7 +63,7 @@ def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(
 
 
 def test_a_board_without_a_romfs_partition_is_refused_and_keeps_its_firmware(tmp_path):
-    vb = VirtualBoard(board_dir=tmp_path / "b").start()
+    vb = VirtualBoard(board_dir=tmp_path / "b", fast=True).start()
     try:
         _up(vb.port)
         before = vb.files()
@@ -92,3 +92,44 @@ def test_the_image_reads_back_whole_through_micropythons_own_vfsrom(tmp_path):
     got = json.loads(subprocess.run([micropython_path(), "-c", src], capture_output=True, text=True,
                                     check=True).stdout)
     assert {k: bytes.fromhex(v) for k, v in got.items()} == files
+
+
+class _Cut(Exception):
+    pass
+
+
+def test_a_cut_while_the_image_is_rewritten_leaves_a_board_that_starts(tmp_path, monkeypatch):
+    """The new package is whole on the filesystem (found before /rom) until
+    the image is written; the next deploy finishes the job."""
+    from mpremote.transport_serial import SerialTransport
+
+    from hapenny import firmware
+
+    vb = VirtualBoard(board_dir=tmp_path / "b", romfs=True, fast=True).start()
+    try:
+        _up(vb.port)
+        package = sorted(rel for rel in firmware.build("sim") if rel.startswith("shove/"))
+        real = SerialTransport.exec
+        chunks = []
+
+        def cut_mid_image(self, command, *a, **kw):
+            if isinstance(command, str) and "writeblocks(" in command:
+                if not chunks:  # the image's first write: the whole package is on the filesystem by now
+                    assert sorted(p for p in vb.files() if p.startswith("shove/")) == package
+                chunks.append(command)
+                if len(chunks) == 3:  # two chunks of the new image are in, after its erase
+                    raise _Cut()
+            return real(self, command, *a, **kw)
+
+        monkeypatch.setattr(SerialTransport, "exec", cut_mid_image)
+        with pytest.raises(_Cut):
+            deploy.deploy(vb.port, out=io.StringIO(), romfs=True)
+        monkeypatch.setattr(SerialTransport, "exec", real)
+        vb.power_cut()
+        _up(vb.port)  # it starts and plays, from the package on the filesystem
+        assert _board_eval(vb.port, "__import__('sys').modules['shove.app'].__file__") == "shove/app.mpy"
+        summary = deploy.deploy(vb.port, out=io.StringIO(), romfs=True)
+        assert summary["boot_event"] is True and not [p for p in vb.files() if p.startswith("shove")]
+        assert _board_eval(vb.port, "__import__('sys').modules['shove.app'].__file__") == "/rom/shove/app.mpy"
+    finally:
+        vb.stop()

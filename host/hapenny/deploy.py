@@ -272,22 +272,47 @@ def romfs_image(files):
     return w.finalise()
 
 
-def _write_romfs(t, image, out):
-    """The image into the board's ROMFS partition, by mpremote's own
-    `romfs deploy` (erase, then base64 or deflated chunks); the board mounts
-    it at its next start. Raises DeployError if it does not fit."""
-    import contextlib
-    import io
-    import tempfile
-
-    from mpremote import commands
-
+def _romfs_fits(t, image):
+    """The board's ROMFS partition size; DeployError if it has none or the image does not fit."""
     size = int(t.exec(_ROMFS_SIZE).decode().strip() or 0)
     if not size:
         raise DeployError(NO_ROMFS)
     if len(image) > size:
         raise DeployError("the firmware's ROMFS image (%d bytes) is larger than the board's ROMFS partition (%d "
                           "bytes); nothing was copied" % (len(image), size))
+    return size
+
+
+# runs on the board: the package on the filesystem moved aside in one step (littlefs renames
+# atomically), so that the ROMFS image is found, then removed; a leftover from a cut is removed first
+_RETIRE = """
+import os
+def _rm(d):
+    for e in os.ilistdir(d):
+        p = d + '/' + e[0]
+        if e[1] == 0x4000:
+            _rm(p)
+        else:
+            os.remove(p)
+    os.rmdir(d)
+try:
+    _rm('shove.old')
+except OSError:
+    pass
+os.rename('shove', 'shove.old')
+_rm('shove.old')
+"""
+
+
+def _write_romfs(t, image, size, out):
+    """The image into the board's ROMFS partition, by mpremote's own
+    `romfs deploy` (erase, then base64 or deflated chunks); the board mounts
+    it at its next start."""
+    import contextlib
+    import io
+    import tempfile
+
+    from mpremote import commands
 
     class State:  # what mpremote's command asks of its session: the raw REPL this deploy holds
         transport = t
@@ -331,8 +356,9 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
            romfs=False):
     """Compile, copy what changed, remove stale firmware files, reset, wait for `boot`.
     `romfs`: the firmware package goes into the board's ROMFS partition as
-    one image (its code then stays out of the heap) and none of it on the
-    filesystem, where it would come first on sys.path. Returns a summary dict."""
+    one image (its code then stays out of the heap); its copy on the
+    filesystem, which would come first on sys.path, is kept whole until the
+    image is written, then removed. Returns a summary dict."""
     from mpremote.transport import TransportError
     from mpremote.transport_serial import SerialTransport
 
@@ -358,9 +384,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             target, local, have = _prepare(t, profile, debug)
             if romfs:
                 image = romfs_image({rel: data for rel, data in local.items() if rel.startswith("shove/")})
-                local = {rel: data for rel, data in local.items() if not rel.startswith("shove/")}
-                stall.step(STEP_S + len(image) / 2000)
-                _write_romfs(t, image, out)
+                rom_size = _romfs_fits(t, image)
         except DeployError:
             _resume(t)  # refused before copying: the board goes back to its game
             raise
@@ -380,10 +404,16 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         stall.step(STEP_S)
         for rel in stale:
             t.fs_rmfile(rel)
-        if romfs:  # an empty shove/ left on the filesystem would still be found first, as a package with nothing in it
-            for d in sorted({rel.rsplit("/", 1)[0] for rel in stale if rel.startswith("shove/")} | {"shove"},
-                            key=len, reverse=True):
-                t.exec("import os\ntry:\n os.rmdir(%r)\nexcept OSError:\n pass" % d)
+        if romfs:
+            # The new package is whole on the filesystem now, where sys.path finds it before /rom:
+            # a cut while the image is rewritten leaves a board that starts from it. Once the
+            # image is written the package is moved aside in one rename (an empty shove/ would
+            # still come first, as a package with nothing in it) and removed.
+            stall.step(STEP_S + len(image) / 2000)
+            _write_romfs(t, image, rom_size, out)
+            stall.step(STEP_S)
+            t.exec(_RETIRE)
+            stale = stale + [rel for rel in sorted(local) if rel.startswith("shove/")]
         # new firmware gets a fresh start: forget the bad starts that put it in safe mode
         t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
         stall.stop()

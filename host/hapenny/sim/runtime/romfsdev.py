@@ -84,7 +84,11 @@ def setup(path=IMAGE):
     sys.modules["vfs"] = me
     with open(path, "rb") as f:
         data = f.read()
-    if data[:3] == HEADER:
+    if data[:3] != HEADER:
+        return
+    try:  # as mp_vfs_mount_romfs_protected: an image it cannot mount is no ROMFS, not a failed start
         _vfs.mount(_vfs.VfsRom(data), "/rom")
-        i = sys.path.index(".frozen") + 1
-        sys.path[i:i] = ["/rom", "/rom/lib"]
+    except Exception:
+        return
+    i = sys.path.index(".frozen") + 1
+    sys.path[i:i] = ["/rom", "/rom/lib"]
