@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "host"))
 
 import wasm_heap  # noqa: E402
 
@@ -43,7 +44,7 @@ if len(sys.argv) > 3:
     import vfs
     with open(sys.argv[3], "rb") as f:
         vfs.mount(vfs.VfsRom(f.read()), "/rom")
-    sys.path[:] = ["/rom", "", sys.argv[1]]
+    sys.path[:] = ["", "/rom", sys.argv[1]]  # the chip's order (the flash here has no package)
 else:
     sys.path[:] = ["", sys.argv[1]]
 gc.collect()
@@ -84,10 +85,13 @@ def _run(tmp, files, rom):
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(data)
     args = [_micropython(), "-X", "heapsize=8M", str(Path(tmp) / "runner.py"), str(drv), str(Path(tmp) / "steps.jsonl")]
-    if rom:
+    if rom:  # the image `hapenny deploy --romfs` would write
+        from hapenny.deploy import romfs_image
+
         image = Path(tmp) / "shove.romfs"
-        subprocess.run([str(Path(sys.executable).parent / "mpremote"), "romfs", "--no-mpy", "-o", str(image), "build",
-                        str(Path(tmp) / "romsrc")], check=True, capture_output=True)
+        src = Path(tmp) / "romsrc"
+        image.write_bytes(romfs_image({p.relative_to(src).as_posix(): p.read_bytes()
+                                       for p in src.rglob("*") if p.is_file()}))
         args.append(str(image))
     proc = subprocess.run(args, cwd=flash, capture_output=True, text=True, timeout=900)
     rep = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -99,16 +103,19 @@ def _run(tmp, files, rom):
         raise RuntimeError("the firmware ran from %s" % src[0])
     r = json.loads(rep[-1])
     off = r["harness"] + img[0]
-    out = {k: m - off for k, m in zip(wasm_heap.MARKS, r["marks"])}
+    out = {k: m - off for k, m in zip(wasm_heap.MARKS, r["marks"]) if m}
     out["people_peak"] = r["peak"][wasm_heap.PEOPLE] - off
     if rom:
         out["image_bytes"] = image.stat().st_size
     return out
 
 
-def measure(darts=1000):
+def measure(darts=1000, upto=None):
+    """`upto`: stop at that milestone (wasm_heap.MARKS), for a quick look."""
     steps = [s for s in wasm_heap.tour_steps(darts, people_only=True)
              if s not in (wasm_heap.SETUP, wasm_heap.COLLECT) and not s.startswith(("H.free_block", "H.unload"))]
+    if upto:
+        steps = steps[:steps.index("H.mark(%d)" % wasm_heap.MARKS.index(upto)) + 1] + ["H.report()"]
     with tempfile.TemporaryDirectory() as tmp:
         files = wasm_heap.stage(tmp)
         (Path(tmp) / "runner.py").write_text(RUNNER)
@@ -117,7 +124,7 @@ def measure(darts=1000):
         shutil.rmtree(Path(tmp) / "romsrc", ignore_errors=True)
         rom = _run(tmp, files, rom=True)
     return {"port": "unix (8-byte words)", "darts": darts, "mpy": mpy, "romfs": rom,
-            "saved": {k: mpy[k] - rom[k] for k in mpy}}
+            "saved": {k: mpy[k] - rom[k] for k in mpy if k in rom}}
 
 
 if __name__ == "__main__":

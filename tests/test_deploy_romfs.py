@@ -16,16 +16,20 @@ from test_deploy_checks import _up
 HEADER = b"\xd2\xcd\x31"
 
 
-def _board_eval(port, expr):
-    """`expr` evaluated at the board's raw REPL (the game hands it over)."""
+def _board_eval(vb, expr):
+    """`expr` evaluated at the board's raw REPL (the game hands it over);
+    then the board is power-cycled and plays again, as after a look by hand."""
     from mpremote.transport_serial import SerialTransport
 
-    t = SerialTransport(port, baudrate=115200)
+    t = SerialTransport(vb.port, baudrate=115200)
     try:
         t.enter_raw_repl(soft_reset=False)
-        return t.eval(expr)
+        got = t.eval(expr)
     finally:
         t.close()
+    vb.power_cut()
+    _up(vb.port)
+    return got
 
 
 def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(tmp_path):
@@ -40,7 +44,7 @@ def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(
         # flash is rewritten: the game's timers stop), then the reset that starts the new firmware
         assert vb.boots - boots == 2
         assert summary["boot_event"] is True and summary["romfs_bytes"] > 40000
-        assert "shove/app.mpy" in summary["removed"] and "shove/cpu.dat" in summary["removed"]
+        assert "shove/app.mpy" in summary["retired"] and "shove/cpu.dat" in summary["retired"]
         assert not [p for p in vb.files() if p.startswith("shove")]  # the folders too: an empty one would shadow /rom
         assert (tmp_path / "b" / "romfs.img").read_bytes()[:3] == HEADER
         assert "ROMFS image written" in out.getvalue()
@@ -57,7 +61,37 @@ def test_the_firmware_runs_from_romfs_and_nothing_of_it_stays_on_the_filesystem(
             assert ev["ev"] == "visit"
         finally:
             ser.close()
-        assert _board_eval(vb.port, "__import__('sys').modules['shove.cpu'].__file__") == "/rom/shove/cpu.mpy"
+        assert _board_eval(vb, "__import__('sys').modules['shove.cpu'].__file__") == "/rom/shove/cpu.mpy"
+
+        # A second such deploy, cut while it copies the package: the copy goes to a folder of
+        # its own until it is whole, so the image still starts (a part of a package in shove/
+        # would hide it)
+        real = deploy.write_file
+        copied = []
+
+        def cut_mid_copy(t, rel, data):
+            copied.append(rel)
+            if len(copied) == 6:
+                raise _Cut()
+            return real(t, rel, data)
+
+        deploy.write_file = cut_mid_copy
+        try:
+            with pytest.raises(_Cut):
+                deploy.deploy(vb.port, out=io.StringIO(), romfs=True)
+        finally:
+            deploy.write_file = real
+        assert all(rel.startswith(deploy.STAGED + "/") for rel in copied)
+        vb.power_cut()
+        _up(vb.port)
+        assert _board_eval(vb, "__import__('sys').modules['shove.app'].__file__") == "/rom/shove/app.mpy"
+
+        # a plain deploy puts the package back on the filesystem, found first from then on,
+        # and clears what the cut left
+        summary = deploy.deploy(vb.port, out=io.StringIO())
+        assert summary["boot_event"] is True and not summary["retired"]
+        assert not [p for p in vb.files() if p.startswith(deploy.STAGED)]
+        assert _board_eval(vb, "__import__('sys').modules['shove.app'].__file__") == "shove/app.mpy"
     finally:
         vb.stop()
 
@@ -127,9 +161,9 @@ def test_a_cut_while_the_image_is_rewritten_leaves_a_board_that_starts(tmp_path,
         monkeypatch.setattr(SerialTransport, "exec", real)
         vb.power_cut()
         _up(vb.port)  # it starts and plays, from the package on the filesystem
-        assert _board_eval(vb.port, "__import__('sys').modules['shove.app'].__file__") == "shove/app.mpy"
+        assert _board_eval(vb, "__import__('sys').modules['shove.app'].__file__") == "shove/app.mpy"
         summary = deploy.deploy(vb.port, out=io.StringIO(), romfs=True)
         assert summary["boot_event"] is True and not [p for p in vb.files() if p.startswith("shove")]
-        assert _board_eval(vb.port, "__import__('sys').modules['shove.app'].__file__") == "/rom/shove/app.mpy"
+        assert _board_eval(vb, "__import__('sys').modules['shove.app'].__file__") == "/rom/shove/app.mpy"
     finally:
         vb.stop()

@@ -296,8 +296,8 @@ def build_parser():
     s.add_argument("--debug", action="store_true", help="keep line numbers in the board's tracebacks "
                    "(about 4 KB more code, which the board keeps in RAM)")
     s.add_argument("--romfs", action="store_true", help="put the firmware into the board's ROMFS partition, "
-                   "where its code stays out of RAM (about 24 KB less heap in a game); needs a MicroPython "
-                   "image built with one (none of the stock images has it)")
+                   "where its code stays out of RAM (an estimated 24 KB less heap in a game); needs a MicroPython "
+                   "image built with one, which none of the stock images is (untested on a chip: hardware/README.md)")
     s.set_defaults(fn=cmd_deploy)
 
     s = sub.add_parser("new", parents=reply, help="start a new game")

@@ -283,25 +283,23 @@ def _romfs_fits(t, image):
     return size
 
 
-# runs on the board: the package on the filesystem moved aside in one step (littlefs renames
-# atomically), so that the ROMFS image is found, then removed; a leftover from a cut is removed first
-_RETIRE = """
+# runs on the board: _rm(d) removes folder d and all in it, if it is there
+_RM = """
 import os
 def _rm(d):
-    for e in os.ilistdir(d):
-        p = d + '/' + e[0]
-        if e[1] == 0x4000:
-            _rm(p)
-        else:
-            os.remove(p)
-    os.rmdir(d)
-try:
-    _rm('shove.old')
-except OSError:
-    pass
-os.rename('shove', 'shove.old')
-_rm('shove.old')
+    try:
+        for e in os.ilistdir(d):
+            p = d + '/' + e[0]
+            if e[1] == 0x4000:
+                _rm(p)
+            else:
+                os.remove(p)
+        os.rmdir(d)
+    except OSError:
+        pass
 """
+STAGED = "shove.new"  # the package copied here while the filesystem has none, then renamed whole into place
+RETIRED = "shove.old"  # the package moved aside in one rename once the ROMFS image holds it, then removed
 
 
 def _write_romfs(t, image, size, out):
@@ -313,6 +311,12 @@ def _write_romfs(t, image, size, out):
     import tempfile
 
     from mpremote import commands
+    from mpremote.transport import TransportExecError
+
+    write = getattr(commands, "_do_romfs_deploy", None)  # what `mpremote romfs deploy` runs (mpremote 1.29)
+    if write is None:
+        raise DeployError("this mpremote cannot write a ROMFS image (install mpremote 1.29); the package on the "
+                          "filesystem is whole and the board starts from it")
 
     class State:  # what mpremote's command asks of its session: the raw REPL this deploy holds
         transport = t
@@ -327,17 +331,23 @@ def _write_romfs(t, image, size, out):
         partition = 0
         mpy = False
 
-    # A soft reset first: it stops the game's timers (ports/esp32/main.c's soft-reset path,
-    # machine_timer_deinit_all) and leaves only boot.py run, so no code from the old image
-    # can run while its flash is erased and written (the image is mounted, not copied)
+    # A soft reset first: it stops the game's timers (ports/esp32/main.c's soft-reset path:
+    # machine_timer_deinit_all up to v1.28.0, the timers' finalisers in gc_sweep_all after)
+    # and leaves only boot.py run, so no code from the old image can run while its flash is
+    # erased and written (the image is mounted, not copied)
     t.enter_raw_repl(soft_reset=True)
+    log = io.StringIO()
     with tempfile.TemporaryDirectory() as tmp:
         Args.path = tmp + "/shove.romfs"
         with open(Args.path, "wb") as f:
             f.write(image)
-        log = io.StringIO()
-        with contextlib.redirect_stdout(log):
-            commands._do_romfs_deploy(State(), Args())
+        try:
+            with contextlib.redirect_stdout(log):
+                write(State(), Args())
+        except (SystemExit, commands.CommandError, TransportExecError) as e:  # mpremote exits on a bad image
+            raise DeployError("the ROMFS image was not written (%s %s); the package on the filesystem is whole "
+                              "and the board starts from it: run the deploy again"
+                              % (log.getvalue().strip()[-200:], e)) from e
     if "ROMFS image deployed" not in log.getvalue():
         raise DeployError("mpremote did not write the ROMFS image: %s" % log.getvalue().strip()[-300:])
     out.write("ROMFS image written: %d of %d bytes\n" % (len(image), size))
@@ -392,18 +402,31 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
                    if force or have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
         stale = [rel for rel in sorted(have)
                  if (rel.startswith("shove/") and rel not in local) or rel.endswith(PART)]
-        dirs = sorted({rel.rsplit("/", 1)[0] for rel in changed if "/" in rel})
+        # A board running from ROMFS has no package on the filesystem, and a part of one
+        # copied there would be found first on sys.path (py/builtinimport.c takes the first
+        # folder of that name) and hide the image: the package goes to STAGED, renamed whole
+        # into place (littlefs renames in one step)
+        staged = romfs and not any(rel.startswith("shove/") for rel in have)
+
+        def dest(rel):
+            return STAGED + rel[5:] if staged and rel.startswith("shove/") else rel
+
+        dirs = sorted({dest(rel).rsplit("/", 1)[0] for rel in changed if "/" in rel})
         stall.step(STEP_S)
+        t.exec(_RM + "_rm(%r)\n_rm(%r)" % (STAGED, RETIRED))  # what a cut left of an earlier deploy
         for d in dirs:  # parents first: sorted puts "shove" before "shove/boards"
             t.exec("import os\ntry:\n os.mkdir(%r)\nexcept OSError:\n pass" % d)
         bar = _Bar(len(changed), out)
         for i, rel in enumerate(changed):
             bar.step(i, rel)
             stall.step(STEP_S + len(local[rel]) / 2000)  # raw REPL writes run at a few KB/s at worst
-            write_file(t, rel, local[rel])
+            write_file(t, dest(rel), local[rel])
         stall.step(STEP_S)
+        if staged:
+            t.exec("import os\nos.rename(%r, 'shove')" % STAGED)
         for rel in stale:
             t.fs_rmfile(rel)
+        retired = []
         if romfs:
             # The new package is whole on the filesystem now, where sys.path finds it before /rom:
             # a cut while the image is rewritten leaves a board that starts from it. Once the
@@ -412,14 +435,17 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             stall.step(STEP_S + len(image) / 2000)
             _write_romfs(t, image, rom_size, out)
             stall.step(STEP_S)
-            t.exec(_RETIRE)
-            stale = stale + [rel for rel in sorted(local) if rel.startswith("shove/")]
+            t.exec(_RM + "os.rename('shove', %r)\n_rm(%r)" % (RETIRED, RETIRED))
+            retired = [rel for rel in sorted(local) if rel.startswith("shove/")]
         # new firmware gets a fresh start: forget the bad starts that put it in safe mode
         t.exec("import os\ntry:\n os.remove('boots')\nexcept OSError:\n pass")
         stall.stop()
         bar.stop()
         out.write("%d of %d files copied, %d stale removed, to %s (%s)\n"
                   % (len(changed), len(local), len(stale), port, target))
+        if retired:
+            out.write("the package (%d files) runs from ROMFS; its copy on the filesystem was removed\n"
+                      % len(retired))
         boot = None
         if reset:
             # marked, so that the board's safe mode does not count it as a bad start
@@ -443,7 +469,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         except Exception:
             pass
     summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local),
-               "romfs_bytes": len(image) if image else 0}
+               "romfs_bytes": len(image) if image else 0, "retired": retired}
     if reset:
         if boot is None:  # the port went away with the reset (native USB): open it again
             wait_for_port(port, 10)

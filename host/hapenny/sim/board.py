@@ -47,6 +47,7 @@ ESP32_HEAP = 192 * 1024
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
+ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
 
@@ -135,7 +136,7 @@ class VirtualBoard:
             flashimg.install(self.board_dir, "sim", self.profile)
         rom = self.board_dir / "romfs.img"
         if self.romfs and not rom.exists():  # an erased partition, the size partitions-4MiB-romfs.csv gives it
-            rom.write_bytes(b"\xff" * 0x20000)
+            rom.write_bytes(b"\xff" * ROMFS_SIZE)
         self.master, self.slave = os.openpty()
         tty.setraw(self.slave)  # the ESP32's port does no echo or line editing
         os.set_blocking(self.master, False)
@@ -181,6 +182,10 @@ class VirtualBoard:
             env.pop("HAPENNY_BOOT_HELD", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
+        if self.romfs:
+            env["HAPENNY_ROMFS"] = "1"
+        else:
+            env.pop("HAPENNY_ROMFS", None)
         if self.fast:
             env["HAPENNY_FAST"] = "1"
         else:
@@ -192,7 +197,8 @@ class VirtualBoard:
             env["HAPENNY_TIMING"] = "esp32"
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
-            args += ["-X", "heapsize=%d" % (ESP32_HEAP + SIM_ONLY_HEAP)]
+            # (and a ROMFS image, which the chip maps from flash, is read into it here)
+            args += ["-X", "heapsize=%d" % (ESP32_HEAP + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)

@@ -12,8 +12,8 @@
 #   first); a new image is seen from the next start on.
 # The unix port has vfs.VfsRom but not rom_ioctl, so `vfs` is this module's
 # copy of it with rom_ioctl added (sys.modules, as vboot.py does for
-# `micropython`). The image is read into the heap here; on the chip it is
-# flash mapped into the address space.
+# `micropython`). The image (not the whole partition) is read into the heap
+# here; on the chip it is flash mapped into the address space.
 import sys
 
 import vfs as _vfs
@@ -41,7 +41,11 @@ class Partition:
         self._at(n, off)
         self.f.readinto(buf)
 
-    def writeblocks(self, n, buf, off=0):
+    def writeblocks(self, n, buf, off=None):
+        if off is None:  # the simple protocol erases the blocks it writes first (esp32_partition.c)
+            for k in range((len(buf) + BLOCK - 1) // BLOCK):
+                self.ioctl(6, n + k)
+            off = 0
         old = bytearray(len(buf))
         self.readblocks(n, old, off)
         for i in range(len(buf)):
@@ -60,7 +64,7 @@ class Partition:
             self.f.write(b"\xff" * BLOCK)
             self.f.flush()
             return 0
-        return 0
+        return None
 
 
 _part = []
@@ -83,9 +87,18 @@ def setup(path=IMAGE):
         setattr(me, name, getattr(_vfs, name))
     sys.modules["vfs"] = me
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:3] != HEADER:
-        return
+        head = f.read(8)
+        if head[:3] != HEADER:
+            return
+        # only the image, not the partition: the heap holds what the chip maps from flash
+        n, i = 0, 3
+        while i < len(head):
+            n = n << 7 | head[i] & 0x7F
+            i += 1
+            if not head[i - 1] & 0x80:
+                break
+        f.seek(0)
+        data = f.read(i + n)
     try:  # as mp_vfs_mount_romfs_protected: an image it cannot mount is no ROMFS, not a failed start
         _vfs.mount(_vfs.VfsRom(data), "/rom")
     except Exception:

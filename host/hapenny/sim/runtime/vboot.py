@@ -26,7 +26,7 @@ sys.modules["micropython"] = vmicropython
 
 import flashdev  # noqa: E402
 
-if "romfs.img" in os.listdir():  # a board made with a ROMFS partition: its image at /rom (else no heap spent)
+if os.getenv("HAPENNY_ROMFS") == "1":  # a board made with a ROMFS partition: its image at /rom (else no heap spent)
     import romfsdev
 
     romfsdev.setup()
