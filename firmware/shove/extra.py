@@ -37,7 +37,8 @@ def cmd_info(c, cmd, after):
     return {"version": VERSION, "protocol": protocol.PROTOCOL, "board": c.prof.name,
             "matrix": {"rows": c.prof.rows, "cols": c.prof.cols}, "platform": sys.platform,
             "variants": sorted(rules.VARIANTS), "leds": r.count,
-            "strip": {"beds": r.beds, "per_side": r.per_side, "status": r.status}}
+            "strip": {"beds": r.beds, "per_side": r.per_side, "status": r.status},
+            "romfs": __file__.startswith("/rom/")}  # the package runs from a ROMFS image (deploy --romfs)
 
 
 def cmd_map(c, cmd, after):

@@ -241,6 +241,20 @@ if hasattr(vfs, 'rom_ioctl') and vfs.rom_ioctl(1) > 0:
 print(_n)
 """
 
+# runs on the board: sha256 of the first %d bytes of its ROMFS partition (the new image's
+# length), read a sector at a time: is the image there already the one to write?
+_ROMFS_HASH = """
+import vfs, hashlib, binascii
+_d = vfs.rom_ioctl(2, 0)
+_b = bytearray(4096)
+_s = hashlib.sha256()
+_n = %d
+for _i in range((_n + 4095) // 4096):
+    _d.readblocks(_i, _b)
+    _s.update(_b if (_i + 1) * 4096 <= _n else memoryview(_b)[:_n - _i * 4096])
+print(binascii.hexlify(_s.digest()).decode())
+"""
+
 NO_ROMFS = ("this board's MicroPython has no ROMFS partition (no stock ESP32 image has one: it takes an image "
             "built with MICROPY_VFS_ROM and a romfs partition); deploy without --romfs; nothing was copied")
 
@@ -395,6 +409,13 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             if romfs:
                 image = romfs_image({rel: data for rel, data in local.items() if rel.startswith("shove/")})
                 rom_size = _romfs_fits(t, image)
+                # a board already running this image (nothing of the package on its filesystem) only
+                # gets what changed beside it, as a plain deploy
+                if not force and not any(rel.startswith("shove/") for rel in have) and \
+                        t.exec(_ROMFS_HASH % len(image)).decode().strip() == hashlib.sha256(image).hexdigest():
+                    local = {rel: data for rel, data in local.items() if not rel.startswith("shove/")}
+                    romfs = False
+                    out.write("the board's ROMFS image is this firmware's already\n")
         except DeployError:
             _resume(t)  # refused before copying: the board goes back to its game
             raise
@@ -427,6 +448,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         for rel in stale:
             t.fs_rmfile(rel)
         retired = []
+        written = False
         if romfs:
             # The new package is whole on the filesystem now, where sys.path finds it before /rom:
             # a cut while the image is rewritten leaves a board that starts from it. Once the
@@ -434,6 +456,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
             # still come first, as a package with nothing in it) and removed.
             stall.step(STEP_S + len(image) / 2000)
             _write_romfs(t, image, rom_size, out)
+            written = True
             stall.step(STEP_S)
             t.exec(_RM + "os.rename('shove', %r)\n_rm(%r)" % (RETIRED, RETIRED))
             retired = [rel for rel in sorted(local) if rel.startswith("shove/")]
@@ -469,7 +492,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         except Exception:
             pass
     summary = {"port": port, "target": target, "copied": changed, "removed": stale, "total": len(local),
-               "romfs_bytes": len(image) if image else 0, "retired": retired}
+               "romfs_bytes": len(image) if image else 0, "retired": retired,
+               "romfs_written": written}
     if reset:
         if boot is None:  # the port went away with the reset (native USB): open it again
             wait_for_port(port, 10)
