@@ -239,21 +239,27 @@ class Player:
         a bed needing k moves one bed from k to k - m)."""
         if not n:
             return ONE << 6
-        if (n & 15) + 2 * (n >> 4 & 15) + 3 * (n >> 8) > 3 * d:
-            return 0
+        if (n & 15) + (n >> 4 & 15) + (n >> 8) > d:
+            return 0  # a dart closes one bed at most
         cm = self._cm
         key = n * 4 + d
         if key in cm:
             return cm[key]
         best = 0
+        z = self._close(n, d - 1) >> 6  # after a dart that scores nothing, whatever it aimed at
         for a in range(4, 16):
             k = a >> 2
             if n >> 4 * k - 4 & 15:
                 p = self._co[a & 3]
-                acc = 0
                 b = n - (1 << 4 * k - 4)
-                for m in range(4):
-                    acc += p[m] * (self._close(b + (1 << 4 * (k - m) - 4 if k > m else 0), d - 1) >> 6)
+                acc = p[0] * z
+                q = 0
+                for m in (1, 2, 3):
+                    if m < k:
+                        acc += p[m] * (self._close(b + (1 << 4 * (k - m) - 4), d - 1) >> 6)
+                    else:
+                        q += p[m]  # the bed closed, whatever the surplus
+                acc += q * (self._close(b, d - 1) >> 6)
                 acc = acc >> 12 << 6 | a
                 if acc > best:
                     best = acc
@@ -326,7 +332,7 @@ class Player:
             pk = self._pk  # (_open)
             hit = g.pending  # only others' wins wait during the thrower's visit
             for s in range(g.n):
-                if s != g.turn and (self._close(pk[s], r.darts) >> 6) * 5 >= ONE:
+                if not hit and s != g.turn and (self._close(pk[s], r.darts) >> 6) * 5 >= ONE:
                     hit = 1
             c = self._close(pk[g.turn], g.darts_left)
             if hit and c > 63:
