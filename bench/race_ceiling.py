@@ -39,7 +39,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "firmware"))
 
-import panel  # noqa: E402
 
 STATES = [(a, b, c) for a in range(10) for b in range(10) for c in range(10) if a + b + c <= 9]
 IDX = {s: i for i, s in enumerate(STATES)}
