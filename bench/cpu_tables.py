@@ -167,11 +167,21 @@ def darts_needed(sc, flat, progressive, bull, safe=False):
     return [int(x * 16 + 0.5) for x in e]
 
 
+def close_odds(sc):
+    """For each aim at a bed's own number (SI, T, SO, D): chances (x ONE) of
+    0, 1, 2, 3 marks there, for the close-out (cpu.Player._close)."""
+    out = []
+    for p in mark_odds(sc, False, False):
+        q = [int(x * ONE + 0.5) for x in p[1:]]
+        out.append([ONE - sum(q)] + q)
+    return out
+
+
 def make(level, face=throwing.DEFAULT_FACE):
     """The tables of `level` on `face`, as cpu.Player takes them."""
     sc = scatter(throwing.face(face), throwing.sigma(level))
     return [face, level, sc, [[darts_needed(sc, fl, pr, False), darts_needed(sc, fl, pr, True),
-                               darts_needed(sc, fl, pr, False, True)] for fl, pr in KINDS]]
+                               darts_needed(sc, fl, pr, False, True)] for fl, pr in KINDS], close_odds(sc)]
 
 
 def text(face=throwing.DEFAULT_FACE):

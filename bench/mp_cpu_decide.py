@@ -17,7 +17,11 @@ SCENARIOS = {
     "21beds-8-l1": (8, "classic", TWENTY_ONE, 1, 1),  # the slowest case of bench/mp_cpu.py
     "21beds-8-l6": (8, "classic", TWENTY_ONE, 6, 1),
     "21beds-8-l1-mixed": (8, "classic", TWENTY_ONE, 1, 1),  # the others 1 to 3 marks (below)
+    "classic-8-l1-finish": (8, "classic", None, 1, 0),  # every side near its finish (below)
 }
+# the finish's close-out chances (cpu.Player._close) for every side, each a
+# different count of beds needing 1, 2 and 3 marks, all within three darts
+FINISH = ((2, 2, 2), (3, 3, 3), (1, 1, 1, 1, 1, 1), (2, 2, 1, 1), (3, 2, 1), (3, 3), (1, 1, 1, 2, 2), (3, 1, 1, 1))
 
 name, n = sys.argv[1], int(sys.argv[2])
 sides, variant, over, level, left = SCENARIOS[name]
@@ -28,6 +32,10 @@ if name.endswith("-mixed"):  # as bench/mp_cpu.py's last row: no two beds alike,
     for s in range(1, sides):
         for i in range(g.nb):
             g.marks[s * g.nb + i] = (i + 2 * s) % 3
+if name.endswith("-finish"):
+    for s in range(sides):
+        for i, k in enumerate(FINISH[s]):
+            g.marks[s * g.nb + i] = g.rules.marks - k
 p = cpu.Player(level)
 for _ in range(n):
     p.choose(g)

@@ -7,7 +7,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from shove import coach, cpu, rules, segments, throwing
 from shove.rules import RuleError, new_game
-from oracle import gives_game
+from oracle import gives_game, remaining
 from strategies import examples, scripts, setups
 
 PLAYERS = {lv: cpu.Player(lv) for lv in (1, 3, 6)}
@@ -45,7 +45,7 @@ def value(p, g, me, gifts=(), bi=0, needs=None):
     if g.phase == rules.OVER:
         return cpu.WIN if g.winner == me else 0
     dl = g.darts_left if g.phase == rules.PLAY and g.turn == me else 0
-    rem = [p.remaining(g, s) for s in range(g.n)]
+    rem = [remaining(p, g, s) for s in range(g.n)]
     for s, take in gifts:
         e = p.e_bull if g.rules.beds[bi] == 25 else p.e_safe if p._cnt and p._cnt[bi] > 1 else p.e_num
         c = needs[s]
@@ -244,6 +244,62 @@ def _landed(p, g, me, code):
         g.undo()
 
 
+def _close_ref(odds, needs, d, memo):
+    """The chance of closing every bed of `needs` (the marks missing on
+    each, a sorted tuple) within d darts, aiming each dart at the best
+    (bed, ring) by `odds` (per aim slot, the chances of 0..3 marks)."""
+    if not needs:
+        return 1.0
+    if d == 0:
+        return 0.0
+    key = (needs, d)
+    if key not in memo:
+        best = 0.0
+        for k in set(needs):
+            for slot in range(4):
+                best = max(best, _aim_ref(odds, needs, k, slot, d, memo))
+        memo[key] = best
+    return memo[key]
+
+
+def _aim_ref(odds, needs, k, slot, d, memo):
+    rest = list(needs)
+    rest.remove(k)
+    acc = 0.0
+    for m in range(4):
+        after = rest + [k - m] if k > m else rest
+        acc += odds[slot][m] / cpu.ONE * _close_ref(odds, tuple(sorted(after)), d - 1, memo)
+    return acc
+
+
+def _kind(g, code):
+    """(marks the thrower needs on the aim's bed, aim slot SI T S D), or None."""
+    bi, _ = g.value(code)
+    if bi < 0 or code == segments.DB or code == segments.SB:
+        return None
+    return g.need(g.turn, bi), (1, 4, 0, 3).index((code - 3) % 5) if (code - 3) % 5 != 2 else None
+
+
+def _finish_ref(p, g):
+    """The close-out's chance for each (need, slot) when the finish applies
+    (classic ring values, no breaks, at most 3 marks, no bull bed; an
+    opponent's win pending or its chance of closing out in its next visit,
+    by this player's hand, at least a fifth; the thrower can still close
+    out now), else None. A reference apart from cpu.Player._close: its
+    state is every bed's need, not their counts."""
+    r = g.rules
+    if r.flat or r.progressive or r.marks > 3 or 25 in r.beds:
+        return None
+    memo = {}
+    me = g.turn
+    needs = [tuple(sorted(g.need(s, i) for i in range(g.nb) if g.need(s, i))) for s in range(g.n)]
+    near = g.pending or any(_close_ref(p._co, needs[s], r.darts, memo) * 5 >= 1 for s in range(g.n) if s != me)
+    if not near or not _close_ref(p._co, needs[me], g.darts_left, memo):
+        return None
+    return {(k, slot): _aim_ref(p._co, needs[me], k, slot, g.darts_left, memo)
+            for k in set(needs[me]) for slot in range(4)}
+
+
 def _check_rank(g, level, darts=250):
     p = cpu.Player(level)
     best, best_value, cands = p.rank(g)
@@ -269,8 +325,15 @@ def _check_rank(g, level, darts=250):
         said = ev / cpu.ONE + dead  # rank's values are x ONE over a dead dart's
         assert abs(said - m) <= 4 * se + 40, (level, segments.name(aim), said, m, se)
         mean[aim] = m
-    # the aim named is the best of those that hand nobody the game
+    # the aim named is the best of those that hand nobody the game; in a
+    # finish (an opponent may win at its next visit), the best of those
+    # with the thrower's best chance to close out in this visit
     safe = [(ev, aim) for ev, aim, gives in cands if not gives] or [(ev, aim) for ev, aim, _ in cands]
+    chance = _finish_ref(p, g)
+    if chance and any(gives is False and _kind(g, aim) in chance for _, aim, gives in cands):
+        top_p = max(chance.values())
+        assert chance[_kind(g, best)] > top_p - 3e-3, (level, segments.name(best), chance)
+        safe = [(ev, aim) for ev, aim, gives in cands if not gives and _kind(g, aim) == _kind(g, best)]
     top = max(ev for ev, _ in safe)
     assert best in [aim for ev, aim in safe if ev == top]
     assert best_value == top // cpu.ONE + dead
@@ -538,7 +601,8 @@ def test_rank_is_the_reference_computation_and_a_player_that_decided_before_deci
     rules' corners and on random games, for a player that has made other
     decisions before (players are shared: cpu.player); the aim named is the
     first of the best that hand nobody the game (the first of the best of
-    all when every aim does), and the value named is its own. The machine
+    all when every aim does; in a finish, of those with the thrower's best
+    chance to close out in the visit), and the value named is its own. The machine
     code reads the sector values without bounds checks: here a read outside
     them fails."""
     from shove import cpuloops
@@ -563,6 +627,11 @@ def test_rank_is_the_reference_computation_and_a_player_that_decided_before_deci
         code, val, cands = shared[level].rank(g)
         assert cands == want, (level, [(segments.name(c), e, f) for (e, c, f), w in zip(cands, want) if w != (e, c, f)])
         safe = [c for c in want if not c[2]] or want
+        chance = _finish_ref(shared[level], g)
+        if chance and any(not f and _kind(g, c) in chance for _, c, f in want):
+            # a finish: the thrower's best chance to close out in this visit first
+            assert chance[_kind(g, code)] > max(chance.values()) - 3e-3, (level, segments.name(code), chance)
+            safe = [c for c in want if not c[2] and _kind(g, c[1]) == _kind(g, code)]
         top = max(c[0] for c in safe)
         first = next(c for c in safe if c[0] == top)
         assert (code, val) == (first[1], top // cpu.ONE + dead), (level, segments.name(code), segments.name(first[1]))
@@ -579,7 +648,7 @@ def test_needing_the_bull_costs_more_darts_than_needing_a_number():
     need = []
     for g in (g20, g25):
         p._open(g)
-        need.append(p.remaining(g, 0))
+        need.append(remaining(p, g, 0))
     assert need[1] > need[0] > 0
     assert value(p, g25, 0) < value(p, g20, 0)
 

@@ -17,3 +17,11 @@ def gives_game(g, code, me=None):
         return (g.phase == rules.OVER and g.winner != me) or bool(g.pending & ~before & ~(1 << me))
     finally:
         g.undo()
+
+
+def remaining(p, g, side):
+    """Expected darts (x16) `side` needs to close every bed, by the darts
+    table the player `p` counts each bed with (p._open chooses them): the
+    sum the strategy makes for every side at the start of a decision."""
+    m = g.rules.marks
+    return sum(p._tabs[i][m - g.marks[side * g.nb + i]] for i in range(g.nb))

@@ -5,7 +5,7 @@ import math
 from shove import coach, cpu, rules, segments, throwing
 from shove.rules import new_game
 
-from oracle import gives_game
+from oracle import gives_game, remaining
 
 
 def seg(s):
@@ -295,6 +295,34 @@ def test_a_steady_level_beats_a_beginner():
     assert wins >= 5, wins
 
 
+def test_in_a_finish_it_throws_for_the_close_out_in_this_visit():
+    # Ann (level 6) needs two marks on 5 with two darts left. With Bob one
+    # mark from his win, he all but surely wins at his next visit: two
+    # singles close 5 in this visit more often than a treble or a double
+    # does, so the computer and the coach aim at the single. With Bob far
+    # from his win (three marks on five beds) the race's value decides, as
+    # before: the treble, which closes 5 in one dart.
+    for variant in ("no-gift", "classic"):
+        for far, want in ((False, "S5"), (True, "T5")):
+            g = endgame(variant)
+            set_marks(g, 0, 5, 1)
+            for b in (1, 2, 3, 4, 6) if far else (7,):
+                set_marks(g, 1, b, 0 if far else 2)
+            g.throw(seg("MISS"))
+            p = cpu.Player(6)
+            assert segments.name(p.choose(g)) == want, (variant, far)
+            assert coach.hint(g, 6)["seg"] == want
+    # the close-out's chances behind it: two darts for two marks, a bed
+    # needing 2 (counts packed 4 bits a need): at least one more dart
+    # never lowers the chance, and none left is no chance at all
+    p = cpu.Player(6)
+    p._cm = {}
+    two = [p._close(1 << 4, d) >> 6 for d in range(4)]
+    assert two[0] == 0 < two[1] < two[2] < two[3] <= cpu.ONE, two
+    assert p._close(0, 0) >> 6 == cpu.ONE  # nothing left to close: already done
+    assert p._close(3 << 8, 2) == 0  # nine marks cannot be thrown with two darts
+
+
 # ---- the coach ---------------------------------------------------------------------
 
 def test_coach_reasons_name_the_target_and_refuse_when_nothing_is_to_throw():
@@ -428,15 +456,15 @@ def test_a_bed_another_side_has_open_is_counted_with_the_safe_table():
     p._tables(g.rules)
     assert p.e_safe[2] > p.e_num[2] and p.e_safe[1] == p.e_num[1]  # two marks: no treble
     p._open(g)
-    assert p.remaining(g, 0) == 9 * p.e_safe[3]
+    assert remaining(p, g, 0) == 9 * p.e_safe[3]
     for b in range(1, 10):
         set_marks(g, 1, b, 3)  # Bob has closed everything: nobody can take a spare mark
     assert p._open(g) == [27, 0]
-    assert p.remaining(g, 0) == 9 * p.e_num[3]
+    assert remaining(p, g, 0) == 9 * p.e_num[3]
     off = new_game(["Ann", "Bob"], variant="no-gift")
     p._tables(off.rules)
     p._open(off)
-    assert p.remaining(off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
+    assert remaining(p, off, 0) == 9 * p.e_num[3]  # gifts off: every ring is free
 
 
 def test_an_aims_sum_over_its_sectors_counts_losses_and_gains_exactly():
@@ -735,7 +763,7 @@ def test_with_up_to_four_sides_a_quarter_dart_changes_the_value():
         p = cpu.Player(6)
         p._tables(g.rules)
         p._open(g)
-        rem = [p.remaining(g, s) for s in range(n)]
+        rem = [remaining(p, g, s) for s in range(n)]
         p._order(0, rem, n, g.rules.darts)
         vals = [p._after(mine, 3, 0, None, 0) for mine in range(rem[0] - 160, rem[0] + 160, 4)]
         assert all(a > b for a, b in zip(vals, vals[1:])), (n, vals)
