@@ -268,6 +268,11 @@ def stage():
         if not (mutants / "shove" / (m + ".py.meta")).exists():
             (mutants / "shove" / (m + ".py")).unlink(missing_ok=True)
     (mutants / "hapenny_mutation.py").write_text(PLUGIN)
+    # the data files the modules read (cpu.dat): mutmut copies its sources' folder at its first run only
+    for p in (ROOT / "firmware" / "shove").glob("*.dat"):
+        dst = mutants / "shove" / p.name
+        if dst.parent.is_dir() and (not dst.exists() or dst.read_bytes() != p.read_bytes()):
+            shutil.copy2(p, dst)
     shutil.rmtree(mutants / "tests", ignore_errors=True)  # mutmut copies them again: none left over
     # the tests find the firmware at ROOT/firmware: here, its top files and the mutated package
     fw = mutants / "firmware"
