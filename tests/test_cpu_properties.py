@@ -739,3 +739,54 @@ def test_a_decision_values_each_position_a_dart_can_leave_once_and_keeps_its_buf
             assert len(plain) == len(set(plain)), (level, g.rules.variant)  # valued once each
             assert len(hits) <= _positions_left(g), (level, g.rules.variant, len(hits))
 
+
+
+def _close_exact(co, need, d, memo):
+    """cpu.Player._close computed plainly: `need` the counts of beds
+    needing 1, 2 and 3 marks (a tuple), `d` the darts left; the chance x
+    ONE x 64 of closing them all within d darts, plus the aim that gets it
+    (need x 4 + slot), the same fixed point and the first best aim in the
+    same order; 0 with no chance (more beds than darts: a dart closes one
+    bed at most). A reference apart from the module's packed counts, its
+    memo key and its cut."""
+    if not any(need):
+        return cpu.ONE << 6
+    if sum(need) > d:
+        return 0
+    key = (need, d)
+    if key in memo:
+        return memo[key]
+    best = 0
+    for k in (1, 2, 3):
+        if not need[k - 1]:
+            continue
+        for slot in range(4):
+            p = co[slot]
+            acc = 0
+            for m in range(4):
+                after = list(need)
+                after[k - 1] -= 1
+                if 0 < m < k:
+                    after[k - m - 1] += 1
+                acc += p[m] * (_close_exact(co, tuple(after) if m else need, d - 1, memo) >> 6)
+            acc = acc >> 12 << 6 | (k * 4 + slot)
+            if acc > best:
+                best = acc
+    memo[key] = best
+    return best
+
+
+def test_the_close_out_chance_is_the_plain_fixed_point_computation():
+    """Every count of beds needing 1, 2 and 3 marks (up to 9 beds) with 0 to
+    9 darts, at three levels: the finish's chance and aim (cpu.Player._close)
+    are the plain computation's, to the last unit."""
+    for level in (1, 3, 6):
+        p = cpu.Player(level)
+        p._cm = {}
+        memo = {}
+        for a in range(10):
+            for b in range(10 - a):
+                for c in range(10 - a - b):
+                    for d in range(10):
+                        got = p._close(a | b << 4 | c << 8, d)
+                        assert got == _close_exact(p._co, (a, b, c), d, memo), (level, (a, b, c), d)

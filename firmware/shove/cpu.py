@@ -242,7 +242,7 @@ class Player:
         if (n & 15) + (n >> 4 & 15) + (n >> 8) > d:
             return 0  # a dart closes one bed at most
         cm = self._cm
-        key = n * 4 + d
+        key = n << 4 | d  # (a visit has at most 9 darts: n * 4 + d let 4 or more run into the next n's keys)
         if key in cm:
             return cm[key]
         best = 0
