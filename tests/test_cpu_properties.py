@@ -790,3 +790,48 @@ def test_the_close_out_chance_is_the_plain_fixed_point_computation():
                     for d in range(10):
                         got = p._close(a | b << 4 | c << 8, d)
                         assert got == _close_exact(p._co, (a, b, c), d, memo), (level, (a, b, c), d)
+
+
+# (variant, rules, level, Ann's bed and the marks she needs there, darts she has
+# thrown, Bob's beds and what he needs on each): each row turns on what the
+# finish must (or must not) do
+FINISH_ROWS = [
+    ("progressive", None, 1, 1, 2, 2, ((7, 1),)),  # off under progressive, Bob one dart from his win
+    ("classic", {"marks": 4}, 1, 1, 1, 0, ((7, 1),)),  # off with more than 3 marks a bed
+    ("classic", None, 1, 1, 1, 0, ((7, 1),)),  # on: Bob's chance at least a fifth (under two fifths); bed 1 is index 0
+    ("classic", None, 2, 1, 2, 2, ((7, 3),)),  # off: Bob's chance at least a sixth but under a fifth
+]
+
+
+def test_the_finish_takes_over_exactly_where_an_opponent_may_win_next():
+    """Where the finish applies (an opponent's chance of closing out in its
+    next visit, by the thrower's hand, at least a fifth, in the plain
+    fixed-point computation; at most 3 marks a bed, not progressive or flat,
+    no bull bed), the aim is the thrower's best close-out aim; elsewhere it
+    is the first of the best by value."""
+    bands = []
+    for variant, over, level, bed, need, used, bob in FINISH_ROWS:
+        g = endgame(variant=variant, over=over, need=((0, bed, need),) + tuple((1, b, k) for b, k in bob))
+        for _ in range(used):
+            g.throw(segments.MISS)
+        p = cpu.Player(level)
+        r = g.rules
+        code, val, cands = p.rank(g)
+        memo = {}
+        counts = lambda s: tuple(sum(1 for i in range(g.nb) if g.need(s, i) == k) for k in (1, 2, 3))  # noqa: E731
+        bob_chance = _close_exact(p._co, counts(1), r.darts, memo) >> 6
+        mine = _close_exact(p._co, counts(0), g.darts_left, memo)
+        applies = not (r.progressive or r.flat or r.marks > 3 or 25 in r.beds) and bob_chance * 5 >= cpu.ONE and mine > 0
+        bands.append((applies, bob_chance * 5 >= cpu.ONE, bob_chance * 6 >= cpu.ONE, bob_chance * 5 >= 2 * cpu.ONE))
+        if applies:
+            kind = _kind(g, code)
+            assert kind[0] * 4 + kind[1] == mine & 63, (FINISH_ROWS.index((variant, over, level, bed, need, used, bob)),
+                                                        segments.name(code))
+        else:
+            safe = [c for c in cands if not c[2]] or cands
+            top = max(c[0] for c in safe)
+            assert code == next(c for c in safe if c[0] == top)[1], segments.name(code)
+    # the rows reach what they are there for: each side of the fifth, the
+    # sixth below it, two fifths above it, and the finish's own switches
+    assert bands == [(False, True, True, False), (False, True, True, False), (True, True, True, False),
+                     (False, False, True, False)], bands
