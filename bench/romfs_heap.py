@@ -2,7 +2,7 @@
 (bench/wasm_heap.py, the same .mpy files and the same driver) run twice on
 the MicroPython unix port, once with the firmware as .mpy files on the
 flash, as a stock image has it, and once from a ROMFS image mounted at
-/rom (vfs.VfsRom; the image built by `mpremote romfs build`).
+/rom (vfs.VfsRom; the image `hapenny deploy --romfs` writes).
 
 From ROMFS an import runs the bytecode in place and makes the names from
 the image's own text (py/persistentcode.c: `mp_reader_try_read_rom`, used
@@ -21,7 +21,6 @@ untested here on a chip.
     python bench/romfs_heap.py [darts]      # prints the figures as JSON
 """
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT / "host"))
 
 import wasm_heap  # noqa: E402
 
-# Runs inside the unix port, in the flash's folder: mounts the image (argv[2]; none: .mpy
+# Runs inside the unix port, in the flash's folder: mounts the image (argv[3]; none: .mpy
 # files on the flash), then runs the tour's steps read a line at a time (a list of them all
 # would sit in the heap), each followed by a collection, as the WebAssembly harness does.
 RUNNER = r"""
@@ -121,7 +120,6 @@ def measure(darts=1000, upto=None):
         (Path(tmp) / "runner.py").write_text(RUNNER)
         (Path(tmp) / "steps.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
         mpy = _run(tmp, files, rom=False)
-        shutil.rmtree(Path(tmp) / "romsrc", ignore_errors=True)
         rom = _run(tmp, files, rom=True)
     return {"port": "unix (8-byte words)", "darts": darts, "mpy": mpy, "romfs": rom,
             "saved": {k: mpy[k] - rom[k] for k in mpy if k in rom}}

@@ -7,13 +7,14 @@ is copied."""
 import io
 
 import pytest
+from mpremote.romfs import VfsRomWriter
 
 from hapenny import deploy
 from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
 from test_deploy_checks import _up
 
-HEADER = b"\xd2\xcd\x31"
+HEADER = VfsRomWriter.ROMFS_HEADER  # what an image begins with
 
 
 def _runs_from_romfs(port):

@@ -1,5 +1,5 @@
-# A ROMFS partition for a virtual board that asks for one (romfs.img in its
-# folder): what a custom ESP32 image with MICROPY_VFS_ROM has, which no stock
+# A ROMFS partition for a virtual board started with one (HAPENNY_ROMFS=1, over
+# romfs.img in its folder): what a custom ESP32 image with MICROPY_VFS_ROM has, which no stock
 # image does. As there (MicroPython v1.29.0-preview):
 # - ports/esp32/esp32_partition.c: vfs.rom_ioctl(1) counts the ROMFS
 #   partitions (1, or 0 without one), rom_ioctl(2, 0) gives the partition
@@ -19,7 +19,6 @@ import sys
 import vfs as _vfs
 
 BLOCK = 4096
-SIZE = 0x20000
 IMAGE = "romfs.img"
 HEADER = b"\xd2\xcd\x31"  # a ROMFS image begins so (mpremote's VfsRomWriter.ROMFS_HEADER)
 EINVAL = 22
