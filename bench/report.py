@@ -1,9 +1,11 @@
-"""The table in docs/performance.md, made from bench/results.json (written by
-`make bench`), so the page cannot drift from the run that measured it.
-`python bench/report.py` rewrites the table; tests/test_perf_docs.py checks it."""
+"""The table in docs/performance.md, and the goals at its head, made from
+bench/results.json (written by `make bench`), so the page cannot drift from
+the run that measured it. `python bench/report.py` rewrites both;
+tests/test_perf_docs.py checks them."""
 import json
 from pathlib import Path
 
+import goals
 from table import table_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -11,6 +13,8 @@ DOC = ROOT / "docs" / "performance.md"
 RESULTS = ROOT / "bench" / "results.json"
 BEGIN = "<!-- bench:begin: made by bench/report.py from bench/results.json; do not edit -->"
 END = "<!-- bench:end -->"
+GOALS_BEGIN = "<!-- goals:begin: made by bench/goals.py from bench/results.json; do not edit -->"
+GOALS_END = "<!-- goals:end -->"
 
 
 def render(results):
@@ -23,16 +27,20 @@ def render(results):
     return "\n".join(lines)
 
 
-def block(text):
-    i = text.index(BEGIN) + len(BEGIN)
-    return text[i:text.index(END)].strip("\n")
+def block(text, begin=BEGIN, end=END):
+    i = text.index(begin) + len(begin)
+    return text[i:text.index(end, i)].strip("\n")
+
+
+def _put(text, begin, end, new):
+    i = text.index(begin) + len(begin)
+    return text[:i] + "\n" + new + "\n" + text[text.index(end, i):]
 
 
 def write_docs():
-    text = DOC.read_text()
-    new = render(json.loads(RESULTS.read_text()))
-    i = text.index(BEGIN) + len(BEGIN)
-    DOC.write_text(text[:i] + "\n" + new + "\n" + text[text.index(END):])
+    results = json.loads(RESULTS.read_text())
+    text = _put(DOC.read_text(), BEGIN, END, render(results))
+    DOC.write_text(_put(text, GOALS_BEGIN, GOALS_END, goals.render(results)))
 
 
 if __name__ == "__main__":

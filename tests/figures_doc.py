@@ -19,6 +19,7 @@ RUN = ROOT / "build" / "figures.json"
 BEGIN = "<!-- figures: %s -->"
 END = "<!-- /figures -->"
 SECTIONS = {  # marker -> the figure names shown there, in order
+    "promises": [],  # the summary at the head: made from the sections below (_promises)
     "hostile": ["hostile input (full count)", "hostile input"],
     "power": ["power cuts (full count)", "power cuts"],
     "electrical": ["electrical: "],  # every name that starts so
@@ -36,7 +37,51 @@ def _rows(kept, prefixes):
     return out
 
 
+def _count(rec, key):
+    return rec["values"].get(key, 0)
+
+
+def _promises(kept):
+    """A row for each promise with a recorded run: the figure that proves it
+    (the full count when there is one) and whether it holds."""
+    def pick(name):
+        return kept.get(name + " (full count)") or kept.get(name)
+
+    rows = []
+    h = pick("hostile input")
+    if h:
+        v = h["values"]
+        rows.append(("bad input gets an error and changes nothing", "%d hostile lines: %s, heap growth %d B" % (
+                     v["lines"], "nothing changed" if v["state_unchanged"] is True else "the state CHANGED",
+                     v["heap_growth_bytes"]),
+                     h, v["state_unchanged"] is True and not v["heap_growth_bytes"]))
+    p = pick("power cuts")
+    if p:
+        bad = [_count(p, k) for k in ("lost_acknowledged_changes", "damaged_files", "torn_firmware_files")]
+        rows.append(("every acknowledged change survives a power cut", "%d cuts: %d acknowledged changes lost, %d "
+                     "damaged files, %d torn firmware files" % tuple([p["values"]["cuts"]] + bad), p, not any(bad)))
+    e = [(n.split(": ", 1)[1], rec) for n, rec in sorted(kept.items()) if n.startswith("electrical: ")]
+    if e:
+        done = [tuple(int(x) for x in rec["values"]["every_time"].split("/")) for _, rec in e]
+        rows.append(("electrical faults give the documented outcome", "%d faults: the documented outcome %d of "
+                     "%d times" % (len(e), sum(a for a, _ in done), sum(b for _, b in done)),
+                     e[0][1], all(a == b for a, b in done)))
+    s = kept.get("soak")
+    if s:
+        bad = [_count(s, k) for k in ("missed", "doubled", "late_events", "wrong_segment", "firmware_errors")]
+        rows.append(("hours of play: no dart missed or doubled", "%d closures: %d missed, %d doubled, %d late, %d "
+                     "on the wrong segment, %d firmware errors" % tuple([s["values"]["closures"]] + bad), s,
+                     not any(bad)))
+    if not rows:
+        return "(no recorded run yet)"
+    return "\n".join(["| promise | the recorded run | recorded by | holds |", "|---|---|---|---|"] + [
+        "| %s | %s | `%s`, %s | %s |" % (what, fig, rec["command"], rec["date"], "yes" if ok else "**no**")
+        for what, fig, rec, ok in rows])
+
+
 def render(kept, section):
+    if section == "promises":
+        return _promises(kept)
     rows = _rows(kept, SECTIONS[section])
     if not rows:
         return "(no recorded run yet)"

@@ -1,0 +1,141 @@
+"""The goals at the head of docs/performance.md, each with the last run's
+figure and whether it is met, made from a run's results (bench/results.json)
+by bench/report.py, so the summary cannot drift from the table under it."""
+
+LOCKOUT_MS = 60  # the profile's lockout: a dart's flash stall and an unread stretch must fit it
+NO = "**no**"
+
+
+def _met(ok):
+    return "yes" if ok else NO
+
+
+def _kb(b):
+    return "%.1f KB" % (b / 1024)
+
+
+def _capture(m):
+    c = m["capture_500us"]
+    bound = c["miss_rate_bound"]
+    return ("0.5 ms contacts scored, nothing else happening",
+            "%d of %d: miss rate under %.2f %% at 95 %% confidence (goal 99.9 %%)" % (
+                c["scored"], c["pulses"], 100.0 * bound),
+            "ESP32 model", _met(bound <= 0.001))
+
+
+def _longer(m):
+    cs = [m["capture_1000us"], m["capture_2000us"]]
+    return ("1 ms and 2 ms contacts scored", "%s (goal 100 %%)" % " and ".join(
+        "%d of %d" % (c["scored"], c["pulses"]) for c in cs),
+            "ESP32 model", _met(all(c["scored"] == c["pulses"] for c in cs)))
+
+
+def _second(m):
+    s = m["second_dart_after_lockout"]
+    return ("a second dart right after the first one's lockout",
+            "%d of %d lost (goal: none)" % (s["lost"], s["pairs"]), "ESP32 model", _met(not s["lost"]))
+
+
+def _loop(m):
+    return ("the main loop's period", "%.1f µs a pass on average (goal at most 100 µs)" % m["loop_period_us"],
+            "ESP32 model", _met(m["loop_period_us"] <= 100))
+
+
+def _idle(m):
+    c = m["idle_cpu_percent"]
+    return ("the idle board's CPU", "%.1f %% of a core, %.1f %% on the ESP32 model (goal under 5 %%)" % (
+        c["default"], c["esp32"]), "`bench/esp32_model.py`", _met(max(c.values()) < 5))
+
+
+def _scan(r):
+    b = r["scan"]["fast_heap_bytes"]
+    return ("heap the scanner allocates", "%d B per 10,000 scans (goal 0)" % b, "row 1", _met(b == 0))
+
+
+def _erases(r):
+    w = r["flash"]["wear"]
+    return ("flash erases", "1 per %.1f darts over a long game, %d by a dart (goal at most 1 per 20, none by a "
+            "dart)" % (w["darts_per_erase"], w["erases_on_darts"]), "`bench/flash_costs.py`",
+            _met(w["darts_per_erase"] >= 20 and not w["erases_on_darts"]))
+
+
+def _stall(r):
+    v = r["flash"]["wear"]["visit_flash_ms"]
+    return ("the flash's longest stall for a dart or an undo", "%.1f ms typical, %.1f ms worst case (goal: "
+            "inside the %d ms lockout)" % (v["typical"], v["worst"], LOCKOUT_MS), "block-device counts",
+            _met(v["worst"] < LOCKOUT_MS))
+
+
+def _stretch(r):
+    t, w = r["flash"]["blind"]["blind_quiet_ms"]["max"], r["flash"]["blind_worst"]["blind_quiet_ms"]["max"]
+    return ("the longest unread stretch of the matrix in a visit, the OS's pauses apart",
+            "%.1f ms at typical flash timings, %.1f ms at worst-case ones (goal: no longer than the %d ms "
+            "lockout)" % (t, w, LOCKOUT_MS), "ESP32 model", _met(max(t, w) <= LOCKOUT_MS))
+
+
+def _visits(r):
+    t, w = r["flash"]["blind"], r["flash"]["blind_worst"]
+    return ("darts 250 ms apart while a visit is stored", "%d of %d lost at typical flash timings, %d of %d at "
+            "worst-case ones (goal: none)" % (t["lost"], t["darts"], w["lost"], w["darts"]), "ESP32 model",
+            _met(not t["lost"] and not w["lost"]))
+
+
+def _heap(w, key, what):
+    t, g = w["tour"], w["goals"]
+    extra = ""
+    if key == "people_peak" and w.get("people_peak_esp32_layer"):
+        extra = ", about %s with the chip's board layer" % _kb(w["people_peak_esp32_layer"])
+    return ("heap, %s" % what, "%s peak on 32 bits%s (goal at most %s)" % (_kb(t[key]), extra, _kb(g[key])),
+            "`make wasm-heap`", _met(t[key] <= g[key]))
+
+
+def _capped(w, key, what, cap):
+    c = w[key]
+    n = c["memory_errors"]
+    return (what, "%s%d MemoryError (goal 0)" % ("" if c.get("reported", True) else "at least ", n),
+            "`make wasm-heap HEAP=%d`" % cap, _met(not n))
+
+
+def _cpu(r):
+    c = r["cpu_player"]
+    return ("a computer's dart, and its code", "%.1f ms on the ESP32 estimate, slowest case (goal 50 ms); "
+            "%d B of .mpy (goal 12,288)" % (c["worst_esp32_ms"], c["mpy_total"]), "row 8; docs/computer.md",
+            _met(c["worst_esp32_ms"] <= 50 and c["mpy_total"] <= 12288))
+
+
+def _web(r):
+    w = r["web_latency"]
+    return ("a dart to a web page's stream", "at most %.1f ms, p99 %.1f ms (goal %d ms)" % (
+        w["max"], w["p99"], w["goal_ms"]), "row 9", _met(w["max"] <= w["goal_ms"]))
+
+
+def _bench(r):
+    return ("`make bench` itself", "%.0f s, load average %.1f at its end (goal under 10 minutes on an idle "
+            "two-core machine)" % (r["seconds"], r["run"]["load_at_end"] or 0.0), "last row",
+            _met(r["seconds"] < 600))
+
+
+def rows(r):
+    """(goal, today, measured by, met) for each goal the run has figures for."""
+    m, w = r.get("esp32_model", {}), r.get("wasm_heap", {})
+    makers = [lambda: _capture(m), lambda: _longer(m), lambda: _second(m), lambda: _loop(m), lambda: _idle(m),
+              lambda: _scan(r), lambda: _erases(r), lambda: _stall(r), lambda: _stretch(r), lambda: _visits(r),
+              lambda: _heap(w, "people_peak", "a game between people (the first heap)"),
+              lambda: _heap(w, "computer_peak", "against the computer, with hints"),
+              lambda: _heap(w, "bringup_peak", "the bring-up tools"),
+              lambda: _capped(w, "tour_capped_112k", "the whole tour inside the grown heap", 114688),
+              lambda: _capped(w, "people_capped_56k", "a game between people inside the first heap", 57344),
+              lambda: _cpu(r), lambda: _web(r), lambda: _bench(r)]
+    out = []
+    for make in makers:
+        try:
+            out.append(make())
+        except (KeyError, TypeError):  # a run from before that figure was measured
+            continue
+    return out
+
+
+def render(r):
+    lines = ["| goal | the last run | measured by | met |", "|---|---|---|---|"]
+    lines += ["| %s | %s | %s | %s |" % row for row in rows(r)]
+    return "\n".join(lines)
