@@ -10,7 +10,7 @@ const ORDER = [20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 1
 // 24x24 px square (WCAG's minimum target) with room to spare; the inner
 // singles (the same score as the outer) get what is left near the bull.
 const REAL = { bull: 3.7, outerBull: 9.4, trebleIn: 58.2, trebleOut: 62.9, doubleIn: 94.1, doubleOut: 100,
-               num: 105, font: 7, dart: 3.2 };
+               num: 105, font: 7, dart: 4.5 };
 const TAP = { bull: 11, outerBull: 28, trebleIn: 52, trebleOut: 68, doubleIn: 84, doubleOut: 100,
               num: 103.5, font: 7, dart: 4 };
 const GIFT = { next: "to the next player", all: "to every other side", off: "not given (lost)" };
