@@ -13,7 +13,9 @@ for the module; each test starts its own game.
   board's `throw`); on a phone each ring's segments are targets of at least
   24x24 px; a page whose code is no longer the server's is refused and
   falls back to watching.
-- A page reloaded mid-visit shows the visit's darts and the last gift."""
+- A page reloaded mid-visit shows the visit's darts and the last gift.
+Screenshots at 4K and of throwing on a phone for docs/web.md are taken
+under `make web-shots` (HAPENNY_SHOTS=1) only: they check nothing."""
 import json
 import os
 import re
@@ -133,9 +135,24 @@ def open_page(browser, server, screen="phone", code=True, darts=0):
     return page
 
 
-def settle(page):
-    """Until the page has laid itself out for its size (the tally is fitted when its box changes)."""
-    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+SETTLED = """async ([w, h]) => {
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    const font = () => getComputedStyle(document.querySelector("#tally td")).fontSize;
+    let last = null;
+    for (let n = 0; n < 100; n++) {  // (else the checks that follow say what is wrong)
+        await frame();
+        await frame();
+        const now = innerWidth + "x" + innerHeight + " " + font();
+        if (now === last && innerWidth === w && innerHeight === h) return;
+        last = now;
+    }
+}"""
+
+
+def settle(page, screen):
+    """Until the page has laid itself out for its size: the tally is fitted
+    when its box changes size, and keeps its type over two more frames."""
+    page.evaluate(SETTLED, list(SCREENS[screen]))
 
 
 # every element with a box lies inside the viewport (SVG shapes and text too)
@@ -149,7 +166,7 @@ OUTSIDE = """([w, h]) => [...document.body.querySelectorAll("*")].flatMap((el) =
 
 def check_fits(page, screen):
     w, h = SCREENS[screen]
-    settle(page)
+    settle(page, screen)
     assert page.evaluate(OUTSIDE, [w, h]) == [], screen
     assert page.evaluate("document.documentElement.scrollHeight") <= h, screen
     assert page.evaluate("document.documentElement.scrollWidth") <= w, screen
@@ -214,7 +231,8 @@ def test_a_watching_screen_looks_as_live_as_a_playing_one(browser, server):
     server.new_game("T5")
     player = open_page(browser, server, "laptop", darts=1)
     watcher = open_page(browser, server, "laptop", code=False, darts=1)
-    expect(watcher.locator(".controls")).to_be_hidden()
+    expect(watcher.locator(".controls")).to_be_hidden()  # Throw among them
+    expect(watcher.locator("#show-throw")).to_be_hidden()
     assert watcher.evaluate(LOOK) == player.evaluate(LOOK)
     body = watcher.evaluate(LOOK)[0]
     assert "rgb(244, 244, 236) | 1 | none | none" in body  # chalk, not dimmed, no frame
@@ -271,10 +289,8 @@ def test_tapping_the_drawn_board_throws_the_dart(browser, server):
 
 
 def test_a_page_without_the_code_cannot_throw(browser, server):
+    # (a page that never had the code shows no Throw: test_a_watching_screen_...)
     before = server.new_game("D4")
-    watcher = open_page(browser, server, "phone", code=False, darts=1)
-    expect(watcher.locator("#show-throw")).to_be_hidden()
-    expect(watcher.locator("#throwboard")).to_be_hidden()
     # a page that had a code which is no longer the server's (it restarted with another)
     page = open_page(browser, server, "phone", darts=1)
     page.click("#show-throw")
@@ -285,7 +301,6 @@ def test_a_page_without_the_code_cannot_throw(browser, server):
     expect(page.locator("#throwboard")).to_be_hidden()
     assert server.snapshot()["state"] == before["state"]
     page.close()
-    watcher.close()
 
 
 def test_a_reloaded_page_shows_the_visit_so_far_and_its_last_gift(browser, server):
@@ -304,15 +319,16 @@ def test_a_reloaded_page_shows_the_visit_so_far_and_its_last_gift(browser, serve
     page.close()
 
 
+@pytest.mark.skipif(not os.environ.get("HAPENNY_SHOTS"), reason="screenshots for docs/web.md: make web-shots")
 def test_screenshots_at_4k_and_of_throwing_on_a_phone(browser, server):
     server.new_game("T5", "D3")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page = open_page(browser, server, "4k", darts=2)
-    settle(page)
+    settle(page, "4k")
     page.screenshot(path=str(SHOTS / "web-4k.png"))
     page.set_viewport_size({"width": 390, "height": 844})
     page.click("#show-throw")
-    settle(page)
+    settle(page, "phone")
     page.screenshot(path=str(SHOTS / "web-phone-throw.png"))
     page.close()
     assert (SHOTS / "web-4k.png").stat().st_size > 20000 and (SHOTS / "web-phone-throw.png").stat().st_size > 20000

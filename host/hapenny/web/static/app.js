@@ -239,10 +239,15 @@ function draw(s) {
   }
 }
 
+let errorTimer = 0;
+
 function showError(msg) {
+  // over the page, until the next command, a tap on it, or 10 s
   const e = $("error");
   e.textContent = msg;
   e.hidden = !msg;
+  clearTimeout(errorTimer);
+  if (msg) errorTimer = setTimeout(() => { e.hidden = true; }, 10000);
 }
 
 // ---- the pairing code ------------------------------------------------------------------
