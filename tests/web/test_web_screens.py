@@ -10,7 +10,7 @@ for the module; each test starts its own game.
 - A closed bed is the brightest mark; a screen that only watches is drawn
   as brightly as one that plays.
 - Tapping a segment of the drawn board throws it through /api/cmd (the
-  board's `throw`); on a phone each ring's segments are targets of at least
+  board's `throw`); the coach's hint is ringed on it; on a phone each ring's segments are targets of at least
   24x24 px; a page whose code is no longer the server's is refused and
   falls back to watching.
 - A page reloaded mid-visit shows the visit's darts and the last gift.
@@ -268,7 +268,16 @@ def test_tapping_the_drawn_board_throws_the_dart(browser, server):
     assert page.evaluate(TARGETS, [segs, TARGET_PX]) == [s + " ok" for s in segs]
     box = page.locator("#miss").bounding_box()
     assert box["width"] >= 44 and box["height"] >= 44
+    # the coach first: its target ringed on both boards, its reason under the visit
+    page.click("#hint")
+    coach = page.locator(".visit .coach")
+    expect(coach).to_contain_text(re.compile(r"^Hint: (S|T|D)\d+"))
+    aim = re.match(r"Hint: (\w+)", coach.text_content()).group(1)
+    expect(page.locator('#throwboard circle.aim[data-seg="%s"]' % aim)).to_have_count(1)
+    expect(page.locator('#dartboard circle.aim[data-seg="%s"]' % aim)).to_have_count(1)
     page.locator('#throwboard [data-seg="T7"]').click()
+    expect(coach).to_have_count(0)  # the dart was thrown: the hint is gone with it
+    expect(page.locator(".dartboard circle.aim")).to_have_count(0)
     dart = page.locator('.visit .dart[data-seg="T7"]')
     expect(dart).to_contain_text("3 marks on 7")
     expect(page.locator('tr[data-side="0"] td[data-bed="7"]')).to_have_text("⊗")

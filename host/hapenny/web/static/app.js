@@ -19,6 +19,7 @@ const WIDE = window.matchMedia("(orientation: landscape) and (min-width: 700px)"
 
 let snap = null;
 let lastGift = null; // [{side, bed}]: the last dart's gifts, outlined on the sides that received them
+let hint = null; // {seg, reason, moves}: the coach's target, shown until the game moves on
 
 const $ = (id) => document.getElementById(id);
 
@@ -123,7 +124,7 @@ function drawVisit(s) {
     const dead = !d.own && !(d.gifts || []).length;
     return '<span class="dart' + (dead ? " dead" : "") + '" data-seg="' + esc(d.seg) + '"><b>' + esc(d.seg) +
       "</b> " + esc(dartWords(st, d)) + "</span>";
-  }).join("");
+  }).join("") + (hint ? '<span class="coach">Hint: ' + esc(hint.reason) + "</span>" : "");
 }
 
 // ---- the dartboard -------------------------------------------------------------------
@@ -181,6 +182,20 @@ function drawDarts(svg, G, s) {
     return p ? '<circle class="dart" r="' + G.dart + '" cx="' + p[0].toFixed(2) + '" cy="' + p[1].toFixed(2) +
       '" data-seg="' + esc(d.seg) + '"/>' : "";
   }).join("");
+  const p = hint && segPoint(G, hint.seg, 1);
+  if (p) {
+    g.innerHTML += '<circle class="aim" r="' + 2 * G.dart + '" cx="' + p[0].toFixed(2) + '" cy="' + p[1].toFixed(2) +
+      '" data-seg="' + esc(hint.seg) + '"/>';
+  }
+}
+
+// ---- the coach -------------------------------------------------------------------------
+// Where the thrower should aim, and why (the board's `hint`: the computer's
+// own choice at the thrower's level); asked here, or by holding the board's
+// undo button, it is ringed on the dartboards until the next dart or undo.
+function showHint(h) {
+  hint = h ? { seg: h.seg, reason: h.reason, moves: snap && snap.state ? snap.state.moves : null } : null;
+  if (snap) draw(snap);
 }
 
 // ---- throwing from the page ---------------------------------------------------------------
@@ -220,6 +235,7 @@ function draw(s) {
     status.className = "status down";
   }
   const st = s.state;
+  if (hint && (!st || st.moves !== hint.moves)) hint = null;
   drawTurn(st);
   // the last dart's gifts are outlined; taken from the snapshot, so a page
   // opened or reloaded mid-visit shows what a page that watched shows
@@ -319,6 +335,10 @@ function setup() {
   $("error").onclick = () => showError("");
   $("next").onclick = () => send({ cmd: "next" });
   $("undo").onclick = () => send({ cmd: "undo" });
+  $("hint").onclick = async () => {
+    const r = await send({ cmd: "hint" });
+    if (r && r.ok) showHint(r.hint);
+  };
   $("show-new").onclick = () => { $("new-game").hidden = !$("new-game").hidden; };
   $("show-settings").onclick = () => { $("settings").hidden = !$("settings").hidden; };
   $("use-teams").onchange = () => { $("teams").hidden = !$("use-teams").checked; $("players").disabled = $("use-teams").checked; };
@@ -370,6 +390,8 @@ function connect() {
   es.addEventListener("snapshot", (e) => { heard = Date.now(); draw(JSON.parse(e.data)); });
   es.addEventListener("event", (e) => {
     heard = Date.now();
+    const ev = JSON.parse(e.data);
+    if (ev.ev === "hint") showHint(ev.hint); // the board's undo button held a second
   });
   es.onerror = () => {
     const status = $("status");
