@@ -243,7 +243,7 @@ def test_a_watching_screen_looks_as_live_as_a_playing_one(browser, server):
 
 # for each segment, whether some TARGET_PX x TARGET_PX square of the screen lands on it wherever it is tapped
 TARGETS = """([segs, px]) => segs.map((seg) => {
-    const el = document.querySelector('#throwboard [data-seg="' + seg + '"]');
+    const el = document.querySelector('#throwboard [data-seg="' + seg + '"]:not(.dart):not(.aim)');
     const r = el.getBoundingClientRect(), step = 2, n = px / step;
     const nx = Math.floor(r.width / step) + 1, ny = Math.floor(r.height / step) + 1;
     const hit = [];
@@ -275,7 +275,7 @@ def test_tapping_the_drawn_board_throws_the_dart(browser, server):
     aim = re.match(r"Hint: (\w+)", coach.text_content()).group(1)
     expect(page.locator('#throwboard circle.aim[data-seg="%s"]' % aim)).to_have_count(1)
     expect(page.locator('#dartboard circle.aim[data-seg="%s"]' % aim)).to_have_count(1)
-    page.locator('#throwboard [data-seg="T7"]').click()
+    page.locator('#throwboard path[data-seg="T7"]').click()
     expect(coach).to_have_count(0)  # the dart was thrown: the hint is gone with it
     expect(page.locator(".dartboard circle.aim")).to_have_count(0)
     dart = page.locator('.visit .dart[data-seg="T7"]')
@@ -284,14 +284,14 @@ def test_tapping_the_drawn_board_throws_the_dart(browser, server):
     expect(page.locator('#throwboard circle.dart[data-seg="T7"]')).to_have_count(1)  # drawn where it was tapped
     page.click("#miss")  # a bounce-out: thrown, dead
     expect(page.locator(".visit .dart").nth(1)).to_have_text("MISS dead")
-    page.locator('#throwboard [data-seg="SI2"]').click()
+    page.locator('#throwboard path[data-seg="SI2"]').click()
     expect(page.locator(".visit .dart").nth(2)).to_contain_text("1 mark on 2")
     expect(page.locator("#turn")).to_contain_text("visit is over")
     st = server.cmd(cmd="state")["state"]  # the board itself scored them
     assert [d[0] for d in st["visit"]] == ["T7", "MISS", "SI2"]
     assert st["sides"][0]["marks"]["7"] == 3 and st["sides"][0]["marks"]["2"] == 1
     # the board holds while the darts are pulled: a fourth is refused in words
-    page.locator('#throwboard [data-seg="D20"]').click()
+    page.locator('#throwboard path[data-seg="D20"]').click()
     expect(page.locator("#error")).to_contain_text("Refused")
     assert len(server.snapshot()["visit"]) == 3
     page.close()
@@ -304,7 +304,7 @@ def test_a_page_without_the_code_cannot_throw(browser, server):
     page = open_page(browser, server, "phone", darts=1)
     page.click("#show-throw")
     page.evaluate("localStorage.setItem('hapenny-code', 'an-older-code-1')")
-    page.locator('#throwboard [data-seg="T20"]').click()
+    page.locator('#throwboard path[data-seg="T20"]').click()
     expect(page.locator("#error")).to_contain_text("Refused: this page may watch but not play")
     expect(page.locator("#watching")).to_be_visible()  # it says so, and watches
     expect(page.locator("#throwboard")).to_be_hidden()
