@@ -46,7 +46,7 @@ web: $(STAMP)
 
 # the screenshots in docs/web.md, made by the browser tests
 web-shots: $(STAMP)
-	$(BIN)/python -m pytest -q tests/web/test_web_page.py -k screenshots
+	HAPENNY_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_web_page.py tests/web/test_web_screens.py -k screenshots
 	cp build/web/web-*.png docs/img/
 
 # hardware: make flash PORT=/dev/ttyUSB0 IMAGE=ESP32_GENERIC-....bin ; make deploy PORT=/dev/ttyUSB0

@@ -3,12 +3,23 @@
 "use strict";
 
 const ORDER = [20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5];
-// radii on a board of radius 100 at the double's outer edge (170 mm)
-const R = { bull: 3.7, outerBull: 9.4, trebleIn: 58.2, trebleOut: 62.9, doubleIn: 94.1, doubleOut: 100 };
+// A board's rings, as radii on a board of radius 100 at the double's outer
+// edge, with where its numbers go and the size of a drawn dart. REAL is a
+// dartboard's own (170 mm to the double's edge); TAP is drawn for fingers:
+// on a phone 390 px wide every double, treble, outer single and bull holds a
+// 24x24 px square (WCAG's minimum target) with room to spare; the inner
+// singles (the same score as the outer) get what is left near the bull.
+const REAL = { bull: 3.7, outerBull: 9.4, trebleIn: 58.2, trebleOut: 62.9, doubleIn: 94.1, doubleOut: 100,
+               num: 105, font: 7, dart: 4.5 };
+const TAP = { bull: 11, outerBull: 28, trebleIn: 52, trebleOut: 68, doubleIn: 84, doubleOut: 100,
+              num: 103.5, font: 7, dart: 4 };
 const GIFT = { next: "to the next player", all: "to every other side", off: "not given (lost)" };
+// the stylesheet's landscape layout, where the tally has a box of its own to fill
+const WIDE = window.matchMedia("(orientation: landscape) and (min-width: 700px)");
 
 let snap = null;
-let lastGift = null; // {side, bed}: shown on the receiving side until the next dart
+let lastGift = null; // [{side, bed}]: the last dart's gifts, outlined on the sides that received them
+let hint = null; // {seg, reason, moves}: the coach's target, shown until the game moves on
 
 const $ = (id) => document.getElementById(id);
 
@@ -44,9 +55,6 @@ function drawTally(st) {
   const t = $("tally");
   if (!st) { t.innerHTML = ""; return; }
   const beds = st.rules.beds.map(String);
-  // the stylesheet sizes the tally's type from these, so a big game still fits a screen
-  t.style.setProperty("--cols", beds.length + 1);
-  t.style.setProperty("--rows", st.sides.length + 1);
   const full = st.rules.marks;
   let html = "<tr><th></th>" + beds.map((b) => "<th>" + b + "</th>").join("") + "</tr>";
   st.sides.forEach((side, i) => {
@@ -65,6 +73,21 @@ function drawTally(st) {
     html += "</tr>";
   });
   t.innerHTML = html;
+  fitTally();
+}
+
+function fitTally() {
+  // the largest type at which the tally fits its box: measured at 100 px and
+  // scaled (the borders do not scale with the type: then stepped down until
+  // it fits). Upright, the box is as tall as the tally: up to 30 % of the screen.
+  const box = $("tally-box"), t = $("tally");
+  if (!t.rows.length) return;
+  const W = box.clientWidth, H = WIDE.matches ? box.clientHeight : window.innerHeight * 0.3;
+  if (!W || !H) return;
+  t.style.fontSize = "100px";
+  let fs = Math.floor(100 * Math.min(W / t.offsetWidth, H / t.offsetHeight));
+  t.style.fontSize = fs + "px";
+  while (fs > 8 && (t.offsetWidth > W || t.offsetHeight > H)) t.style.fontSize = (fs -= 1) + "px";
 }
 
 function drawTurn(st) {
@@ -101,7 +124,7 @@ function drawVisit(s) {
     const dead = !d.own && !(d.gifts || []).length;
     return '<span class="dart' + (dead ? " dead" : "") + '" data-seg="' + esc(d.seg) + '"><b>' + esc(d.seg) +
       "</b> " + esc(dartWords(st, d)) + "</span>";
-  }).join("");
+  }).join("") + (hint ? '<span class="coach">Hint: ' + esc(hint.reason) + "</span>" : "");
 }
 
 // ---- the dartboard -------------------------------------------------------------------
@@ -110,47 +133,87 @@ function polar(r, deg) {
   return [r * Math.cos(a), r * Math.sin(a)];
 }
 
-function wedge(r0, r1, a0, a1, cls) {
+function wedge(r0, r1, a0, a1, cls, seg) {
   const [x0, y0] = polar(r0, a0), [x1, y1] = polar(r1, a0), [x2, y2] = polar(r1, a1), [x3, y3] = polar(r0, a1);
-  return '<path class="' + cls + '" d="M' + x0 + " " + y0 + "L" + x1 + " " + y1 + "A" + r1 + " " + r1 + " 0 0 1 " +
-    x2 + " " + y2 + "L" + x3 + " " + y3 + "A" + r0 + " " + r0 + ' 0 0 0 ' + x0 + " " + y0 + 'Z"/>';
+  const f = (v) => v.toFixed(2);
+  return '<path class="' + cls + '"' + (seg ? ' data-seg="' + seg + '"' : "") + ' d="M' + f(x0) + " " + f(y0) +
+    "L" + f(x1) + " " + f(y1) + "A" + r1 + " " + r1 + " 0 0 1 " + f(x2) + " " + f(y2) + "L" + f(x3) + " " + f(y3) +
+    "A" + r0 + " " + r0 + " 0 0 0 " + f(x0) + " " + f(y0) + 'Z"/>';
 }
 
-function drawBoardFace() {
-  let svg = "";
+function drawBoardFace(svg, G, tap) {
+  // `tap`: each segment carries its name (data-seg), to be thrown by a tap
+  const seg = (s) => (tap ? s : null);
+  let html = "";
   ORDER.forEach((n, i) => {
     const a0 = i * 18 - 9, a1 = a0 + 18, even = i % 2 === 0;
-    svg += wedge(R.outerBull, R.trebleIn, a0, a1, even ? "dark" : "light");
-    svg += wedge(R.trebleIn, R.trebleOut, a0, a1, even ? "red" : "green");
-    svg += wedge(R.trebleOut, R.doubleIn, a0, a1, even ? "dark" : "light");
-    svg += wedge(R.doubleIn, R.doubleOut, a0, a1, even ? "red" : "green");
-    const [x, y] = polar(105, i * 18);
-    svg += '<text x="' + x + '" y="' + y + '">' + n + "</text>";
+    html += wedge(G.outerBull, G.trebleIn, a0, a1, even ? "dark" : "light", seg("SI" + n));
+    html += wedge(G.trebleIn, G.trebleOut, a0, a1, even ? "red" : "green", seg("T" + n));
+    html += wedge(G.trebleOut, G.doubleIn, a0, a1, even ? "dark" : "light", seg("SO" + n));
+    html += wedge(G.doubleIn, G.doubleOut, a0, a1, even ? "red" : "green", seg("D" + n));
+    const [x, y] = polar(G.num, i * 18);
+    html += '<text x="' + x.toFixed(1) + '" y="' + y.toFixed(1) + '" font-size="' + G.font + '">' + n + "</text>";
   });
-  svg += '<circle r="' + R.outerBull + '" class="green"/><circle r="' + R.bull + '" class="red"/><g id="darts"></g>';
-  $("dartboard").innerHTML = svg;
+  html += '<circle r="' + G.outerBull + '" class="green"' + (tap ? ' data-seg="SB"' : "") + "/>" +
+    '<circle r="' + G.bull + '" class="red"' + (tap ? ' data-seg="DB"' : "") + '/><g class="darts"></g>';
+  svg.innerHTML = html;
 }
 
-function segPoint(seg, k) {
-  // where to draw a dart in `seg` (spread a little so repeats stay visible)
+function segPoint(G, seg, k) {
+  // where to draw a dart in `seg`: the middle of its ring (spread a little so repeats stay visible)
   const jitter = (k % 3 - 1) * 3;
-  if (seg === "SB") return polar(6.5, 45 + k * 90);
-  if (seg === "DB") return [jitter / 2, 0];
+  if (seg === "SB") return polar((G.bull + G.outerBull) / 2, 45 + k * 90);
+  if (seg === "DB") return [jitter * G.bull / 20, 0];
   const m = /^(SI|SO|S|D|T)(\d+)$/.exec(seg);
   if (!m) return null;
   const i = ORDER.indexOf(Number(m[2]));
   if (i < 0) return null;
-  const r = { SI: 35, S: 35, SO: 78, D: 97, T: 60.5 }[m[1]];
+  const inner = (G.outerBull + G.trebleIn) / 2;
+  const r = { SI: inner, S: inner, SO: (G.trebleOut + G.doubleIn) / 2, D: (G.doubleIn + G.doubleOut) / 2,
+              T: (G.trebleIn + G.trebleOut) / 2 }[m[1]];
   return polar(r, i * 18 + jitter);
 }
 
-function drawDarts(s) {
-  const g = document.getElementById("darts");
+function drawDarts(svg, G, s) {
+  const g = svg.querySelector(".darts");
   if (!g) return;
   g.innerHTML = (s.visit || []).map((d, k) => {
-    const p = segPoint(d.seg, k);
-    return p ? '<circle class="dart" r="3.2" cx="' + p[0] + '" cy="' + p[1] + '" data-seg="' + esc(d.seg) + '"/>' : "";
+    const p = segPoint(G, d.seg, k);
+    return p ? '<circle class="dart" r="' + G.dart + '" cx="' + p[0].toFixed(2) + '" cy="' + p[1].toFixed(2) +
+      '" data-seg="' + esc(d.seg) + '"/>' : "";
   }).join("");
+  const p = hint && segPoint(G, hint.seg, 1);
+  if (p) {
+    g.innerHTML += '<circle class="aim" r="' + 2 * G.dart + '" cx="' + p[0].toFixed(2) + '" cy="' + p[1].toFixed(2) +
+      '" data-seg="' + esc(hint.seg) + '"/>';
+  }
+}
+
+// ---- the coach -------------------------------------------------------------------------
+// Where the thrower should aim, and why (the board's `hint`: the computer's
+// own choice at the thrower's level); asked here, or by holding the board's
+// undo button, it is ringed on the dartboards until the next dart or undo.
+function showHint(h) {
+  hint = h ? { seg: h.seg, reason: h.reason, moves: snap && snap.state ? snap.state.moves : null } : null;
+  if (snap) draw(snap);
+}
+
+// ---- throwing from the page ---------------------------------------------------------------
+// A dart entered by hand (a virtual board, or a bounce-out the board did not
+// see): the board's `throw` command, scored exactly as a detected dart. It
+// needs the pairing code like every other control.
+function setThrowing(on) {
+  document.body.classList.toggle("throwing", on);
+  $("throw").hidden = !on;
+  $("show-throw").setAttribute("aria-pressed", String(on));
+}
+
+function tapped(ev) {
+  const t = ev.target.closest("[data-seg]");
+  if (!t) return;
+  t.classList.add("hit");
+  setTimeout(() => t.classList.remove("hit"), 250);
+  send({ cmd: "throw", seg: t.dataset.seg });
 }
 
 // ---- the whole page ------------------------------------------------------------------
@@ -172,10 +235,16 @@ function draw(s) {
     status.className = "status down";
   }
   const st = s.state;
+  if (hint && (!st || st.moves !== hint.moves)) hint = null;
   drawTurn(st);
+  // the last dart's gifts are outlined; taken from the snapshot, so a page
+  // opened or reloaded mid-visit shows what a page that watched shows
+  const last = (s.visit || [])[(s.visit || []).length - 1];
+  lastGift = last ? (last.gifts || []).map(([side]) => ({ side, bed: last.bed })) : null;
   drawTally(st);
   drawVisit(s);
-  drawDarts(s);
+  drawDarts($("dartboard"), REAL, s);
+  drawDarts($("throwboard"), TAP, s);
   $("rules").textContent = st ? rulesInWords(st) : "";
   if (s.info) fillSelect($("variant"), s.info.variants);
   if (s.info && s.config && document.activeElement.closest("#settings") === null) {
@@ -186,10 +255,15 @@ function draw(s) {
   }
 }
 
+let errorTimer = 0;
+
 function showError(msg) {
+  // over the page, until the next command, a tap on it, or 10 s
   const e = $("error");
   e.textContent = msg;
   e.hidden = !msg;
+  clearTimeout(errorTimer);
+  if (msg) errorTimer = setTimeout(() => { e.hidden = true; }, 10000);
 }
 
 // ---- the pairing code ------------------------------------------------------------------
@@ -227,6 +301,7 @@ async function checkAccess() {
     const r = await (await fetch("/api/access", { headers: headers() })).json();
     document.body.classList.toggle("watching", !r.play);
     $("watching").hidden = r.play;
+    if (!r.play) setThrowing(false);
   } catch (e) { /* the server is away: the status badge says so */ }
 }
 
@@ -252,9 +327,18 @@ function names(text) {
 function setup() {
   takeCode();
   checkAccess();
-  drawBoardFace();
+  drawBoardFace($("dartboard"), REAL, false);
+  drawBoardFace($("throwboard"), TAP, true);
+  new ResizeObserver(fitTally).observe($("tally-box"));
+  $("throw").onclick = tapped;
+  $("show-throw").onclick = () => setThrowing($("throw").hidden);
+  $("error").onclick = () => showError("");
   $("next").onclick = () => send({ cmd: "next" });
   $("undo").onclick = () => send({ cmd: "undo" });
+  $("hint").onclick = async () => {
+    const r = await send({ cmd: "hint" });
+    if (r && r.ok) showHint(r.hint);
+  };
   $("show-new").onclick = () => { $("new-game").hidden = !$("new-game").hidden; };
   $("show-settings").onclick = () => { $("settings").hidden = !$("settings").hidden; };
   $("use-teams").onchange = () => { $("teams").hidden = !$("use-teams").checked; $("players").disabled = $("use-teams").checked; };
@@ -307,8 +391,7 @@ function connect() {
   es.addEventListener("event", (e) => {
     heard = Date.now();
     const ev = JSON.parse(e.data);
-    if (ev.ev === "dart") lastGift = (ev.gifts || []).map(([side]) => ({ side, bed: ev.bed }));
-    else if (ev.ev === "visit" || ev.ev === "new" || ev.ev === "undo") lastGift = null;
+    if (ev.ev === "hint") showHint(ev.hint); // the board's undo button held a second
   });
   es.onerror = () => {
     const status = $("status");
