@@ -435,6 +435,30 @@ def test_a_spiram_image_with_rows_on_gpio_16_and_17_starts_safe_and_says_why():
     _in_tmp(body)
 
 
+def test_a_pico_d4_with_rows_on_gpio_16_and_17_starts_safe_for_its_in_package_flash():
+    pico = "TinyPICO with ESP32-PICO-D4"
+
+    def body():
+        m = Machine()
+        reason, ran, ev = _start(m, pico)  # the built-in profile has rows on GPIO 16 and 17
+        assert (reason, ran, ev["safe"]) == (safeboot.CHIP, False, "chip")
+        assert "GPIO 16 and 17" in ev["msg"] and "flash inside the chip's package" in ev["msg"], ev
+        import json
+
+        from shove import profile
+
+        d = profile.default_dict()
+        d["matrix"]["rows"] = [4, 18, 19, 21, 22, 23, 25, 26]
+        d["matrix"]["cols"] = [13, 14, 27, 32, 33, 15, 2, 12]
+        store.write_atomic("profile.json", json.dumps(d).encode())
+        try:
+            assert _start(m, pico)[:2] == (None, True)
+        finally:
+            store.remove("profile.json")
+
+    _in_tmp(body)
+
+
 def test_a_port_without_rtc_memory_has_no_mark_and_every_reason_has_a_message():
     class NoRtc:  # a port whose machine module has no RTC
         pass
