@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
+ESPTOOL4 := $(VENV)/esptool4
 
 .PHONY: setup test mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
 
@@ -16,6 +17,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@# esptool 4.x beside the venv's 5, for the flash tests: Python 3.9 can have only 4.x
+	rm -rf $(ESPTOOL4) && $(BIN)/pip install --quiet --target $(ESPTOOL4) 'esptool>=4.7,<5'
 	@test -x "$(HAPENNY_MICROPYTHON)" || { echo "no micropython at $(HAPENNY_MICROPYTHON): set HAPENNY_MICROPYTHON to a micropython v1.27+ unix build"; exit 1; }
 	touch $@
 
