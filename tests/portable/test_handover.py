@@ -78,9 +78,46 @@ def test_give_back_puts_the_bytes_into_the_stdin_ring_a_v1_27_repl_reads():
 def test_give_back_without_notify_leaves_a_stream_a_v1_28_repl_reads():
     o = _Os(notify=False)
     assert g.give_back(b"\x01x", o) == 0
+    s = o.term
     buf = bytearray(1)
     got = []
-    while o.term.readinto(buf) == 1:
+    while s.readinto(buf) == 1:
         got.append(buf[0])
-    assert bytes(got) == b"\x01x" and o.term.readinto(buf) is None
-    assert o.term.ioctl(3, 1) == 0  # polled: nothing more to read
+    assert bytes(got) == b"\x01x" and s.readinto(buf) is None
+    assert s.ioctl(3, 1) == 0  # polled: nothing more to read
+    assert o.term is None  # drained: the slot is as it was
+
+
+class _WebRepl:
+    """A stream boot.py attached before the game (webrepl.start())."""
+
+    def readinto(self, buf):
+        return None
+
+    def write(self, buf):
+        return len(buf)
+
+
+def test_give_back_attaches_the_stream_that_was_there_before_again():
+    for notify in (True, False):
+        o = _Os(notify)
+        web = _WebRepl()
+        assert o.dupterm(web) is None
+        g.give_back(b"\x01print(1)", o)
+        if notify:
+            assert bytes(o.ring) == b"\x01print(1)"
+        else:  # attached until the REPL has read it all, then the WebREPL's again
+            s = o.term
+            assert s is not web
+            buf = bytearray(1)
+            got = []
+            while s.readinto(buf) == 1:
+                got.append(buf[0])
+            assert bytes(got) == b"\x01print(1)"
+        assert o.term is web, notify
+        # a second hand-over gives it back again: the stream is put back, never lost
+        g.give_back(b"\x01", o)
+        if not notify:
+            o.term.readinto(bytearray(1))
+            o.term.readinto(bytearray(1))
+        assert o.term is web, notify
