@@ -60,6 +60,12 @@ MUTANTS = [
      ["tests/hil/test_reliability.py::test_hostile_input_gets_errors_and_changes_nothing"]),
     ("firmware/boot.py", "callback=lambda _t: _wdt.feed())", "callback=lambda _t: None)",
      ["tests/portable/test_safeboot.py"]),
+    # the watchdog armed after every soft reset, also in safe mode
+    ("firmware/boot.py", 'if machine.RTC().memory() == b"hapenny:wdt":', "if True:",
+     ["tests/portable/test_safeboot.py"]),
+    # a WebREPL's dupterm stream lost at the hand-over
+    ("firmware/shove/giveback.py", "            o.dupterm(self.prev)", "            o.dupterm(None)",
+     ["tests/portable/test_handover.py"]),
     # Ctrl-C live while main.py loads the firmware
     ("firmware/main.py", "micropython.kbd_intr(-1)\ntry:", "try:", ["tests/portable/test_safeboot.py"]),
     # a reset asked for counted as a bad start

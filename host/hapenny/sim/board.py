@@ -223,6 +223,18 @@ class VirtualBoard:
         if proc and proc.poll() is None:
             proc.kill()
 
+    @property
+    def watchdog_ms(self):
+        """The chip's watchdog: its timeout in ms while armed, else None (only
+        a reset of the chip disarms it, never a soft reboot)."""
+        with self._lock:
+            return self._wdt_ms
+
+    @property
+    def rtc_memory(self):
+        """machine.RTC().memory() as the next start will read it."""
+        return bytes.fromhex(self._rtc)
+
     def power_cut(self, off_s=0.0):
         """Cut the power at this instant (SIGKILL) and restore it after off_s."""
         self._cut = off_s
