@@ -26,7 +26,9 @@ def micropython():
 
 # where each passing test ran: its code inside MicroPython (the portable tests), or under
 # CPython on the host, driving the board's firmware (which runs in MicroPython: a virtual
-# board's unix port, or the chip) over its serial port, or under CPython alone
+# board's unix port, or the chip), or under CPython alone. A test drives the firmware when it
+# uses tests/hil's board or a virtual board of this process that it starts or sends to (a
+# `hapenny sim` of another process is not seen: such a test counts as CPython alone)
 _counts = {"cpython": 0, "micropython": 0, "board": 0}
 BOARD_FIXTURES = ("hil_target", "fresh_sim")  # tests/hil's boards, a real one (--port) too
 
