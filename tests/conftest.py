@@ -63,7 +63,7 @@ def pytest_runtest_logreport(report):
     if report.when == "call" and report.passed:
         if "micropython" in report.keywords:
             key = "micropython"
-        elif ("board", True) in report.user_properties:
+        elif any(k == "board" for k, _ in report.user_properties):
             key = "board"
         else:
             key = "cpython"

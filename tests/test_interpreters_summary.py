@@ -17,11 +17,15 @@ PICK = (("hil/test_protocol.py::test_info_names_board_protocol_and_matrix", "boa
 
 
 def test_the_summary_counts_tests_that_drive_the_firmware_apart_from_cpython_alone():
+    """In one process, and with the tests in xdist workers (their reports
+    cross to the controller, as under make test)."""
     ids = [i for i, _ in PICK]
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider"] + ids,
-                       cwd=str(TESTS), capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    line = [ln for ln in r.stdout.splitlines() if ln.startswith("interpreters: ")]
-    assert line == ["interpreters: 3 tests passed: 1 ran on the host under CPython, driving the board's firmware "
-                    "running under MicroPython; 1 ran inside MicroPython; 1 under CPython alone"], r.stdout[-2000:]
-    assert not re.search(r"0 under MicroPython", r.stdout)
+    for how in (["-p", "no:xdist"], ["-n", "2"]):
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"] + how + ids,
+                           cwd=str(TESTS), capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("interpreters: ")]
+        assert line == ["interpreters: 3 tests passed: 1 ran on the host under CPython, driving the board's "
+                        "firmware running under MicroPython; 1 ran inside MicroPython; 1 under CPython alone"], (
+            how, r.stdout[-2000:])
+        assert not re.search(r"0 under MicroPython", r.stdout)
