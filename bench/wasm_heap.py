@@ -525,7 +525,8 @@ def main(argv):
             return 0
         out = tour(cap, darts)
         out["failed"] = [_short(f) for f in out.get("failed", [])]
-        out.update(layer_shares(out, module_costs()))
+        if out.get("people_peak") is not None:  # a run that could not report has no peak to share out
+            out.update(layer_shares(out, module_costs()))
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
         print(json.dumps({"cap": cap, "error": "%s: %s" % (type(e).__name__, str(e)[-2000:]), "goals": {}}, indent=1))
         return 1

@@ -17,10 +17,10 @@ PICK = (("hil/test_protocol.py::test_info_names_board_protocol_and_matrix", "boa
 
 
 def test_the_summary_counts_tests_that_drive_the_firmware_apart_from_cpython_alone():
-    """In one process, and with the tests in xdist workers (their reports
-    cross to the controller, as under make test)."""
+    """With the tests in xdist workers, their reports crossing to the
+    controller, as under make test."""
     ids = [i for i, _ in PICK]
-    for how in (["-p", "no:xdist"], ["-n", "2"]):
+    for how in (["-n", "2"],):
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"] + how + ids,
                            cwd=str(TESTS), capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
