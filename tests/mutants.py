@@ -63,6 +63,11 @@ MUTANTS = [
     # the watchdog armed after every soft reset, also in safe mode
     ("firmware/boot.py", 'if machine.RTC().memory() == b"hapenny:wdt":', "if True:",
      ["tests/portable/test_safeboot.py"]),
+    # the game arms the watchdog without the flag boot.py reads after a soft reset
+    ("firmware/shove/boards/esp32_setup.py", "        safeboot.note_watchdog(machine)\n", "",
+     ["tests/test_esp32_board.py"]),
+    ("firmware/shove/boards/virtual_setup.py", "    safeboot.note_watchdog(machine)", "    pass",
+     ["tests/hil/test_esp32_semantics.py::test_a_soft_reset_arms_the_watchdog_only_if_the_game_had_armed_it"]),
     # a WebREPL's dupterm stream lost at the hand-over
     ("firmware/shove/giveback.py", "            o.dupterm(self.prev)", "            o.dupterm(None)",
      ["tests/portable/test_handover.py"]),
