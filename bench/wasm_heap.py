@@ -481,19 +481,16 @@ def layer_shares(t, mods):
 
 
 def goals(out):
-    """{goal: {"goal", "value", "met"}} for what this run can show. Under a
-    cap: no MemoryError (a run that could not report had at least one).
-    The peaks count only from a tour that ran through: after a failed step
-    they describe a game that was not played."""
+    """{goal: {"goal", "value", "met"}} for what this run shows, as
+    docs/performance.md pairs them with the command: under a cap, no
+    MemoryError (a run that could not report had at least one); uncapped,
+    the peaks (GOALS), which count only from a tour that ran through (after
+    a failed step they describe a game that was not played)."""
     through = out.get("reported", True) and not out.get("memory_errors") and not out.get("steps_failed")
-    g = {}
     if out.get("cap"):
-        g["memory_errors"] = {"goal": 0, "value": out["memory_errors"], "met": bool(through)}
-    for k, goal in GOALS.items():
-        if k in out:
-            v = out[k]
-            g[k] = {"goal": goal, "value": v, "met": bool(through) and v is not None and v <= goal}
-    return g
+        return {"memory_errors": {"goal": 0, "value": out["memory_errors"], "met": bool(through)}}
+    return {k: {"goal": goal, "value": out[k], "met": bool(through) and out[k] is not None and out[k] <= goal}
+            for k, goal in GOALS.items() if k in out}
 
 
 def _short(failure):
