@@ -96,9 +96,10 @@ bench-long: $(STAMP)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's
 # driver gets its own share on top). That port collects only between steps: a run with 0 memory errors
 # proves the chip would fit (docs/performance.md, "How that port collects"). It always prints its JSON (the
-# failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met
+# failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met.
+# PEOPLE=1: the game between people alone (make bench's run at the first heap: HEAP=57344 PEOPLE=1)
 wasm-heap: $(STAMP)
-	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP))
+	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people)
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level), the
 # evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores) and

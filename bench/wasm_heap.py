@@ -508,6 +508,7 @@ def main(argv):
     or when the run itself could not be made (no node, the port failed)."""
     cap = None
     darts = 1000
+    people = "--people" in argv  # the game between people alone, as make bench's run at the first heap
     for a in argv:
         if a.startswith("HEAP=") or a.isdigit():
             cap = int(a.split("=")[-1]) or None
@@ -520,7 +521,7 @@ def main(argv):
         if "--soak" in argv:
             print(json.dumps(soak(), indent=1))
             return 0
-        out = tour(cap, darts)
+        out = tour(cap, darts, people_only=people)
         out["failed"] = [_short(f) for f in out.get("failed", [])]
         if out.get("people_peak") is not None:  # a run that could not report has no peak to share out
             out.update(layer_shares(out, module_costs()))
