@@ -60,6 +60,17 @@ MUTANTS = [
      ["tests/hil/test_reliability.py::test_hostile_input_gets_errors_and_changes_nothing"]),
     ("firmware/boot.py", "callback=lambda _t: _wdt.feed())", "callback=lambda _t: None)",
      ["tests/portable/test_safeboot.py"]),
+    # the watchdog armed after every soft reset, also in safe mode
+    ("firmware/boot.py", 'if machine.RTC().memory() == b"hapenny:wdt":', "if True:",
+     ["tests/portable/test_safeboot.py"]),
+    # the game arms the watchdog without the flag boot.py reads after a soft reset
+    ("firmware/shove/boards/esp32_setup.py", "        safeboot.note_watchdog(machine)\n", "",
+     ["tests/test_esp32_board.py"]),
+    ("firmware/shove/boards/virtual_setup.py", "    safeboot.note_watchdog(machine)", "    pass",
+     ["tests/hil/test_esp32_semantics.py::test_a_soft_reset_arms_the_watchdog_only_if_the_game_had_armed_it"]),
+    # a WebREPL's dupterm stream lost at the hand-over
+    ("firmware/shove/giveback.py", "            o.dupterm(self.prev)", "            o.dupterm(None)",
+     ["tests/portable/test_handover.py"]),
     # Ctrl-C live while main.py loads the firmware
     ("firmware/main.py", "micropython.kbd_intr(-1)\ntry:", "try:", ["tests/portable/test_safeboot.py"]),
     # a reset asked for counted as a bad start

@@ -31,6 +31,13 @@ BOOT_PY = "boot"  # boot.py failed
 # in ports/esp32/machine_rtc.c: it survives machine.reset() and watchdog
 # resets, not a power cut (its magic word is then wrong and it reads empty).
 RESET_MARK = b"hapenny:reset"
+# Written into the same RTC memory just before the game arms the watchdog:
+# boot.py re-arms and feeds it after a soft reset only when this is there,
+# since a soft reset leaves an armed watchdog armed and one never armed
+# (safe mode, a board whose game never started) unarmed. Any other reset
+# disarms it, so boot.py clears the flag at every start but a soft one. It
+# is the literal in boot.py, which imports nothing of the firmware.
+WDT_ARMED = b"hapenny:wdt"
 
 
 def decide(cause, held, count, chip_problem=None, boot_error=None, deliberate=False):
@@ -106,12 +113,22 @@ def mark_reset(machine):
 
 
 def take_mark(machine):
-    """Whether the reset before this start was marked; the mark is cleared."""
+    """Whether the reset before this start was marked; the mark is cleared
+    (the watchdog's flag, WDT_ARMED, is left: boot.py reads it)."""
     try:
         rtc = machine.RTC()
         got = rtc.memory()
     except (AttributeError, OSError, ValueError):  # a port without RTC memory
         return False
-    if got:
+    if got == RESET_MARK:
         rtc.memory(b"")
-    return got == RESET_MARK
+        return True
+    return False
+
+
+def note_watchdog(machine):
+    """Just before the game arms the watchdog: the flag boot.py reads."""
+    try:
+        machine.RTC().memory(WDT_ARMED)
+    except (AttributeError, OSError, ValueError):  # a port without RTC memory
+        pass

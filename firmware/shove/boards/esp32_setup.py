@@ -119,10 +119,11 @@ def line_test(board):
 
 def start_watchdog(board, timeout_ms=None):
     """Armed once at the loop's start, fed from Timer(0) while the loop checks in (esp32.py's _tick)."""
-    from shove import safeboot  # its timings
+    from shove import safeboot  # its timings, and the flag boot.py reads after a soft reset
 
     try:
         board._last_loop = time.ticks_ms()
+        safeboot.note_watchdog(machine)
         board._wdt = machine.WDT(timeout=timeout_ms or safeboot.WDT_MS)
         board._timer = machine.Timer(0)
         board._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=board._tick)

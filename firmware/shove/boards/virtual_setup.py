@@ -83,10 +83,14 @@ def start_watchdog(board, timeout_ms):
     try:
         import machine
 
-        board._wdt = machine.WDT(timeout=timeout_ms)
         board._run_timers = machine._run_timers
     except (ImportError, AttributeError):
         return
+    from shove import release, safeboot
+
+    safeboot.note_watchdog(machine)  # the flag boot.py reads after a soft reset, as on the chip
+    release("safeboot")
+    board._wdt = machine.WDT(timeout=timeout_ms)
     board._last_loop = time.ticks_ms()
     board._timer = machine.Timer(0)
     board._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=board._tick)

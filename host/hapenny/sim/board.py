@@ -129,7 +129,14 @@ class VirtualBoard:
         self._threads = []
 
     # ---- life cycle ---------------------------------------------------------------
+    # boards this process has started, and what hosts sent them (bytes to
+    # their ports, control requests): the test suite's summary tells by them
+    # which tests drove the firmware
+    starts = 0
+    host_sends = 0
+
     def start(self):
+        VirtualBoard.starts += 1
         self.board_dir.mkdir(parents=True, exist_ok=True)
         flashimg.import_folder(self.board_dir)  # a folder of plain files from before the image
         if self.refresh or not flashimg.image(self.board_dir).exists():  # a blank flash gets the current firmware
@@ -223,6 +230,18 @@ class VirtualBoard:
         if proc and proc.poll() is None:
             proc.kill()
 
+    @property
+    def watchdog_ms(self):
+        """The chip's watchdog: its timeout in ms while armed, else None (only
+        a reset of the chip disarms it, never a soft reboot)."""
+        with self._lock:
+            return self._wdt_ms
+
+    @property
+    def rtc_memory(self):
+        """machine.RTC().memory() as the next start will read it."""
+        return bytes.fromhex(self._rtc)
+
     def power_cut(self, off_s=0.0):
         """Cut the power at this instant (SIGKILL) and restore it after off_s."""
         self._cut = off_s
@@ -279,6 +298,7 @@ class VirtualBoard:
             except OSError:
                 time.sleep(0.05)
                 continue
+            VirtualBoard.host_sends += len(data)
             if self._kbd != 3:  # 0x03 is an ordinary byte to the firmware now
                 self._to_board(data)
                 continue
@@ -406,6 +426,7 @@ class VirtualBoard:
 
     def control(self, op, timeout=5.0, **fields):
         """One control-channel request; returns the board's answer."""
+        VirtualBoard.host_sends += 1
         with self._ctl_cv:
             self._seq += 1
             seq = self._seq
