@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = [
     ("firmware/shove/scanner.py", "ticks_diff(now, self.open_since) >= self.rearm_us",
      "ticks_diff(now, self.open_since) >= 0", ["tests/portable/test_scanner.py"]),
+    # the time helpers, in the package's __init__ (which mutmut does not mutate)
+    ("firmware/shove/__init__.py", "    if d >= _HALF:\n", "    if d > _HALF:\n", ["tests/portable/test_wrap.py"]),
+    ("firmware/shove/__init__.py", "    return (a + d) & _MASK\n", "    return a + d\n", ["tests/portable/test_wrap.py"]),
     ("firmware/shove/journal.py", "        for i in range(n):\n",
      "        for i in range(n - 1 if n else 0):\n", ["tests/portable/test_journal.py"]),
     ("firmware/shove/journal.py", "        for i in range(n):\n",

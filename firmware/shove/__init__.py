@@ -3,6 +3,12 @@
 # at start-up, for a bring-up tool or a rare command is released after use.
 import sys
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 # This start's reset cause and whether it was marked deliberate: written by
 # startup, read by diag; kept here because startup is let go once the game runs.
 START = {}  # type: dict
@@ -37,3 +43,23 @@ def call(name, fn, *args):
         return getattr(__import__("shove." + name, None, None, (fn,)), fn)(*args)
     finally:
         release(name)
+
+
+# The time helpers every part uses (the scanner, the LEDs, the buttons, the
+# output's pacing, the computer's pace, auto next), kept at the bottom so
+# that none of them depends on another for its clock's arithmetic.
+_MASK = const(0x3FFFFFFF)  # ticks wrap at 2**30, as on the ESP32
+_HALF = const(0x20000000)
+
+
+def ticks_diff(a, b):
+    """a - b on the wrapping 30-bit clock; stays within small ints (no heap)."""
+    d = (a - b) & _MASK
+    if d >= _HALF:
+        d -= _MASK + 1
+    return d
+
+
+def ticks_add(a, d):
+    """a + d on the wrapping 30-bit clock."""
+    return (a + d) & _MASK

@@ -15,7 +15,7 @@ import math
 from array import array
 
 from shove import cpuloops, protocol, rules, segments, throwing
-from shove.scanner import ticks_diff
+from shove import ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
 WIN = cpuloops.WIN

@@ -6,7 +6,7 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import events, jrec, jstore, protocol, release, rules, scanner, segments
+from shove import events, jrec, jstore, protocol, release, rules, segments, ticks_diff
 from shove.settings import GAME_FILE  # noqa: F401 (shove/request.py's `save` writes it)
 
 # Past this many records the journal is rewritten whole (undone actions
@@ -209,7 +209,7 @@ class Keeper:
             now = self.board.ticks_ms()
             if self.auto:
                 self.auto.step(self, now)
-            if hold and scanner.ticks_diff(now, self.hold_since) >= auto:
+            if hold and ticks_diff(now, self.hold_since) >= auto:
                 self.advance()
         g = self.game
         return g is not None and bool(hold or (g.cpu[g.turn] and g.phase != rules.OVER))
