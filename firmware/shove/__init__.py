@@ -45,6 +45,11 @@ def call(name, fn, *args):
         release(name)
 
 
+# The console UART, as the boards drive it and the output's pacing
+# (shove/pacing.py) fills it.
+UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
+UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
+
 # The time helpers every part uses (the scanner, the LEDs, the buttons, the
 # output's pacing, the computer's pace, auto next), kept at the bottom so
 # that none of them depends on another for its clock's arithmetic.

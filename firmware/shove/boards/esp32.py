@@ -13,8 +13,7 @@ import time
 import machine
 import micropython
 
-from shove import call, store
-from shove.pacing import UART_US_PER_BYTE
+from shove import UART_US_PER_BYTE, call, store
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 # Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
