@@ -50,6 +50,16 @@ def call(name, fn, *args):
 UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
 UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
 
+# What the boards share with safe boot (shove/safeboot.py, start-up's):
+WDT_MS = 8000  # the watchdog's timeout, everywhere it is armed (boot.py too)
+FEED_MS = 1000  # how often a timer feeds it
+# Written into RTC memory just before a reset made on purpose (the `reset`
+# command, `hapenny deploy`), so that the start after it is not counted as
+# a bad one. machine.RTC().memory() is RTC slow memory with RTC_NOINIT_ATTR
+# in ports/esp32/machine_rtc.c: it survives machine.reset() and watchdog
+# resets, not a power cut (its magic word is then wrong and it reads empty).
+RESET_MARK = b"hapenny:reset"
+
 # The time helpers every part uses (the scanner, the LEDs, the buttons, the
 # output's pacing, the computer's pace, auto next), kept at the bottom so
 # that none of them depends on another for its clock's arithmetic.
