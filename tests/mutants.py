@@ -20,6 +20,9 @@ MUTANTS = [
     # the time helpers, in the package's __init__ (which mutmut does not mutate)
     ("firmware/shove/__init__.py", "    if d >= _HALF:\n", "    if d > _HALF:\n", ["tests/portable/test_wrap.py"]),
     ("firmware/shove/__init__.py", "    return (a + d) & _MASK\n", "    return a + d\n", ["tests/portable/test_wrap.py"]),
+    # ... and the refusal every part raises: its code is what a client reads
+    ("firmware/shove/__init__.py", "        self.code = code\n", "        self.code = \"refused\"\n",
+     ["tests/portable/test_settings.py"]),
     ("firmware/shove/journal.py", "        for i in range(n):\n",
      "        for i in range(n - 1 if n else 0):\n", ["tests/portable/test_journal.py"]),
     ("firmware/shove/journal.py", "        for i in range(n):\n",

@@ -45,6 +45,19 @@ def call(name, fn, *args):
         release(name)
 
 
+class Refused(Exception):
+    """A request refused, and why: `code`, a word a program acts on, and
+    `msg`, a sentence for a person. The game, the computer and the boards
+    raise it (the referee's RuleError is this class); the protocol's handlers
+    turn it into an error reply or a `refused` event, the code and the
+    message as the wire's `error` and `msg` (docs/protocol.md)."""
+
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+
+
 # The console UART, as the boards drive it and the output's pacing
 # (shove/pacing.py) fills it.
 UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
