@@ -18,8 +18,8 @@ MUTANTS = [
     ("firmware/shove/scanner.py", "ticks_diff(now, self.open_since) >= self.rearm_us",
      "ticks_diff(now, self.open_since) >= 0", ["tests/portable/test_scanner.py"]),
     # the time helpers, in the package's __init__ (which mutmut does not mutate)
-    ("firmware/shove/__init__.py", "    if d >= _HALF:\n", "    if d > _HALF:\n", ["tests/portable/test_wrap.py"]),
-    ("firmware/shove/__init__.py", "    return (a + d) & _MASK\n", "    return a + d\n", ["tests/portable/test_wrap.py"]),
+    ("firmware/shove/__init__.py", "    if d >= 0x20000000:\n", "    if d > 0x20000000:\n", ["tests/portable/test_wrap.py"]),
+    ("firmware/shove/__init__.py", "    return (a + d) & 0x3FFFFFFF\n", "    return a + d\n", ["tests/portable/test_wrap.py"]),
     # ... and the refusal every part raises: its code is what a client reads
     ("firmware/shove/__init__.py", "        self.code = code\n", "        self.code = \"refused\"\n",
      ["tests/portable/test_settings.py"]),

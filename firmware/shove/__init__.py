@@ -3,12 +3,6 @@
 # at start-up, for a bring-up tool or a rare command is released after use.
 import sys
 
-try:
-    from micropython import const
-except ImportError:  # CPython
-    def const(x):  # type: ignore[misc]
-        return x
-
 # This start's reset cause and whether it was marked deliberate: written by
 # startup, read by diag; kept here because startup is let go once the game runs.
 START = {}  # type: dict
@@ -75,19 +69,19 @@ RESET_MARK = b"hapenny:reset"
 
 # The time helpers every part uses (the scanner, the LEDs, the buttons, the
 # output's pacing, the computer's pace, auto next), kept at the bottom so
-# that none of them depends on another for its clock's arithmetic.
-_MASK = const(0x3FFFFFFF)  # ticks wrap at 2**30, as on the ESP32
-_HALF = const(0x20000000)
+# that none of them depends on another for its clock's arithmetic. Ticks
+# wrap at 2**30, as on the ESP32: 0x3FFFFFFF is the mask, 0x20000000 half a
+# turn (numbers written out: const() would cost this module an import).
 
 
 def ticks_diff(a, b):
     """a - b on the wrapping 30-bit clock; stays within small ints (no heap)."""
-    d = (a - b) & _MASK
-    if d >= _HALF:
-        d -= _MASK + 1
+    d = (a - b) & 0x3FFFFFFF
+    if d >= 0x20000000:
+        d -= 0x40000000
     return d
 
 
 def ticks_add(a, d):
     """a + d on the wrapping 30-bit clock."""
-    return (a + d) & _MASK
+    return (a + d) & 0x3FFFFFFF
