@@ -8,7 +8,7 @@
 #   machine_timer_deinit_all), so it is fed from here first, inline, importing
 #   nothing of the firmware (a half-copied deploy must not stop it). Only if
 #   the game had armed it: the game writes b"hapenny:wdt" into RTC memory
-#   first (shove/safeboot.py: WDT_ARMED; machine_rtc.c keeps it through a
+#   first (shove/__init__.py: WDT_ARMED; machine_rtc.c keeps it through a
 #   soft reset, not a power cut). Safe mode and a game never started arm
 #   nothing, so a REPL session there runs without a watchdog. Any other reset
 #   disarms the chip's watchdog, so the flag is cleared then. Timer(0)

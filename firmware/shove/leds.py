@@ -16,8 +16,7 @@
 # chase in the winner's colour over the whole strip. A coach's hint blinks
 # the thrower's square of the recommended bed white for HINT_MS (the status
 # pixels when the advice is a bed not on the strip, or no bed).
-from shove import rules
-from shove.scanner import ticks_diff
+from shove import rules, ticks_diff
 
 FLASH_MS = 600
 HINT_MS = 4000

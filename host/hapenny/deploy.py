@@ -221,7 +221,7 @@ class _Stall:
         self.done.set()
 
 
-RESET_MARK = b"hapenny:reset"  # firmware/shove/safeboot.py's: a reset made on purpose
+RESET_MARK = b"hapenny:reset"  # firmware/shove/__init__.py's: a reset made on purpose
 STEP_S = 15  # the longest any one step may go without an answer
 REPL_S = 15  # ... and the board may take to hand over its REPL
 

@@ -141,7 +141,7 @@ class Machine:
 
     def game_arms_watchdog(self):
         """What the game's start_watchdog does (boards/esp32_setup.py)."""
-        safeboot.note_watchdog(self)
+        self.RTC().memory(safeboot.WDT_ARMED)
         self.WDT(timeout=safeboot.WDT_MS)
 
     def run(self, ms):
@@ -439,7 +439,7 @@ def test_resets_asked_for_do_not_count_towards_safe_mode():
     def body():
         m = Machine()
         for _ in range(safeboot.LIMIT + 2):  # `reset` commands and deploys, seconds apart
-            safeboot.mark_reset(m)
+            m.RTC().memory(safeboot.RESET_MARK)  # as a board's reset(deliberate=True)
             m.cause = m.HARD_RESET
             assert _start(m)[:2] == (None, True)
             assert m.rtc == b""  # the mark is read once

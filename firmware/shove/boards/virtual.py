@@ -9,7 +9,7 @@ import select
 import sys
 import time
 
-from shove import call, scanner
+from shove import RESET_MARK, call, scanner
 from shove.boards.virtual_clock import MASK, READ_US, STRETCH_US, WAKE_EVERY, WAKE_US, Clock, readable
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
@@ -243,7 +243,5 @@ class Board:
         if deliberate:  # as esp32.py: the runtime's RTC memory outlives the reset
             import machine
 
-            from shove import safeboot
-
-            safeboot.mark_reset(machine)
+            machine.RTC().memory(RESET_MARK)
         sys.exit(RESET_EXIT)

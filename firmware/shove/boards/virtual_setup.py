@@ -86,10 +86,9 @@ def start_watchdog(board, timeout_ms):
         board._run_timers = machine._run_timers
     except (ImportError, AttributeError):
         return
-    from shove import release, safeboot
+    from shove import WDT_ARMED
 
-    safeboot.note_watchdog(machine)  # the flag boot.py reads after a soft reset, as on the chip
-    release("safeboot")
+    machine.RTC().memory(WDT_ARMED)  # the flag boot.py reads after a soft reset, as on the chip
     board._wdt = machine.WDT(timeout=timeout_ms)
     board._last_loop = time.ticks_ms()
     board._timer = machine.Timer(0)

@@ -14,8 +14,8 @@
 # look costs what one at the port's stdin ring does there.
 import sys
 
+from shove import UART_FIFO, UART_US_PER_BYTE
 from shove.boards.virtual_clock import readable
-from shove.pacing import UART_FIFO, UART_US_PER_BYTE
 
 LINE_LOG = 64  # console lines whose time of sending the control channel can tell
 RTOS_TICK_US = 10000
