@@ -265,7 +265,7 @@ def test_the_watchdog_flag_follows_the_chip_through_resets():
         assert m.wdt is None and m.timers == {}, cause
     # a reset asked for: the mark replaces the flag, main.py reads it and clears it
     m.game_arms_watchdog()
-    safeboot.mark_reset(m)
+    m.RTC().memory(safeboot.RESET_MARK)  # as a board's reset(deliberate=True)
     m.hard_reset()
     _run_boot_py(m)
     assert safeboot.take_mark(m) is True and m.rtc == b""
