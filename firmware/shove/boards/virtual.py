@@ -24,7 +24,7 @@ class Serial:
     us_per_byte = 0  # nothing to pace the output to
     console = None  # the app writes to its own stdout
     rxq = b""  # nothing on its way in
-    ring = sent_us = lines_out = blocked_us = dropped = peak = last_in = 0
+    ring = sent_us = lines_out = blocked_us = dropped = arrived = peak = last_in = 0
 
     def __init__(self, poll):
         self.poll = poll

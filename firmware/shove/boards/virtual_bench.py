@@ -232,6 +232,7 @@ class Bench:
         st["gap_flash_max_us"] = b.gap_flash_max_us
         st["doze_reads"] = b.doze_reads
         st["rx_dropped"] = s.dropped
+        st["rx_in"] = s.arrived  # bytes into the ring since start (with rx_dropped: every byte the host sent)
         st["rx_peak"] = s.peak  # since the last stats, like gap_max_us
         s.peak = s.ring
         st["rx_last_us"] = s.last_in
