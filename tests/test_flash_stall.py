@@ -3,12 +3,8 @@ flash timings): the REPL UART's interrupt runs from IRAM during a flash
 operation and keeps filling the 259-byte stdin ring (ports/esp32/uart.c),
 so a burst of requests sent while the board erases is held there and every
 request is answered; only what the ring cannot hold is lost, as on the chip."""
-import array
-import fcntl
 import json
 import os
-import signal
-import termios
 import time
 
 import pytest
@@ -38,30 +34,6 @@ def worst_board(tmp_path_factory):
     vb.stop()
 
 
-def _in_pipe(vb):
-    """Bytes the relay has put into the board's input and the board has not read yet."""
-    n = array.array("i", [0])
-    fcntl.ioctl(vb.proc.stdin.fileno(), termios.FIONREAD, n)
-    return n[0]
-
-
-def send_all_at_once(vb, link, data):
-    """`data` reaches the board whole, before it reads any of it: the board
-    is held while the host writes and the relay passes the bytes on, so
-    what the board does with them is decided on its own clock (the bytes
-    arrive one every 87 us from when it first looks), not by when the
-    operating system lets the host's and the relay's writes through."""
-    os.kill(vb.proc.pid, signal.SIGSTOP)
-    try:
-        link.send_line(data)
-        end = time.monotonic() + 20
-        while _in_pipe(vb) < len(data):
-            assert time.monotonic() < end, "the relay never passed the burst on (%d of %d)" % (_in_pipe(vb), len(data))
-            time.sleep(0.005)
-    finally:
-        os.kill(vb.proc.pid, signal.SIGCONT)
-
-
 def burst_during_a_new_game(vb, link, lines):
     """`new` (a game file replaced and a journal folder made: erases) and,
     right behind it in the same write, `lines`: they reach the board while
@@ -69,7 +41,7 @@ def burst_during_a_new_game(vb, link, lines):
     board time the first line it sent after the burst went into the UART)."""
     s0 = vb.stats()
     data = NEW + b"".join(lines)
-    send_all_at_once(vb, link, data)
+    vb.send_whole(link.send_line, data)
     ids = {json.loads(x)["id"] for x in lines} | {"n"}
     got = {}
     peak = {"gap_max_us": 0, "gap_flash_max_us": 0}  # the most since the last stats, each

@@ -511,6 +511,36 @@ class VirtualBoard:
         finally:
             self._edit.set()
 
+    def send_whole(self, write, data, timeout=20.0):
+        """Put `data` into the board's input whole before it reads any of
+        it: the board is held (SIGSTOP) while `write(data)` (a client's
+        write to the port) goes through the relay. What the board then does
+        with the bytes is decided on its own clock (under the ESP32 timing
+        model they arrive one every 87 us from when it first looks), not by
+        when the operating system lets the client's and the relay's writes
+        through, which a loaded machine splits and delays."""
+        import array
+        import fcntl
+        import termios
+
+        def in_pipe():  # bytes the relay passed on that the board has not read
+            n = array.array("i", [0])
+            fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, n)
+            return n[0]
+
+        with self._lock:
+            proc = self.proc
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            write(data)
+            end = time.monotonic() + timeout
+            while in_pipe() < len(data):
+                if time.monotonic() > end:
+                    raise SimError("the relay passed on %d of %d bytes" % (in_pipe(), len(data)))
+                time.sleep(0.002)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
+
     def wait_rearmed(self, timeout=5.0):
         """Until every closure scheduled has ended and the scanner is idle
         again: each has then been decided. Its lockout runs on the board's
