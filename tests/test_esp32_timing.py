@@ -123,13 +123,13 @@ def test_a_quiet_board_serves_a_request_at_once(quiet_board):
         assert s0["doze_reads"] > before["doze_reads"]  # it was in a quiet burst, dozing
         link.request("info")
         s1 = vb.stats()
-        # the reply (about 330 bytes: three FIFO loads, 10 ms apart) left
-        # within tens of ms of the request's last byte reaching the board
-        # (up to about 110 on a loaded machine, whose pauses the model
-        # charges as the firmware's); at the end of the quiet burst it would
-        # be most of a second
-        took = s1["sent_us"] - s1["rx_last_us"]
-        assert s1["rx_last_us"] > s0["board_us"] and 0 < took < 250000, took
+        assert s1["rx_last_us"] > s0["board_us"]
+        # counted in reads, not time (the model's time follows this machine's
+        # load): the idle reads the board made while the request's bytes
+        # waited are a burst or two of 16 (38 here) as they come in; reading
+        # on to the end of the quiet burst, they are tens of thousands
+        waited = s1["input_reads"] - s0["input_reads"]
+        assert waited < 1000, waited
 
 
 def test_a_frame_that_waits_is_written_on_time_during_quiet_bursts(quiet_board):
