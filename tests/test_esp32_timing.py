@@ -204,6 +204,7 @@ def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
     link.drain()
     link.events.clear()
     thrown = ("S1", "S2", "S3", "S4", "S6", "S8", "S9", "S1")
+    unseen = vb.stats()["unseen"]
     for seg in thrown:
         r, c = cells[seg]
         vb.wait_rearmed()
@@ -217,7 +218,11 @@ def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
         assert not st["queued"], seg
     link.drain()
     got = [e["seg"] for e in link.events if e.get("ev") == "dart"]
-    assert len(got) >= len(thrown) - 2 and all(seg in thrown for seg in got), got
+    # a contact no read fell inside (`unseen`: the model's CPU-time charges
+    # can stretch a gap between two scan points on a loaded machine) is not
+    # this test's question; of the others, two may be too short for a vote
+    unseen = st["unseen"] - unseen
+    assert len(got) >= len(thrown) - 2 - unseen and all(seg in thrown for seg in got), (got, unseen)
 
 
 def test_a_long_reply_drains_without_a_round_of_slices_for_each_fifo_load(quiet_board):
@@ -257,12 +262,12 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
     # re-armed the loop reads in quiet bursts, not a slice every 16 reads.
     # The model counts the OS taking the CPU away for under 0.5 ms as the
     # firmware's work, which on a busy machine can push a dart's work past
-    # its lockout: that only adds slices, so the least of three darts is
-    # the firmware's own.
+    # its lockout: that only adds slices, so the least of up to six darts
+    # is the firmware's own.
     vb, link = quiet_board
     cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
     armed = []
-    for _ in range(3):
+    for _ in range(6):
         st = link.request("state")["state"]
         bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
         link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts an opponent
