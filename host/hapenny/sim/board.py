@@ -331,7 +331,9 @@ class VirtualBoard:
                 self._cut = False
                 self._restart("normal", WDT_RESET, WDT_PANIC)
             elif self._cut == "edit":
-                self._edit.wait(120)
+                while not self._edit.wait(0.2):  # off until power_on() (or stop())
+                    if self._stopping:
+                        return
                 self._cut = False
                 self._restart("normal", PWRON_RESET, POWER_ON)
             elif self._cut is not False:
@@ -497,19 +499,28 @@ class VirtualBoard:
         """Every file's path on the board's flash, {path: size}, none read."""
         return flashimg.files_retry(self.board_dir, read=flashimg.names)
 
-    def edit_flash(self, files=None, remove=()):
-        """Power off, change files on the flash from the host (as with the
-        flash taken out), power on again; returns once it is starting."""
+    def power_off(self):
+        """Cut the power until power_on() (as an unplugged board: a test can
+        look at what a client makes of it for as long as it needs)."""
         with self._lock:
             proc = self.proc
             self._edit = threading.Event()
         self._cut = "edit"
         self._kill()
         proc.wait()
+
+    def power_on(self):
+        """After power_off(): the board starts again."""
+        self._edit.set()
+
+    def edit_flash(self, files=None, remove=()):
+        """Power off, change files on the flash from the host (as with the
+        flash taken out), power on again; returns once it is starting."""
+        self.power_off()
         try:
             flashimg.put(self.board_dir, files or {}, remove=remove)
         finally:
-            self._edit.set()
+            self.power_on()
 
     def send_whole(self, write, data, timeout=20.0):
         """Put `data` into the board's input whole before it reads any of
