@@ -9,7 +9,7 @@ export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 ESPTOOL4 := $(VENV)/esptool4
 
-.PHONY: setup test mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
+.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -36,6 +36,22 @@ typecheck: $(STAMP)
 # two workers, each test file kept on one (its virtual board and its order)
 test: mpy
 	$(BIN)/python -m pytest -q -n 4 --dist loadfile
+
+# the suite's steadiness: N fresh clones of the committed HEAD (in build/repeat), each running
+# `make test` from scratch (its own .venv), back to back; each run's result and time, then the
+# count of failures (non-zero exit if any). A passing clone is removed; a failing one is kept with its log
+N ?= 10
+test-repeat:
+	@git diff --quiet HEAD || echo "test-repeat: uncommitted changes are not in the runs (they clone HEAD)"; \
+	mkdir -p build/repeat; fails=0; \
+	for i in $$(seq 1 $(N)); do \
+		d=build/repeat/run-$$i; rm -rf $$d; git clone -q . $$d || exit 2; \
+		t0=$$(date +%s); \
+		if env -u HAPENNY_MICROPYTHON $(if $(filter file,$(origin HAPENNY_MICROPYTHON)),,HAPENNY_MICROPYTHON=$(HAPENNY_MICROPYTHON)) \
+			$(MAKE) -C $$d test > $$d.log 2>&1; then r=passed; rm -rf $$d; else r=FAILED; fails=$$((fails + 1)); fi; \
+		echo "run $$i of $(N): $$r in $$(( $$(date +%s) - t0 )) s: $$(grep -E '(passed|failed|error)' $$d.log | tail -1) ($$d.log)"; \
+	done; \
+	echo "test-repeat: $$fails of $(N) runs failed (HEAD $$(git rev-parse --short HEAD))"; test $$fails -eq 0
 
 # the main job: a virtual board with the current firmware and the live scoreboard on it
 # (its flash is kept in .board/, so a game survives closing it)

@@ -1,13 +1,32 @@
 """Shared test set-up: firmware on the path, the MicroPython interpreter, the
 --port option of the hardware-in-the-loop suite, and a summary of how many
 tests ran under each interpreter."""
-import pytest
-
 import json
+import os
+import shutil
+import tempfile
+
+import pytest
 
 from mphelp import FIGURES, ROOT, micropython_path
 
 collect_ignore = ["mponly"]  # MicroPython-only: run by test_portable_on_micropython.py
+
+
+def pytest_configure(config):
+    # The sims this process starts register in a registry of its own (each
+    # xdist worker makes one), so no test sees another worker's sims, nor
+    # a `hapenny sim` the user runs meanwhile, nor the user them.
+    _sims.append(tempfile.mkdtemp(prefix="hapenny-test-sims-"))
+    os.environ["HAPENNY_SIMS_DIR"] = _sims[-1]
+
+
+def pytest_unconfigure(config):
+    for d in _sims:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+_sims = []
 
 
 def pytest_addoption(parser):

@@ -139,9 +139,9 @@ MUTANTS = [
     # the console read a byte at a time through the line buffer, or in short slices only: the
     # UART's ring fills up while a long line comes in at the full baud rate
     ("firmware/shove/commands.py", "            if not watch.armed:  # printable bytes go straight into the line\n",
-     "            if False:\n", ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
+     "            if False:\n", ["tests/test_app_commands.py::test_a_long_line_is_read_in_growing_slices_its_printable_bytes_in_bulk"]),
     ("firmware/shove/commands.py", "SERIAL_MORE = 64\n", "SERIAL_MORE = 16\n",
-     ["tests/test_esp32_timing.py::test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring"]),
+     ["tests/test_app_commands.py::test_a_long_line_is_read_in_growing_slices_its_printable_bytes_in_bulk"]),
     # the model letting the board sleep while bytes are on their way in
     ("firmware/shove/boards/virtual_bench.py", "and not b.serial.rxq and not b.buttons_down()",
      "and not b.buttons_down()",

@@ -33,6 +33,7 @@ def build(board, profile, esp32_scale, Serial):
     board.gap_flash_max_us = 0  # and the flash's longest busy time inside one (Board.stretch)
     board.last_read = 0  # board time of the last matrix read
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
+    board.input_reads = 0  # idle reads made with a byte from the host on its way in or waiting
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
     board._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
     board._quiet = None  # ... and whether nothing waits that the board cannot see
