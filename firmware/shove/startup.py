@@ -20,16 +20,21 @@ def _clear():
     store.remove(safeboot.COUNT_FILE)
 
 
-def profile_pins():
-    """The GPIOs of the profile the game will load (profile.json, or the
-    built-in one when that is missing or refused, as the app does)."""
+def game_profile():
+    """The profile the game will load (profile.json, or the built-in one
+    when that is missing or refused, as the app does)."""
     from shove import profile
     from shove.settings import PROFILE_FILE
 
     try:
-        p = profile.load(store.read(PROFILE_FILE) or "")
+        return profile.load(store.read(PROFILE_FILE) or "")
     except profile.ProfileError:
-        p = profile.Profile(profile.default_dict())
+        return profile.Profile(profile.default_dict())
+
+
+def profile_pins():
+    """The GPIOs of the profile the game will load."""
+    p = game_profile()
     return list(p.row_pins) + list(p.col_pins) + [p.leds["pin"]] + [p.buttons[k] for k in p.buttons]
 
 
@@ -71,6 +76,8 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
         problem = chip.problem(machine_name)
         if problem is None and chip.spiram(machine_name):
             problem = chip.pins_problem(machine_name, profile_pins())
+        if problem is None:  # a profile made for another chip's pins (an ESP32's on a C3...)
+            problem = chip.profile_problem(machine_name, game_profile().chip)
     # Bad starts are counted on the chip only: the virtual board is reset on
     # purpose many times a minute by tests, and its crashes fail them anyway.
     deliberate = safeboot.take_mark(machine)
