@@ -1,6 +1,7 @@
 """`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
 esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
+import json
 import subprocess
 import sys
 import threading
@@ -145,7 +146,7 @@ def check_board(board, target, files, mpy_cross=None):
     from hapenny import mpyformat
 
     chip = firmware.chip_module()
-    if target == "esp32":
+    if target != "sim":
         why = chip.problem(board["machine"])
         if why:
             raise DeployError(why)
@@ -215,19 +216,44 @@ STALLED = ("the board stopped answering in the middle of the deploy (reset, powe
 def _prepare(t, profile, debug=False):
     """What to copy, once the board is known to be able to run it: (target, {path: bytes}, board hashes)."""
     board = probe(t)
-    target = "sim" if board["platform"] == "linux" else "esp32"
+    # the build for the native code the board loads: xtensawin (classic ESP32, S3) or rv32imc (C3)
+    target = "sim" if board["platform"] == "linux" else firmware.esp32_target(board.get("mpy"))
     files = firmware.build(target, debug=debug)
     check_board(board, target, files)
     local = {rel: path.read_bytes() for rel, path in files.items()}
     have = remote_hashes(t)
     if profile is not None or "profile.json" not in have:
-        local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
+        local["profile.json"] = firmware.profile_path(profile or default_profile(board)).read_bytes()
+        text = local["profile.json"].decode("utf-8", "replace")
     else:  # the board keeps its profile: only if this firmware accepts it
-        why = firmware.profile_problem(t.fs_readfile("profile.json").decode("utf-8", "replace"))
+        text = t.fs_readfile("profile.json").decode("utf-8", "replace")
+        why = firmware.profile_problem(text)
         if why:
             raise DeployError("the board's profile.json is refused by this firmware (%s): deploy with "
                               "--profile NAME or a fixed profile file; nothing was copied" % why)
+    if target != "sim":  # a profile for another chip's pins: said before anything is copied
+        why = profile_chip_problem(board, text)
+        if why:
+            raise DeployError(why + "; nothing was copied")
     return target, local, have
+
+
+# the shipped profile a board gets when it has none, by its chip
+DEFAULT_PROFILES = {"esp32": "generic-8x8", "esp32s3": "s3-devkitc-8x8", "esp32c3": "c3-supermini-beds"}
+
+
+def default_profile(board):
+    kind = firmware.chip_module().kind(board.get("machine") or "") if board.get("platform") == "esp32" else None
+    return DEFAULT_PROFILES.get(kind or "esp32")
+
+
+def profile_chip_problem(board, text):
+    """None when the profile (JSON text) is for the board's chip, else why not."""
+    try:
+        chip = json.loads(text).get("chip", "esp32")
+    except (ValueError, AttributeError):
+        return None  # profile_problem has said what is wrong with it
+    return firmware.chip_module().profile_problem(board.get("machine") or "", chip)
 
 
 # runs on the board: its ROMFS partition's size in bytes (0: none; a custom

@@ -45,7 +45,10 @@ PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
 BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
 # files only one kind of board needs: a path, or the start of the names of a group
 ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/virtual": "sim"}
-ARCH = {"esp32": "xtensawin", "sim": "x64"}
+# builds by the native code's architecture: "esp32" for the Xtensa chips (the
+# classic ESP32 and the ESP32-S3), "esp32c3" for the RISC-V ESP32-C3; both
+# carry the same files (ONLY's "esp32")
+ARCH = {"esp32": "xtensawin", "esp32c3": "rv32imc", "sim": "x64"}
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
@@ -73,11 +76,20 @@ def only(rel):
     return None
 
 
+def esp32_target(sys_mpy):
+    """The build for a board by its sys.implementation._mpy (the native
+    code it loads): "esp32c3" for rv32imc, else "esp32" (xtensawin; deploy's
+    checks name any other)."""
+    arch = ((sys_mpy or 0) >> 10) & 0x2F  # mpyformat.board_abi's: the feature byte's bits 2-7
+    return "esp32c3" if arch == 11 else "esp32"  # 11: MP_NATIVE_ARCH_RV32IMC (py/persistentcode.h)
+
+
 def sources(target):
+    board = "sim" if target == "sim" else "esp32"
     out = []
     for p in sorted(FIRMWARE.rglob("*.py")):
         rel = p.relative_to(FIRMWARE).as_posix()
-        if only(rel) in (None, target):
+        if only(rel) in (None, board):
             out.append(rel)
     return out
 
