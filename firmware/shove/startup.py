@@ -7,6 +7,7 @@ import shove
 from shove import boards, safeboot, store
 
 BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
+BOOT_PIN_C3 = 9  # the ESP32-C3's BOOT button (its strapping pin for the boot mode)
 
 
 def button_held(machine, pin=BOOT_PIN):
@@ -86,7 +87,9 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
     LAST["deliberate"] = deliberate
     cause = real if esp32 else safeboot.PWRON_RESET
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE)) if esp32 else 0
-    reason, n = safeboot.decide(cause, button_held(machine), count, problem, boot_error, deliberate)
+    c3 = "ESP32C3" in machine_name.split(" with ")[-1].replace("-", "").upper()  # as chip.kind, without loading it
+    reason, n = safeboot.decide(cause, button_held(machine, BOOT_PIN_C3 if c3 else BOOT_PIN), count, problem,
+                                boot_error, deliberate)
     if n != count:
         if n:
             store.write_atomic(safeboot.COUNT_FILE, str(n).encode())

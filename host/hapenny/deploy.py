@@ -243,7 +243,7 @@ DEFAULT_PROFILES = {"esp32": "generic-8x8", "esp32s3": "s3-devkitc-8x8", "esp32c
 
 
 def default_profile(board):
-    kind = firmware.chip_module().kind(board.get("machine") or "") if board.get("platform") == "esp32" else None
+    kind = firmware.chip_module().kind(board.get("machine") or "")  # a virtual board names its chip too
     return DEFAULT_PROFILES.get(kind or "esp32")
 
 

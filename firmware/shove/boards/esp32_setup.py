@@ -27,6 +27,12 @@ from shove import release
 # no OUT1/IN1 registers (0x60004040 is none of its), so its OUT1 and IN1
 # entries name OUT and IN again: no row is over 31 to write them, and IN
 # read a second time holds no column bit of IN1's mask (0).
+# The console on the board's USB port, as the stock image has it: UART0 behind
+# a USB bridge on the classic chip; on the S3 TinyUSB's CDC on the native USB
+# (ports/esp32/mpconfigport.h: MICROPY_HW_ENABLE_USBDEV where the chip has USB
+# OTG), on the C3 the USB-Serial/JTAG (usb_serial_jtag.c); both keep the UART
+# REPL on UART0 as well (MICROPY_HW_ENABLE_UART_REPL in their mpconfigboard.h).
+CONSOLE = {"esp32": "uart", "esp32s3": "usb-cdc+uart", "esp32c3": "usb-serial-jtag+uart"}
 # The fastest clock each runs at (the C3 refuses more than 160 MHz: machine.freq's ValueError).
 CLOCK = {"esp32": 240000000, "esp32s3": 240000000, "esp32c3": 160000000}
 GPIO_BASE = {"esp32": 0x3FF44000, "esp32s3": 0x60004000, "esp32c3": 0x60004000}
@@ -78,6 +84,7 @@ def pulls(kind):
 def build(board, profile, reads_per_us):
     """Board.__init__'s work; reads_per_us: esp32.py's READS_PER_US."""
     kind = board.chip = check_chip()
+    board.console_kind = CONSOLE[kind]
     board.name = profile.name
     board.rows = profile.rows
     board.cols = profile.cols
