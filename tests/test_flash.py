@@ -16,14 +16,29 @@ HAPENNY = str(BIN / "hapenny")
 MOCK = BIN / "esp32-mock-bootloader"
 
 
-@pytest.fixture
-def rom(tmp_path):
-    """A mock classic-ESP32 ROM loader behind a pty; yields the pty's path."""
+# esptool's IMAGE_CHIP_ID of each chip (esptool/targets): the chip an image's header names
+CHIP_IDS = {"esp32": 0, "esp32s2": 2, "esp32c3": 5, "esp32s3": 9, "esp32c6": 13}
+OFFSETS = {"esp32": 0x1000, "esp32s3": 0x0, "esp32c3": 0x0}  # where each chip's bootloader starts
+
+
+def image_bytes(chip, size):
+    """An ESP firmware image's first bytes for `chip` (magic 0xE9, the chip id at 12-13), then noise."""
+    head = bytes([0xE9, 3, 2, 0x20]) + bytes(8) + CHIP_IDS[chip].to_bytes(2, "little") + bytes(10)
+    return head + os.urandom(size - len(head))
+
+
+def mock_rom(tmp_path, chip):
     if not MOCK.exists():
         pytest.fail("esp32-mock-bootloader is missing: make setup installs the dev dependencies")
-    port_file = tmp_path / "pty"
-    proc = subprocess.Popen([str(MOCK), "run", "--pty", "--port-file", str(port_file), "--chip", "esp32",
-                             "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    port_file = tmp_path / ("pty-" + chip)
+    return port_file, subprocess.Popen([str(MOCK), "run", "--pty", "--port-file", str(port_file), "--chip", chip,
+                                        "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture(params=["esp32"])
+def rom(request, tmp_path):
+    """A mock ROM loader of a chip (the classic ESP32 unless parametrized) behind a pty; yields the pty's path."""
+    port_file, proc = mock_rom(tmp_path, request.param)
     try:
         end = time.monotonic() + 20
         while not (port_file.exists() and port_file.read_text().strip()):
@@ -35,15 +50,20 @@ def rom(tmp_path):
         proc.wait()
 
 
-def test_flash_erases_writes_at_0x1000_and_verifies(rom, tmp_path):
+@pytest.mark.parametrize("rom", ["esp32", "esp32s3", "esp32c3"], indirect=True)
+def test_flash_reads_the_chip_erases_writes_at_its_offset_and_verifies(rom, tmp_path, request):
+    chip = request.node.callspec.params["rom"]
+    at = OFFSETS[chip]
     image = tmp_path / "micropython.bin"
-    image.write_bytes(os.urandom(64 * 1024 + 17))  # not a multiple of a flash block
+    image.write_bytes(image_bytes(chip, 64 * 1024 + 17))  # not a multiple of a flash block
     r = subprocess.run([HAPENNY, "flash", str(image), "--port", rom, "--no-deploy"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
+    assert "the board is an %s (esptool)" % {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}[chip] in out, out
+    assert "--chip %s " % chip in out, out
     assert "erase-flash" in out and ("Chip erase completed" in out or "Flash memory erased" in out), out
-    assert "write-flash -z 0x1000" in out and "at 0x00001000" in out, out
+    assert "write-flash -z %#x" % at in out and "at 0x%08x" % at in out, out
     assert "Verification successful" in out, out
     # read the chip back: the image sits at 0x1000 and the bytes before it are erased
     # (a second esptool session on the same mock: on a loaded machine the mock's
@@ -51,15 +71,15 @@ def test_flash_erases_writes_at_0x1000_and_verifies(rom, tmp_path):
     # the flash above is what is under test, and it ran once)
     back = tmp_path / "back.bin"
     for _ in range(3):
-        rb = subprocess.run([sys.executable, "-m", "esptool", "--chip", "esp32", "--port", rom,
-                             "read-flash", "0", str(0x1000 + image.stat().st_size), str(back)],
+        rb = subprocess.run([sys.executable, "-m", "esptool", "--chip", chip, "--port", rom,
+                             "read-flash", "0", str(at + image.stat().st_size), str(back)],
                             capture_output=True, text=True, timeout=60)
         if rb.returncode == 0:
             break
     assert rb.returncode == 0, rb.stdout + rb.stderr
     data = back.read_bytes()
-    assert data[:0x1000] == b"\xff" * 0x1000
-    assert data[0x1000:] == image.read_bytes()
+    assert data[:at] == b"\xff" * at
+    assert data[at:] == image.read_bytes()
 
 
 def test_flash_refuses_a_missing_image_and_runs_nothing(rom, tmp_path):
@@ -75,7 +95,7 @@ def test_flash_without_an_image_looks_for_the_stock_one_of_the_release(rom, tmp_
     r = subprocess.run([HAPENNY, "flash", "--port", rom, "--dry-run"], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode != 0 and "no firmware image at ESP32_GENERIC-v1.29.0.bin" in r.stderr, r.stderr
-    (tmp_path / "ESP32_GENERIC-v1.29.0.bin").write_bytes(b"\xe9" + bytes(4095))
+    (tmp_path / "ESP32_GENERIC-v1.29.0.bin").write_bytes(image_bytes("esp32", 4096))
     r = subprocess.run([HAPENNY, "flash", "--port", rom, "--dry-run"], cwd=str(tmp_path),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0 and "write-flash -z 0x1000 ESP32_GENERIC-v1.29.0.bin" in r.stdout, r.stdout + r.stderr
@@ -84,7 +104,7 @@ def test_flash_without_an_image_looks_for_the_stock_one_of_the_release(rom, tmp_
 def test_flash_then_deploy_to_a_virtual_board(rom, tmp_path):
     """The flash's second half: the same command deploys the firmware."""
     image = tmp_path / "micropython.bin"
-    image.write_bytes(os.urandom(4096))
+    image.write_bytes(image_bytes("esp32", 4096))
     r = subprocess.run([HAPENNY, "flash", str(image), "--port", rom, "--no-deploy"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -97,3 +117,32 @@ def test_flash_then_deploy_to_a_virtual_board(rom, tmp_path):
         assert "main.py" in files or "main.mpy" in files
     finally:
         vb.stop()
+
+
+@pytest.mark.parametrize("rom", ["esp32s3", "esp32c3"], indirect=True)
+def test_each_chip_looks_for_its_own_stock_image(rom, tmp_path, request):
+    name = {"esp32s3": "ESP32_GENERIC_S3-v1.29.0.bin", "esp32c3": "ESP32_GENERIC_C3-v1.29.0.bin"}[
+        request.node.callspec.params["rom"]]
+    r = subprocess.run([HAPENNY, "flash", "--port", rom, "--dry-run"], cwd=str(tmp_path),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "no firmware image at %s" % name in r.stderr, r.stderr
+    assert "micropython.org/download/%s/" % name.split("-")[0] in r.stderr
+
+
+@pytest.mark.parametrize("rom,image_for,words", [
+    ("esp32s3", "esp32c3", "an image for the ESP32-C3, and this board is an ESP32-S3: download "
+                           "ESP32_GENERIC_S3-v1.29.0.bin"),
+    ("esp32c3", "esp32", "an image for the ESP32, and this board is an ESP32-C3: download ESP32_GENERIC_C3"),
+    ("esp32", "esp32s3", "an image for the ESP32-S3, and this board is an ESP32: download ESP32_GENERIC-"),
+    ("esp32s2", "esp32s2", "this board is an ESP32-S2; this firmware runs on the classic ESP32, the ESP32-S3 "
+                           "and the ESP32-C3"),
+    ("esp32c3", None, "is no ESP firmware image"),
+], indirect=["rom"])
+def test_an_image_for_another_chip_or_a_chip_it_cannot_run_is_refused_before_anything_is_erased(rom, tmp_path,
+                                                                                                image_for, words):
+    image = tmp_path / "micropython.bin"
+    image.write_bytes(image_bytes(image_for, 8192) if image_for else os.urandom(8192))
+    r = subprocess.run([HAPENNY, "flash", str(image), "--port", rom, "--no-deploy"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and words in r.stderr and "nothing was erased" in r.stderr, r.stdout + r.stderr
+    assert "erase-flash" not in r.stdout  # no esptool command ran

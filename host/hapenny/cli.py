@@ -80,7 +80,7 @@ def cmd_flash(args):
     from hapenny.deploy import deploy, flash
 
     port = choose_port(args.port)
-    flash(args.image or _default_image(), port, args.chip, args.baud, dry_run=args.dry_run)
+    flash(args.image, port, args.chip, args.baud, dry_run=args.dry_run)
     if args.dry_run or args.no_deploy:
         return 0
     deploy(port, profile=args.profile)
@@ -289,8 +289,8 @@ def build_parser():
     s = sub.add_parser("flash", parents=port + profile,
                        help="erase the chip and write a MicroPython image with esptool, then deploy")
     s.add_argument("image", nargs="?", help="the MicroPython .bin for your chip (micropython.org/download; "
-                   "default: %s in this folder)" % _default_image())
-    s.add_argument("--chip", default="esp32", help="esp32 (default), esp32s2, esp32s3, esp32c3, ...")
+                   "default: the chip's stock image in this folder, e.g. %s)" % _default_image())
+    s.add_argument("--chip", help="esp32, esp32s3 or esp32c3 (default: asked of the board through esptool)")
     s.add_argument("--baud", type=int, default=460800)
     s.add_argument("--no-deploy", action="store_true", help="only write MicroPython")
     s.add_argument("--dry-run", action="store_true", help="print the esptool commands, run nothing")

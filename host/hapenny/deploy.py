@@ -65,12 +65,80 @@ class DeployError(Exception):
     pass
 
 
-def default_image():
+# MicroPython's stock image of each chip the firmware runs on (micropython.org/download/<BOARD>)
+IMAGES = {"esp32": "ESP32_GENERIC", "esp32s3": "ESP32_GENERIC_S3", "esp32c3": "ESP32_GENERIC_C3"}
+CHIP_NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
+
+
+def default_image(chip="esp32"):
     """The stock image of the release this firmware is built for, as
-    micropython.org/download/ESP32_GENERIC names it."""
+    micropython.org/download/ESP32_GENERIC (_S3, _C3) names it."""
     from hapenny.mpyformat import RELEASE, release_name
 
-    return "ESP32_GENERIC-%s.bin" % release_name(RELEASE)
+    return "%s-%s.bin" % (IMAGES.get(chip, IMAGES["esp32"]), release_name(RELEASE))
+
+
+def shown(chip):
+    """A chip's name as Espressif writes it: "esp32s3" -> "ESP32-S3"."""
+    up = chip.upper()
+    return up if up == "ESP32" or not up.startswith("ESP32") else "ESP32-" + up[5:]
+
+
+def esptool_chip(name):
+    """esptool's --chip spelling of a chip esptool names ("ESP32-S3" -> "esp32s3")."""
+    return name.lower().replace("-", "")
+
+
+def read_chip(port, baud=115200):
+    """The chip on `port`, asked through esptool's ROM loader (the board goes
+    into its bootloader for it, as for the flash that follows): "esp32s3"..."""
+    from esptool.cmds import detect_chip
+
+    try:
+        esp = detect_chip(port, baud)
+    except Exception as e:  # esptool's FatalError, a serial error: no chip answered
+        raise DeployError("esptool found no chip on %s (%s): hold BOOT while it connects if your board needs "
+                          "it; nothing was erased" % (port, e))
+    try:
+        return esptool_chip(esp.CHIP_NAME)
+    finally:
+        esp._port.close()
+
+
+def image_chip(path):
+    """The chip an ESP firmware image is for, from its header (the ESP-IDF
+    image format: magic 0xE9, then at bytes 12-13 of the extended header
+    the chip id esptool's targets give as IMAGE_CHIP_ID), or None when the
+    file has no such header."""
+    from esptool.targets import CHIP_DEFS
+
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if len(head) < 24 or head[0] != 0xE9:
+        return None
+    cid = int.from_bytes(head[12:14], "little")
+    for name, rom in CHIP_DEFS.items():
+        if getattr(rom, "IMAGE_CHIP_ID", None) == cid:
+            return name
+    return "chip id %d" % cid
+
+
+def check_image(image, chip):
+    """Refuse, before anything is erased, a chip the firmware does not run
+    on and an image made for another chip than the board's."""
+    if chip not in IMAGES:
+        raise DeployError("esptool says this board is an %s; this firmware runs on %s, whose GPIO registers its "
+                          "scan drives: nothing was erased" % (shown(chip), firmware.chip_module().SUPPORTED))
+    made_for = image_chip(image)
+    if made_for is None:
+        raise DeployError("%s is no ESP firmware image (no 0xE9 header): download %s from "
+                          "https://micropython.org/download/%s/; nothing was erased"
+                          % (image, default_image(chip), IMAGES[chip]))
+    if made_for != chip:
+        raise DeployError("%s is an image for the %s, and this board is an %s: download %s from "
+                          "https://micropython.org/download/%s/; nothing was erased"
+                          % (image, shown(made_for), CHIP_NAMES[chip],
+                             default_image(chip), IMAGES[chip]))
 
 
 def flash_commands(image, port, chip="esp32", baud=460800):
@@ -82,12 +150,25 @@ def flash_commands(image, port, chip="esp32", baud=460800):
             base + ["verify-flash", FLASH_OFFSET[chip], str(image)]]
 
 
-def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout):
+def flash(image, port, chip=None, baud=460800, dry_run=False, out=sys.stdout):
+    """Erase the chip and write `image` (None: the chip's stock image in this
+    folder). `chip`: esptool's name for it; None asks the board through
+    esptool first. A missing image, or one made for another chip, stops it
+    before anything is erased."""
     from pathlib import Path
 
+    if image is not None and not Path(image).is_file():  # said before the board is bothered
+        raise DeployError("no firmware image at %s: download %s (or the image for your chip) from "
+                          "https://micropython.org/download/; nothing was erased" % (image, default_image(chip or "esp32")))
+    if chip is None:
+        chip = read_chip(port)
+        out.write("the board is an %s (esptool)\n" % shown(chip))
+    image = image or default_image(chip)
     if not Path(image).is_file():
-        raise DeployError("no firmware image at %s: download %s from https://micropython.org/download/ESP32_GENERIC/ "
-                          "(or give the path of the .bin for your chip)" % (image, default_image()))
+        raise DeployError("no firmware image at %s: download %s from https://micropython.org/download/%s/ "
+                          "(or give the path of the .bin for your chip)"
+                          % (image, default_image(chip), IMAGES.get(chip, IMAGES["esp32"])))
+    check_image(image, chip)
     for cmd in flash_commands(image, port, chip, baud):
         out.write("$ %s\n" % " ".join(cmd))
         if not dry_run and subprocess.run(cmd).returncode:
