@@ -231,6 +231,14 @@ def check_board(board, target, files, mpy_cross=None):
         why = chip.problem(board["machine"])
         if why:
             raise DeployError(why)
+    if target != "sim" and board.get("mpy") is not None and not mpyformat.board_abi(board["mpy"])[2]:
+        # no architecture in _mpy: an image without the native emitter, which the viper scan needs
+        # (the ESP32-C3's before v1.24: ports/esp32/mpconfigport.h sets MICROPY_EMIT_RV32 only
+        # without CONFIG_ESP_SYSTEM_PMP_IDRAM_SPLIT, which boards/sdkconfig.base turns off since then)
+        kind = chip.kind(board["machine"]) or "esp32"
+        raise DeployError("this board's MicroPython was built without the native code emitter, and the scan is "
+                          "native code (viper): flash %s (micropython.org/download/%s) and deploy again; nothing "
+                          "was copied" % (default_image(kind), IMAGES[kind]))
     heads = {rel: Path(files[rel]).read_bytes()[:4] for rel in sorted(files) if rel.endswith(".mpy")}
     native = [mpyformat.header(h)[2] for h in heads.values() if mpyformat.header(h)[2]]
     _, fmt = mpy_cross or firmware.mpy_cross_version()
