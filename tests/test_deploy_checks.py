@@ -234,11 +234,16 @@ def test_each_chip_gets_the_build_for_its_architecture_and_a_profile_for_its_pin
         deploy.check_board(board, other, firmware.build(other))
 
 
-def test_an_image_without_the_native_emitter_is_told_which_image_to_flash():
+def test_an_image_without_the_native_emitter_gets_the_bytecode_build_and_a_warning():
     # a C3 on v1.23 (MICROPY_EMIT_RV32 off there): _mpy names no architecture
     board = _board(machine="ESP32C3 module with ESP32C3", mpy=6 | (3 << 8), version=(1, 23, 0, ""))
-    with pytest.raises(deploy.DeployError, match="without the native code emitter.*ESP32_GENERIC_C3-v1.29.0.bin"):
-        deploy.check_board(board, firmware.esp32_target(board["mpy"]), firmware.build("esp32"))
+    target = firmware.esp32_target(board["mpy"])
+    assert target == "esp32bc"
+    deploy.check_board(board, target, firmware.build(target))  # every file bytecode: it loads them
+    with pytest.raises(deploy.DeployError, match="native code is for xtensawin"):
+        deploy.check_board(board, "esp32", firmware.build("esp32"))
+    warning = deploy.NO_NATIVE % deploy.default_image("esp32c3")
+    assert "without the native code emitter" in warning and "ESP32_GENERIC_C3-v1.29.0.bin" in warning
 
 
 def test_a_profile_for_another_chip_is_refused_before_copying(tmp_path, monkeypatch):

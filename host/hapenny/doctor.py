@@ -186,7 +186,7 @@ def release_problem(about):
                 "MicroPython loads: run hapenny deploy (it checks the format), then hapenny doctor again")
     _, fmt = firmware.mpy_cross_version()
     target = firmware.esp32_target(about["mpy"]) if about["platform"] == "esp32" else "sim"
-    native = mpyformat.ARCHS.index(firmware.ARCH[target])
+    native = mpyformat.ARCHS.index(firmware.ARCH[target]) if firmware.ARCH[target] else 0
     return mpyformat.release_problem(_release(about), about["mpy"], fmt, native)
 
 
