@@ -161,23 +161,6 @@ class Pointers:
         return x
 
 
-class Mem32:
-    """machine.mem32 over the GPIO model: the scan's registers as esp32.py
-    reaches them when `_scan` runs as bytecode (here, and on an image built
-    without the native emitter)."""
-
-    def __init__(self, ptrs):
-        self.ptrs = ptrs
-
-    def __getitem__(self, addr):
-        assert self.ptrs.gpio is not None, "register access with no GPIO model"
-        return self.ptrs.gpio.access(addr)
-
-    def __setitem__(self, addr, v):
-        assert self.ptrs.gpio is not None, "register access with no GPIO model"
-        self.ptrs.gpio.access(addr, v)
-
-
 # ---- machine, neopixel, time -------------------------------------------------------------
 class Machine(types.ModuleType):
     PWRON_RESET, HARD_RESET, WDT_RESET, DEEPSLEEP_RESET, SOFT_RESET = 1, 2, 3, 4, 5
@@ -348,7 +331,6 @@ def esp32(clock=None, chip="Generic ESP32 module with ESP32", kind="esp32"):
     clock = clock or Clock(10**9)
     mach = Machine(clock, kind)
     ptrs = Pointers()
-    mach.mem32 = Mem32(ptrs)
     neo = types.ModuleType("neopixel")
     neo.NeoPixel = NeoPixel
     fake_os = types.ModuleType("os")

@@ -2,7 +2,7 @@
 before MicroPython v1.24: sys.implementation._mpy names no architecture):
 deploy's "esp32bc" build, all bytecode with the native and viper decorators
 taken off. The scan routine then runs as bytecode and reaches the GPIO
-registers through machine.mem32 (boards/esp32.py's _Reg); here it runs in
+registers through machine.mem32 (boards/esp32_mem32.py); here it runs in
 the MicroPython unix port against a model of the C3's registers."""
 import json
 import subprocess
@@ -84,6 +84,7 @@ def test_the_bytecode_scan_reads_each_crossing_through_mem32_without_allocating(
     firmware.build("esp32bc", tmp_path)
     src = (tmp_path / "shove/boards/esp32.py.bytecode.py").read_text()
     assert "@micropython.viper" not in src and "@micropython.viper" in (FIRMWARE / "shove/boards/esp32.py").read_text()
+    assert "\nfrom shove.boards.esp32_mem32 import ptr8, ptr16, ptr32\n" in src  # its casts, for bytecode only
     (tmp_path / "esp32_bc.py").write_text(src)
     (tmp_path / "check.py").write_text(SCRIPT)
     r = subprocess.run([micropython_path(), str(tmp_path / "check.py")], env=mp_env(tmp_path), capture_output=True,

@@ -45,16 +45,18 @@ PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
 # compiled firmware: the checkout's build/, or the user's cache for an installed package
 BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
 # files only one kind of board needs: a path, or the start of the names of a group
-ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/virtual": "sim"}
+ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/esp32_mem32.py": "esp32",
+        "shove/boards/virtual": "sim"}
 # builds by the native code's architecture, all of the same files (ONLY's
 # "esp32"): "esp32" for the Xtensa chips (the classic ESP32 and the
 # ESP32-S3), "esp32c3" for the RISC-V ESP32-C3, and "esp32bc" for an image
 # built without the native emitter (sys.implementation._mpy names no
 # architecture: the ESP32-C3's before v1.24): all bytecode, the native and
 # viper decorators taken off (the scan then reaches the GPIO registers
-# through machine.mem32: boards/esp32.py's _Reg)
+# through machine.mem32: boards/esp32_mem32.py)
 ARCH = {"esp32": "xtensawin", "esp32c3": "rv32imc", "esp32bc": None, "sim": "x64"}
 NATIVE_DECORATOR = re.compile(r"^[ \t]*@micropython\.(native|viper)\b.*\n", re.M)
+BYTECODE_ONLY = re.compile(r"^#bytecode: ", re.M)  # a line for the bytecode build only (boards/esp32.py)
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
@@ -142,7 +144,7 @@ def build(target="esp32", out=None, debug=False):
             if not march:  # no native emitter on the board: the decorators off, as cpuloops.py allows for
                 src = out / (rel + ".bytecode.py")
                 src.parent.mkdir(parents=True, exist_ok=True)
-                src.write_text(NATIVE_DECORATOR.sub("", (FIRMWARE / rel).read_text()))
+                src.write_text(BYTECODE_ONLY.sub("", NATIVE_DECORATOR.sub("", (FIRMWARE / rel).read_text())))
             proc = subprocess.run([tool("mpy-cross"), *march, *opt, "-s", source_name(rel), "-o", str(dst), str(src)],
                                   capture_output=True, text=True)
             if proc.returncode:

@@ -36,45 +36,11 @@ CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be f
 WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
 
 
-class _Reg:
-    """A GPIO register as `_scan` reads and writes it where it runs as
-    bytecode: an image built without the native emitter (deploy then takes
-    the decorators off, as cpuloops.py allows for), where viper's pointer
-    casts are these names instead: machine.mem32 at the register's address.
-    Viper code never looks them up."""
-
-    def __init__(self, addr):
-        self.addr = addr
-
-    def __getitem__(self, i):
-        # signed (machine_mem.c): the scan's bits are the pins', never bit 31, so no mask (whose
-        # long integer the chip would allocate); on a C3 (GPIO 0-21) each read is a small int
-        return machine.mem32[self.addr + 4 * i]
-
-    def __setitem__(self, i, v):
-        machine.mem32[self.addr + 4 * i] = v
-
-
-_REGS = {}  # type: dict  # one _Reg an address: a scan call makes none
-
-
-def _ptr32(x):
-    """An address: its register (kept); a buffer: itself."""
-    if not isinstance(x, int):
-        return x
-    r = _REGS.get(x)
-    if r is None:
-        r = _REGS[x] = _Reg(x)
-    return r
-
-
-def _same(x):
-    return x
-
-
-# bytecode's ptr8/ptr16/ptr32 (put in by name: to a type checker, and to
-# viper, they are viper's casts)
-globals().update({"ptr8": _same, "ptr16": _same, "ptr32": _ptr32})
+# On an image without the native emitter deploy sends this file as bytecode,
+# the decorator off and the comment mark below taken away (firmware.py's
+# "esp32bc" build): viper's casts are then esp32_mem32's functions, the
+# registers reached through machine.mem32. A native build carries neither.
+#bytecode: from shove.boards.esp32_mem32 import ptr8, ptr16, ptr32
 
 
 @micropython.viper
