@@ -69,7 +69,8 @@ def about(parts):
                      "settle_us": t["settle_us"]}
     out["buttons"] = [parts.prof.buttons.get(n) for n in ("next", "undo", "new")]
     out["leds"] = {"beds": parts.renderer.beds, "per_side": parts.renderer.per_side,
-                   "status": parts.renderer.status, "count": parts.renderer.count}
+                   "status": parts.renderer.status, "count": parts.renderer.count,
+                   "pin": parts.prof.leds["pin"]}  # -1: the profile has no strip (a C3's beds-only one)
     return out
 
 

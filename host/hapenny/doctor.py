@@ -289,7 +289,9 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
         say("matrix lines: %d rows, %d columns" % (lines["rows"], len(lines["pins"]) - lines["rows"]))
         for ok, text, check in analyse_lines(lines["pins"], lines["rows"], lines["levels"], cells):
             rep.add("lines", ok, text, check)
-    if "leds" in steps:
+    if "leds" in steps and about["leds"].get("pin", 0) < 0:
+        say("LEDs: the profile has no strip (its \"leds\" pin is -1): nothing to check")
+    elif "leds" in steps:
         L = about["leds"]
         bad = []
         try:
