@@ -100,6 +100,10 @@ def read_chip(port, baud=115200):
         raise DeployError("esptool found no chip on %s (%s): hold BOOT while it connects if your board needs "
                           "it; nothing was erased" % (port, e))
     try:
+        try:  # back out of the bootloader: a refusal that follows leaves the board running
+            esp.hard_reset()
+        except Exception:  # a port without the control lines: the flash's own esptool resets it again
+            pass
         return esptool_chip(esp.CHIP_NAME)
     finally:
         esp._port.close()
