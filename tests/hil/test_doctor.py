@@ -76,6 +76,9 @@ XTENSAWIN = 6 | ((3 | (10 << 2)) << 8)  # sys.implementation._mpy on a classic E
 def test_every_release_with_the_firmwares_mpy_format_passes(version):
     about = {"platform": "esp32", "micropython": list(version[:3]), "prerelease": version[3], "mpy": XTENSAWIN}
     assert doctor.release_problem(about) is None
+    # an ESP32-C3 (rv32imc), and an image without the native emitter (deploy's bytecode build)
+    for mpy in (6 | ((3 | (11 << 2)) << 8), 6 | (3 << 8)):
+        assert doctor.release_problem(dict(about, mpy=mpy)) is None
 
 
 @pytest.mark.parametrize("about, words", [
