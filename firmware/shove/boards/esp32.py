@@ -289,7 +289,9 @@ class Board:
     def stopped(self):
         self._free_run = True
 
-    uart_us_per_byte = UART_US_PER_BYTE  # the app paces its output to it
+    # the app paces its output to it: on the S3 and C3 too, whose USB console has no baud rate, as
+    # their stock images write the console to UART0 as well (ports/esp32/mphalport.c)
+    uart_us_per_byte = UART_US_PER_BYTE
 
     def serial_raw(self, on):
         # 0x03 arriving on the UART raises KeyboardInterrupt wherever the
