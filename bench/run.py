@@ -231,6 +231,8 @@ def _esp32_rows(res):
     os.environ["HAPENNY_ESP32_SCALE"] = str(res["esp32_factor"]["factor"])
     try:
         res["esp32_model"] = __import__("esp32_model").measure()  # the board on the ESP32 timing model
+        # the same model as an ESP32-S3 and an ESP32-C3 (their clocks, consoles and profiles)
+        res["esp32_chips"] = {chip: __import__("esp32_model").measure_chip(chip) for chip in ("esp32s3", "esp32c3")}
         res["cpu_player"] = __import__("cpu_player").measure()  # the computer player: decision time, size
         res["flash"] = __import__("flash_costs").measure()  # what a dart costs the flash, and the blind time
     finally:

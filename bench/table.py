@@ -96,6 +96,16 @@ def table_rows(r):
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
+    for chip, label in (("esp32s3", "ESP32-S3 (240 MHz, dual core)"), ("esp32c3", "ESP32-C3 (160 MHz, single core)")):
+        k = r.get("esp32_chips", {}).get(chip)
+        if not k:
+            continue
+        c = k["capture_500us"]
+        rows.append(("  %s: loop period / pulse 500 us" % label,
+                     "%.1f us a pass (goal <= 100) / %.2f%% scored (%d/%d; goal >= 99.9 %% of 3,000), doubled %d%s "
+                     "(profile %s; the scan's reads charged as the classic chip's)" % (
+                         k["loop_period_us"], 100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"],
+                         c["doubled"], _bound(c), k["profile"])))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (

@@ -89,6 +89,9 @@ PEOPLE, COMPUTER, BRINGUP, AFTER, EIGHT = range(5)
 GOALS = {"people_peak": 56 * 1024, "computer_peak": 72 * 1024, "bringup_peak": 80 * 1024}
 CHIP_CAP = 112 * 1024  # the ESP32's heap once grown (56 KB, then about as much again)
 PLAY_CAP = 56 * 1024  # its first heap
+# the ESP32-S3's and -C3's: a 64 KB first heap (ports/esp32/mpconfigport.h), 128 KB once grown
+S3_C3_CAP = 128 * 1024
+S3_C3_PLAY_CAP = 64 * 1024
 
 
 def _measured(step):
@@ -459,7 +462,9 @@ def measure():
     chip = tour(CHIP_CAP)
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
-    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS}
+    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS,
+           # the S3's and C3's caps
+           "tour_capped_128k": tour(S3_C3_CAP), "people_capped_64k": tour(S3_C3_PLAY_CAP, people_only=True)}
     out.update(layer_shares(free, mods))
     return out
 

@@ -24,6 +24,24 @@ from shove.boards import matrix_model  # noqa: F401,E402
 
 OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1 = (0x3FF44008, 0x3FF4400C, 0x3FF44014, 0x3FF44018,
                                                       0x3FF4403C, 0x3FF44040)
+# Each chip's GPIO registers (its TRM's register summary; ESP-IDF's soc/<chip> gpio_reg.h,
+# reg_base.h), typed again here from those sources, not taken from the firmware: the
+# registers a scan may touch, by name. The C3 has one bank (GPIO 0-21): no OUT1/IN1.
+REGISTERS = {
+    "esp32": {"OUT_W1TS": 0x3FF44008, "OUT_W1TC": 0x3FF4400C, "OUT1_W1TS": 0x3FF44014, "OUT1_W1TC": 0x3FF44018,
+              "IN": 0x3FF4403C, "IN1": 0x3FF44040},
+    "esp32s3": {"OUT_W1TS": 0x60004008, "OUT_W1TC": 0x6000400C, "OUT1_W1TS": 0x60004014, "OUT1_W1TC": 0x60004018,
+                "IN": 0x6000403C, "IN1": 0x60004040},
+    "esp32c3": {"OUT_W1TS": 0x60004008, "OUT_W1TC": 0x6000400C, "IN": 0x6000403C},
+}
+# machine.Pin's pins on each stock image (ports/esp32/machine_pin.h): the classic chip
+# without PSRAM; the S3 with its USB console (no 19/20) and quad PSRAM (no 26); the C3
+# with its USB-Serial/JTAG console (no 14-19).
+PINS = {"esp32": set(range(0, 40)) - {20, 24, 28, 29, 30, 31},
+        "esp32s3": set(range(0, 49)) - {19, 20, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32},
+        "esp32c3": set(range(0, 22)) - {14, 15, 16, 17, 18, 19}}
+NAMES = {"esp32": "Generic ESP32 module with ESP32", "esp32s3": "Generic ESP32S3 module with ESP32-S3",
+         "esp32c3": "ESP32C3 module with ESP32-C3"}
 VDD = 3.3
 
 
@@ -39,9 +57,11 @@ class Clock:
 
 
 class Gpio:
-    """GPIO registers of a classic ESP32 with a switch matrix wired to them."""
+    """GPIO registers of a chip (classic ESP32, ESP32-S3, ESP32-C3) with a switch matrix wired to them."""
 
-    def __init__(self, clock, rows, cols, pull_ohm=45_000, cap_f=150e-12, contact_ohm=2_000, access_ns=125):
+    def __init__(self, clock, rows, cols, pull_ohm=45_000, cap_f=150e-12, contact_ohm=2_000, access_ns=125,
+                 chip="esp32"):
+        self.regs = {a: n for n, a in REGISTERS[chip].items()}
         self.clock = clock
         self.rows = list(rows)
         self.cols = list(cols)
@@ -81,24 +101,27 @@ class Gpio:
         self.clock.ns += self.access_ns
         self.accesses += 1
         self._settle_to(self.clock.ns)
+        reg = self.regs.get(addr)
+        if reg is None:
+            raise AssertionError("%s of 0x%08X: no GPIO register of this chip" % ("read" if value is None else "write", addr))
         if value is None:
-            if addr not in (IN, IN1):
+            if reg not in ("IN", "IN1"):
                 raise AssertionError("read of 0x%08X" % addr)
             word = 0
-            base = 0 if addr == IN else 32
+            base = 0 if reg == "IN" else 32
             for b in range(32):
                 p = base + b
                 bit = self.level[p] if p in self.level else (self.out >> p) & 1
                 word |= bit << b
             return word
         value &= 0xFFFFFFFF
-        if addr == OUT_W1TS:
+        if reg == "OUT_W1TS":
             self.out |= value
-        elif addr == OUT_W1TC:
+        elif reg == "OUT_W1TC":
             self.out &= ~value
-        elif addr == OUT1_W1TS:
+        elif reg == "OUT1_W1TS":
             self.out |= value << 32
-        elif addr == OUT1_W1TC:
+        elif reg == "OUT1_W1TC":
             self.out &= ~(value << 32)
         else:
             raise AssertionError("write of 0x%08X" % addr)
@@ -142,9 +165,11 @@ class Pointers:
 class Machine(types.ModuleType):
     PWRON_RESET, HARD_RESET, WDT_RESET, DEEPSLEEP_RESET, SOFT_RESET = 1, 2, 3, 4, 5
 
-    def __init__(self, clock):
+    def __init__(self, clock, chip="esp32"):
         super().__init__("machine")
         self.clock = clock
+        self.chip = chip
+        self.hz = None  # what machine.freq() was set to
         self.cause = self.PWRON_RESET
         self.boot_low = False  # the BOOT button (GPIO 0) held
         self.timers = {}
@@ -159,7 +184,7 @@ class Machine(types.ModuleType):
             PULL_UP, PULL_DOWN = 1, 2
 
             def __init__(self, pin, mode=-1, pull=-1, value=None):
-                if not (0 <= pin <= 39) or pin in (20, 24, 28, 29, 30, 31):
+                if pin not in PINS[m.chip]:
                     raise ValueError("invalid pin")
                 self.pin = pin
                 self.mode, self.pull, self.out = -1, -1, 1
@@ -167,7 +192,7 @@ class Machine(types.ModuleType):
                 m.pins[pin] = self
 
             def init(self, mode=-1, pull=-1, value=None):
-                if mode in (Pin.OUT, Pin.OPEN_DRAIN) and self.pin >= 34:
+                if mode in (Pin.OUT, Pin.OPEN_DRAIN) and self.pin >= 34 and m.chip == "esp32":
                     raise ValueError("pin can only be input")
                 if mode != -1:
                     self.mode = mode
@@ -223,7 +248,12 @@ class Machine(types.ModuleType):
         return self.cause
 
     def freq(self, hz=None):
-        return 240_000_000
+        top = 160_000_000 if self.chip == "esp32c3" else 240_000_000  # ports/esp32/modmachine.c refuses more
+        if hz is not None:
+            if hz > top:
+                raise ValueError("frequency must be 20MHz, 40MHz, 80Mhz, 160MHz or 240MHz")
+            self.hz = hz
+        return self.hz or top
 
     def reset(self):
         self.resets.append(self.clock.ns)
@@ -294,11 +324,12 @@ class Uname:
 
 
 @contextmanager
-def esp32(clock=None, chip="Generic ESP32 module with ESP32"):
+def esp32(clock=None, chip="Generic ESP32 module with ESP32", kind="esp32"):
     """Load firmware/shove/boards/esp32.py against the models. Yields
-    (module, machine model, pointers); set pointers.gpio to a Gpio model."""
+    (module, machine model, pointers); set pointers.gpio to a Gpio model.
+    `chip`: os.uname().machine; `kind`: the chip whose pins the machine model has."""
     clock = clock or Clock(10**9)
-    mach = Machine(clock)
+    mach = Machine(clock, kind)
     ptrs = Pointers()
     neo = types.ModuleType("neopixel")
     neo.NeoPixel = NeoPixel

@@ -36,8 +36,9 @@ def test_every_release_that_loads_the_format_passes(esp32_files, version):
 
 
 @pytest.mark.parametrize("board,words", [
-    (_board(machine="Generic ESP32S3 module with ESP32S3"), ["classic ESP32", "ESP32S3"]),
-    (_board(machine="ESP32C3 module with ESP32C3"), ["classic ESP32", "ESP32C3"]),
+    (_board(machine="Generic ESP32S2 module with ESP32-S2"), ["the classic ESP32, the ESP32-S3 and the ESP32-C3",
+                                                              "ESP32-S2"]),
+    (_board(machine="Generic ESP32C6 module with ESP32-C6"), ["the ESP32-C3", "ESP32-C6"]),
     (_board(mpy=6 | ((3 | (11 << 2)) << 8)), ["v1.29.0 for rv32imc", "native code is for xtensawin",
                                                 "nothing was copied"]),
     (_board(mpy=XTENSAWIN_62, version=(1, 22, 2)), [
@@ -183,8 +184,8 @@ def test_a_refused_board_gets_nothing_copied(tmp_path, monkeypatch):
         before = vb.files()
         real = deploy.probe
         monkeypatch.setattr(deploy, "probe", lambda t: dict(real(t), platform="esp32",
-                                                            machine="Generic ESP32S3 module with ESP32S3"))
-        with pytest.raises(deploy.DeployError, match="classic ESP32"):
+                                                            machine="Generic ESP32S2 module with ESP32-S2"))
+        with pytest.raises(deploy.DeployError, match="the classic ESP32, the ESP32-S3 and the ESP32-C3"):
             deploy.deploy(vb.port, out=io.StringIO(), reset=False)
         assert vb.files() == before
     finally:
@@ -208,6 +209,71 @@ def test_a_board_profile_the_new_firmware_refuses_is_named_before_copying(tmp_pa
         assert summary["removed"] == ["shove/stale.mpy"]
     finally:
         vb.stop()
+
+
+RV32IMC_63 = 6 | ((3 | (11 << 2)) << 8)  # sys.implementation._mpy of v1.24 to v1.29 on an ESP32-C3
+
+
+@pytest.mark.parametrize("machine,mpy,target,profile", [
+    ("Generic ESP32 module with ESP32", XTENSAWIN_63, "esp32", "generic-8x8"),
+    ("Generic ESP32S3 module with ESP32-S3", XTENSAWIN_63, "esp32", "s3-devkitc-8x8"),
+    ("Generic ESP32S3 module with ESP32S3", XTENSAWIN_63, "esp32", "s3-devkitc-8x8"),  # v1.28's spelling
+    ("ESP32C3 module with ESP32-C3", RV32IMC_63, "esp32c3", "c3-supermini-beds"),
+])
+def test_each_chip_gets_the_build_for_its_architecture_and_a_profile_for_its_pins(machine, mpy, target, profile):
+    board = _board(machine=machine, mpy=mpy)
+    assert firmware.esp32_target(mpy) == target
+    files = firmware.build(target)
+    deploy.check_board(board, target, files)  # every header as the board's loader will judge it
+    assert deploy.default_profile(board) == profile
+    text = firmware.profile_path(profile).read_text()
+    assert firmware.profile_problem(text) is None and deploy.profile_chip_problem(board, text) is None
+    # the other architecture's build is refused by name, before anything is copied
+    other = "esp32" if target == "esp32c3" else "esp32c3"
+    with pytest.raises(deploy.DeployError, match="native code is for %s" % firmware.ARCH[other]):
+        deploy.check_board(board, other, firmware.build(other))
+
+
+def test_an_image_without_the_native_emitter_gets_the_bytecode_build_and_a_warning():
+    # a C3 on v1.23 (MICROPY_EMIT_RV32 off there): _mpy names no architecture
+    board = _board(machine="ESP32C3 module with ESP32C3", mpy=6 | (3 << 8), version=(1, 23, 0, ""))
+    target = firmware.esp32_target(board["mpy"])
+    assert target == "esp32bc"
+    deploy.check_board(board, target, firmware.build(target))  # every file bytecode: it loads them
+    with pytest.raises(deploy.DeployError, match="native code is for xtensawin"):
+        deploy.check_board(board, "esp32", firmware.build("esp32"))
+    warning = deploy.NO_NATIVE % deploy.default_image("esp32c3")
+    assert "without the native code emitter" in warning and "ESP32_GENERIC_C3-v1.29.0.bin" in warning
+
+
+def test_a_profile_for_another_chip_is_refused_before_copying(tmp_path, monkeypatch):
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        before = vb.files()
+        real = deploy.probe
+        monkeypatch.setattr(deploy, "probe", lambda t: dict(real(t), platform="esp32", mpy=RV32IMC_63,
+                                                            machine="ESP32C3 module with ESP32-C3"))
+        with pytest.raises(deploy.DeployError, match="the board profile is for an ESP32, this board is an "
+                                                     "ESP32-C3.*nothing was copied"):
+            deploy.deploy(vb.port, profile="generic-8x8", out=io.StringIO(), reset=False)
+        assert vb.files() == before
+    finally:
+        vb.stop()
+
+
+def test_wiring_draws_each_chips_profile_with_its_own_pin_notes():
+    from hapenny import wiring
+
+    s3 = wiring.load("s3-devkitc-8x8")
+    assert wiring.warnings(s3) == []
+    assert "ESP32-S3 DevKitC-1" in wiring.svg(s3)
+    c3 = wiring.load("c3-supermini-beds")
+    notes = wiring.warnings(c3)
+    assert sorted(int(n.split()[1]) for n in notes) == [2, 8, 9] and all("pull-downs" in n for n in notes), notes
+    assert "ESP32-C3 board" in wiring.svg(c3)
+    c3["matrix"]["cols"][0] = 18  # the USB-Serial/JTAG console's D-
+    assert wiring.warnings(c3)[0].startswith("the firmware refuses this profile: GPIO 18 (column): the native USB")
 
 
 def test_wiring_names_a_profile_the_firmware_refuses():

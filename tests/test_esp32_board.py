@@ -13,9 +13,9 @@ from shove.scanner import WOKE_INPUT, WOKE_TIME
 GENERIC = profile.Profile(profile.default_dict())
 
 
-def _board(mod, ptrs, prof=GENERIC, **electric):
+def _board(mod, ptrs, prof=GENERIC, chip="esp32", **electric):
     b = mod.Board(prof)
-    ptrs.gpio = Gpio(_clock_of(mod), prof.row_pins, prof.col_pins, **electric)
+    ptrs.gpio = Gpio(_clock_of(mod), prof.row_pins, prof.col_pins, chip=chip, **electric)
     return b
 
 
@@ -81,7 +81,7 @@ def test_the_model_shows_the_echo_when_the_scan_does_not_wait():
         b = _board(mod, ptrs)
         ptrs.gpio.closed = {(2, 5)}
         snap = array.array("H", bytes(16))
-        mod._scan(b._row_pins, 8, b._col_pins, 8, b._colmask, snap, 2, 0, 1)
+        mod._scan(b._row_pins, 8, b._col_pins, 8, b._io, snap, 2, 0, 1)
         assert {(2, 5), (3, 5)} <= _closed(snap, 8)
         assert ptrs.gpio.recovery_us() > 5  # why: 45 kOhm x 150 pF
 
@@ -251,17 +251,65 @@ def test_watchdog_is_fed_only_while_the_loop_checks_in():
         assert mach.run_for(60_000) is None
 
 
-def test_a_chip_other_than_the_classic_esp32_is_refused_before_any_register():
+def test_a_chip_the_scan_does_not_know_is_refused_before_any_register():
     from shove.chip import ChipError  # esp32.py imports it for the check only
 
-    for name in ("Generic ESP32S3 module with ESP32S3", "ESP32C3 module with ESP32C3",
+    for name in ("Generic ESP32S2 module with ESP32-S2", "Generic ESP32C6 module with ESP32-C6",
+                 "Generic ESP32H2 module with ESP32-H2", "Generic ESP32P4 module with ESP32-P4",
                  "Generic ESP32S2 module with ESP32S2"):
         with esp32(chip=name) as (mod, mach, ptrs):
-            with pytest.raises(ChipError, match="classic ESP32"):
+            with pytest.raises(ChipError, match="runs on the classic ESP32, the ESP32-S3 and the ESP32-C3"):
                 mod.Board(GENERIC)
-            assert mach.pins == {} and ptrs.gpio is None
+            assert mach.pins == {} and ptrs.gpio is None and mach.hz is None
     with esp32(chip="Generic ESP32 module with SPIRAM with ESP32") as (mod, mach, ptrs):
         mod.Board(GENERIC)
+
+
+S3 = {"chip": "esp32s3", "pullups": [], "matrix": {"rows": [4, 38, 47, 5], "cols": [39, 1, 40, 2, 48, 41]}, "leds": {"pin": 21},
+      "buttons": {"next": 14}}
+C3 = {"chip": "esp32c3", "pullups": [], "matrix": {"rows": [0, 1, 3, 4], "cols": [5, 6, 7, 10, 2]}, "leds": {"pin": 8},
+      "buttons": {"next": 9}}
+
+
+@pytest.mark.parametrize("kind,over,machine,hz", [
+    ("esp32s3", S3, "Generic ESP32S3 module with ESP32-S3", 240_000_000),
+    ("esp32s3", S3, "Generic ESP32S3 module with ESP32S3", 240_000_000),  # before v1.29.0's hyphen
+    ("esp32c3", C3, "ESP32C3 module with ESP32-C3", 160_000_000),
+    ("esp32c3", C3, "LOLIN_C3_MINI with ESP32-C3FH4", 160_000_000),
+])
+def test_the_s3_and_the_c3_scan_through_their_own_gpio_registers(kind, over, machine, hz):
+    d = profile.default_dict()
+    d.update(over)
+    d["map"] = []
+    prof = profile.Profile(d)
+    with esp32(chip=machine, kind=kind) as (mod, mach, ptrs):
+        b = _board(mod, ptrs, prof, chip=kind)  # the model refuses any address but this chip's registers
+        assert b.chip == kind and mach.hz == hz
+        assert _scan(b) == [0] * 4
+        for r in range(4):
+            for c in range(prof.cols):
+                ptrs.gpio.closed = {(r, c), ((r + 1) % 4, (c + 2) % prof.cols)}
+                assert _closed(_scan(b), prof.cols) == ptrs.gpio.closed, (r, c)
+        assert b.late_rows == 0
+        # every line has its internal pull-up: no input-only pins on these chips
+        assert all(mach.pins[p].pull == mach.Pin.PULL_UP for p in prof.col_pins)
+        assert b.line_test()[0] == 0
+
+
+def test_the_classic_chips_registers_are_refused_on_an_s3_and_the_other_way_round():
+    # the models answer only their own chip's registers: a scan given the wrong chip's fails
+    d = profile.default_dict()
+    d.update(S3)
+    d["map"] = []
+    prof = profile.Profile(d)
+    with esp32(chip="Generic ESP32S3 module with ESP32-S3", kind="esp32s3") as (mod, mach, ptrs):
+        b = _board(mod, ptrs, prof, chip="esp32")
+        with pytest.raises(AssertionError, match="no GPIO register of this chip"):
+            _scan(b)
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs, chip="esp32s3")
+        with pytest.raises(AssertionError, match="no GPIO register of this chip"):
+            _scan(b)
 
 
 def _boot_py(mach):

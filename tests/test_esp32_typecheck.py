@@ -49,14 +49,19 @@ def test_firmware_type_checks_against_the_esp32_stubs(tmp_path):
     assert "checked %d source files" % len(files) in proc.stdout or "Success" in proc.stdout, proc.stdout[-2000:]
 
 
-def test_every_firmware_file_compiles_for_the_esp32(tmp_path):
+@pytest.mark.parametrize("target,arch", [("esp32", 10), ("esp32c3", 11)])
+def test_every_firmware_file_compiles_for_each_chip(tmp_path, target, arch):
     from hapenny import firmware
 
-    files = firmware.build("esp32", tmp_path / "esp32")
+    files = firmware.build(target, tmp_path / target)
     assert "shove/boards/esp32.mpy" in files and "shove/boards/virtual.mpy" not in files
+    assert sorted(files) == sorted(firmware.build("esp32", tmp_path / "xtensa"))  # the same files for every chip
     for rel, path in files.items():
         data = Path(path).read_bytes()
         if rel.endswith(".mpy"):
             assert data[0] == ord("M") and data[1] == 6, rel  # mpy v6
-    # the viper scan routine is native code for the ESP32's Xtensa core (arch 10: xtensawin)
-    assert Path(files["shove/boards/esp32.mpy"]).read_bytes()[2] >> 2 == 10
+    # the viper scan routine is native code for the chip's core: arch 10, xtensawin (the classic
+    # ESP32's and the S3's Xtensa LX6/LX7), or 11, rv32imc (the C3's RISC-V), as py/persistentcode.h
+    # numbers them; the stock C3 image loads it (ports/esp32/mpconfigport.h: MICROPY_EMIT_RV32, with
+    # boards/sdkconfig.base's CONFIG_ESP_SYSTEM_PMP_IDRAM_SPLIT=n since v1.24)
+    assert Path(files["shove/boards/esp32.mpy"]).read_bytes()[2] >> 2 == arch

@@ -44,7 +44,7 @@ _DUE_TIMERS = const(1)  # the computer's visit or auto next may act (the TIMERS 
 _DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
-_PROFILE_KEEPS = const(("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
+_PROFILE_KEEPS = const(("name", "chip", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
                          "timing"))
 
 

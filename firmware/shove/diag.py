@@ -51,6 +51,10 @@ def about(parts):
         out["machine"] = os.uname().machine
     except AttributeError:
         out["machine"] = ""
+    # the chip and its console: "uart" (UART0 behind a USB bridge), "usb-serial-jtag" (the C3's),
+    # "usb-cdc" (the S3's native USB); "+uart": the stock image runs the console on UART0 as well
+    out["chip"] = getattr(parts.board, "chip", "esp32")
+    out["console"] = getattr(parts.board, "console_kind", "uart")
     try:
         st = os.statvfs("/")
         out["flash_free"] = st[0] * st[4]
@@ -65,7 +69,8 @@ def about(parts):
                      "settle_us": t["settle_us"]}
     out["buttons"] = [parts.prof.buttons.get(n) for n in ("next", "undo", "new")]
     out["leds"] = {"beds": parts.renderer.beds, "per_side": parts.renderer.per_side,
-                   "status": parts.renderer.status, "count": parts.renderer.count}
+                   "status": parts.renderer.status, "count": parts.renderer.count,
+                   "pin": parts.prof.leds["pin"]}  # -1: the profile has no strip (a C3's beds-only one)
     return out
 
 

@@ -22,29 +22,68 @@ BUTTONS = ("next", "undo", "new")
 UNMAPPED = 255
 
 
-# Classic ESP32 GPIOs by what they can do (ESP32 datasheet, "Peripheral Pin
-# Configurations"). MicroPython's pin table leaves out 24 and 28-31, which
-# no package has (ports/esp32/machine_pin.h), but keeps 20
-# (MICROPY_HW_ENABLE_GPIO20): only the ESP32-PICO-V3 package brings that pad
-# out, and no die this firmware accepts (shove/chip.py) has it, so the
-# profile refuses it by name.
+# GPIOs by what they can do, per chip. Classic ESP32: its datasheet,
+# "Peripheral Pin Configurations"; MicroPython's ports/esp32/machine_pin.c
+# leaves 24 and 28-31 out of its pin table because the chip has no such
+# pads (it keeps 20, MICROPY_HW_ENABLE_GPIO20, but only the ESP32-PICO-V3
+# package brings that pad out, and no die this firmware accepts has it, so
+# 20 is refused by name). ESP32-S3 and ESP32-C3: their datasheets' pin lists and strapping
+# tables, and machine_pin.h, which leaves out what the stock images use
+# (S3: 19/20 for the USB console, 33-37 on octal-PSRAM images; C3: 14-17,
+# and 18/19 for the USB-Serial/JTAG console).
+CHIPS = ("esp32", "esp32s3", "esp32c3")
 GPIOS = tuple(range(0, 20)) + (21, 22, 23, 25, 26, 27) + tuple(range(32, 40))
-NO_PAD = (20,)  # in MicroPython's table, on none of the accepted dies
 FLASH = (6, 7, 8, 9, 10, 11)  # wired to the module's SPI flash
 UART0 = (1, 3)  # the USB serial port: the REPL and the host link
 INPUT_ONLY = (34, 35, 36, 37, 38, 39)  # no output driver, no internal pull-up
 STRAPPING = (0, 2, 5, 12, 15)  # read by the boot ROM at reset
 
 
+def chip_pins(chip):
+    """(GPIOs, {pin: why it is never usable}, input-only pins, {strapping pin:
+    the level nothing may pull it to at reset}) for one chip."""
+    never = {}
+    if chip == "esp32s3":
+        gpios = tuple(range(0, 22)) + tuple(range(26, 49))
+        for p in range(26, 33):  # SPICS1, SPIHD, SPIWP, SPICS0, SPICLK, SPIQ, SPID
+            never[p] = "wired to the module's flash (and PSRAM select)"
+        for p in range(33, 38):  # SPIIO4-7, SPIDQS
+            never[p] = "wired to the octal PSRAM on ESP32-S3 modules that have it (N8R8, N16R8: the DevKitC-1's)"
+        for p in (19, 20):
+            never[p] = "the native USB port's D-/D+, the console's port on a stock image: leave it alone"
+        for p in (43, 44):
+            never[p] = "the serial console's UART0 (the DevKitC-1's UART port): leave it alone"
+        return gpios, never, (), {0: "low", 3: "high or low", 45: "high", 46: "high"}
+    if chip == "esp32c3":
+        for p in range(11, 18):  # VDD_SPI, SPIHD, SPIWP, SPICS0, SPICLK, SPID, SPIQ
+            never[p] = "wired to the flash chip, never usable"
+        for p in (18, 19):
+            never[p] = "the native USB port's D-/D+, the USB-Serial/JTAG console: leave it alone"
+        for p in (20, 21):
+            never[p] = "the serial console's UART0: leave it alone"
+        return tuple(range(0, 22)), never, (), {2: "low", 8: "low", 9: "low"}
+    never[20] = ("MicroPython lists it, but only the ESP32-PICO-V3 package brings it out; the ESP32 modules "
+                 "this firmware runs on have no such pin")
+    for p in FLASH:
+        never[p] = "wired to the flash chip, never usable"
+    for p in UART0:
+        never[p] = "the USB serial port's line, leave it alone"
+    return GPIOS, never, INPUT_ONLY, {0: "low", 2: "high", 5: "low", 12: "high", 15: "low"}
+
+
+NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
+
+
 class ProfileError(ValueError):
     pass
 
 
-def check_pins(rows, cols, led, buttons, pullups):
-    """Each pin fit for its role on a classic ESP32: raises ProfileError for
-    a pin that cannot work, returns warnings (strapping pins) for pins that
-    work with care. led < 0: no strip; buttons: {name: pin}; pullups: GPIOs
-    with an external pull-up resistor fitted."""
+def check_pins(rows, cols, led, buttons, pullups, chip="esp32"):
+    """Each pin fit for its role on `chip` (one of CHIPS): raises
+    ProfileError for a pin that cannot work, returns warnings (strapping
+    pins) for pins that work with care. led < 0: no strip; buttons: {name:
+    pin}; pullups: GPIOs with an external pull-up resistor fitted."""
+    gpios, never, input_only, strapping = chip_pins(chip)
     roles = [(p, "row") for p in rows] + [(p, "column") for p in cols]
     if led >= 0:
         roles.append((led, "LED strip"))
@@ -53,27 +92,22 @@ def check_pins(rows, cols, led, buttons, pullups):
     seen = {}
     warn = []
     for p, role in roles:
-        if p in NO_PAD:
-            raise ProfileError("GPIO %d (%s): MicroPython lists it, but only the ESP32-PICO-V3 package brings "
-                               "it out; the ESP32 modules this firmware runs on have no such pin" % (p, role))
-        if p not in GPIOS:
-            raise ProfileError("GPIO %d (%s): the ESP32 has no such pin" % (p, role))
-        if p in FLASH:
-            raise ProfileError("GPIO %d (%s): wired to the flash chip, never usable" % (p, role))
-        if p in UART0:
-            raise ProfileError("GPIO %d (%s): the USB serial port's line, leave it alone" % (p, role))
+        if p in never:
+            raise ProfileError("GPIO %d (%s): %s" % (p, role, never[p]))
+        if p not in gpios:
+            raise ProfileError("GPIO %d (%s): the %s has no such pin" % (p, role, NAMES[chip]))
         if p in seen:
             raise ProfileError("GPIO %d is both %s and %s" % (p, seen[p], role))
         seen[p] = role
-        if p in INPUT_ONLY:
+        if p in input_only:
             if role in ("row", "LED strip"):
                 raise ProfileError("GPIO %d (%s): input-only, it cannot drive" % (p, role))
             if p not in pullups:
                 raise ProfileError("GPIO %d (%s): input-only, no internal pull-up: fit 10 kOhm to 3.3 V "
                                    "and list it in \"pullups\"" % (p, role))
-        if p in STRAPPING:
+        if p in strapping:
             warn.append("GPIO %d (%s) is a strapping pin: nothing may pull it %s while the board starts"
-                        % (p, role, "high" if p in (2, 12) else "low"))
+                        % (p, role, strapping[p]))
     for p in pullups:
         if p not in seen:
             raise ProfileError("pullups: GPIO %d is not used by the profile" % p)
@@ -131,6 +165,10 @@ class Profile:
         if not isinstance(name, str) or not 1 <= len(name) <= 32:
             raise ProfileError("name: 1 to 32 characters")
         self.name = name
+        chip = d.get("chip", "esp32")
+        if chip not in CHIPS:
+            raise ProfileError("chip: one of %s" % ", ".join(CHIPS))
+        self.chip = chip
         m = d.get("matrix")
         if not isinstance(m, dict):
             raise ProfileError("matrix: {\"rows\": [pins], \"cols\": [pins]}")
@@ -160,7 +198,7 @@ class Profile:
         pullups = d.get("pullups") or []
         _pins(pullups, "pullups", 0, 16)
         self.pullups = pullups
-        check_pins(self.row_pins, self.col_pins, leds["pin"], buttons, pullups)
+        check_pins(self.row_pins, self.col_pins, leds["pin"], buttons, pullups, chip)
         timing = dict(TIMING)
         timing.update(d.get("timing") or {})
         for k in timing:
@@ -175,7 +213,7 @@ class Profile:
 
     def warnings(self):
         """Pins that work with care (strapping pins); made on request, not kept."""
-        return check_pins(self.row_pins, self.col_pins, self.leds["pin"], self.buttons, self.pullups)
+        return check_pins(self.row_pins, self.col_pins, self.leds["pin"], self.buttons, self.pullups, self.chip)
 
 
 def load(text):

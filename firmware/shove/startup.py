@@ -7,6 +7,7 @@ import shove
 from shove import boards, safeboot, store
 
 BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
+BOOT_PIN_C3 = 9  # the ESP32-C3's BOOT button (its strapping pin for the boot mode)
 
 
 def button_held(machine, pin=BOOT_PIN):
@@ -20,16 +21,21 @@ def _clear():
     store.remove(safeboot.COUNT_FILE)
 
 
-def profile_pins():
-    """The GPIOs of the profile the game will load (profile.json, or the
-    built-in one when that is missing or refused, as the app does)."""
+def game_profile():
+    """The profile the game will load (profile.json, or the built-in one
+    when that is missing or refused, as the app does)."""
     from shove import profile
     from shove.settings import PROFILE_FILE
 
     try:
-        p = profile.load(store.read(PROFILE_FILE) or "")
+        return profile.load(store.read(PROFILE_FILE) or "")
     except profile.ProfileError:
-        p = profile.Profile(profile.default_dict())
+        return profile.Profile(profile.default_dict())
+
+
+def profile_pins():
+    """The GPIOs of the profile the game will load."""
+    p = game_profile()
     return list(p.row_pins) + list(p.col_pins) + [p.leds["pin"]] + [p.buttons[k] for k in p.buttons]
 
 
@@ -71,6 +77,8 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
         problem = chip.problem(machine_name)
         if problem is None and chip.pins_matter(machine_name):
             problem = chip.pins_problem(machine_name, profile_pins())
+        if problem is None:  # a profile made for another chip's pins (an ESP32's on a C3...)
+            problem = chip.profile_problem(machine_name, game_profile().chip)
     # Bad starts are counted on the chip only: the virtual board is reset on
     # purpose many times a minute by tests, and its crashes fail them anyway.
     deliberate = safeboot.take_mark(machine)
@@ -79,7 +87,9 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
     LAST["deliberate"] = deliberate
     cause = real if esp32 else safeboot.PWRON_RESET
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE)) if esp32 else 0
-    reason, n = safeboot.decide(cause, button_held(machine), count, problem, boot_error, deliberate)
+    c3 = "ESP32C3" in machine_name.split(" with ")[-1].replace("-", "").upper()  # as chip.kind, without loading it
+    reason, n = safeboot.decide(cause, button_held(machine, BOOT_PIN_C3 if c3 else BOOT_PIN), count, problem,
+                                boot_error, deliberate)
     if n != count:
         if n:
             store.write_atomic(safeboot.COUNT_FILE, str(n).encode())

@@ -80,7 +80,7 @@ def cmd_flash(args):
     from hapenny.deploy import deploy, flash
 
     port = choose_port(args.port)
-    flash(args.image or _default_image(), port, args.chip, args.baud, dry_run=args.dry_run)
+    flash(args.image, port, args.chip, args.baud, dry_run=args.dry_run)
     if args.dry_run or args.no_deploy:
         return 0
     deploy(port, profile=args.profile)
@@ -261,7 +261,8 @@ def cmd_doctor(args):
                 return a.startswith("y")
 
     steps = [s for s in ("about", "lines", "leds", "buttons", "darts") if s not in (args.skip or [])]
-    rep = doctor.run(link, info, ask, print, record_ms=int(args.record * 1000), darts=args.darts, steps=steps)
+    rep = doctor.run(link, info, ask, print, record_ms=int(args.record * 1000), darts=args.darts, steps=steps,
+                     port=args.port or os.environ.get("HAPENNY_PORT"))
     doctor.print_report(rep, print)
     return 1 if rep.failed else 0
 
@@ -285,6 +286,8 @@ def cmd_sim(args):
         os.environ["HAPENNY_REPL_DUPTERM"] = "0"
     if args.romfs:  # idem
         os.environ["HAPENNY_ROMFS"] = "1"
+    if args.chip:  # idem: the chip the board is, and its own profile unless one is named
+        os.environ["HAPENNY_CHIP"] = args.chip
     if args.web:
         return web_on_sim(args.board_dir, args.profile, args.web)
     if args.play:
@@ -295,6 +298,10 @@ def cmd_sim(args):
 def cmd_test(args):
     from hapenny.hil import run_suite
 
+    if args.chip and not args.sim:
+        raise SystemExit("--chip is for --sim: a real board is the chip it is")
+    if args.chip:  # the suite's virtual board is that chip
+        os.environ["HAPENNY_CHIP"] = args.chip
     return run_suite(args.port, junit=args.junit, extra=args.pytest_args, sim=args.sim)
 
 
@@ -311,8 +318,8 @@ def build_parser():
     s = sub.add_parser("flash", parents=port + profile,
                        help="erase the chip and write a MicroPython image with esptool, then deploy")
     s.add_argument("image", nargs="?", help="the MicroPython .bin for your chip (micropython.org/download; "
-                   "default: %s in this folder)" % _default_image())
-    s.add_argument("--chip", default="esp32", help="esp32 (default), esp32s2, esp32s3, esp32c3, ...")
+                   "default: the chip's stock image in this folder, e.g. %s)" % _default_image())
+    s.add_argument("--chip", help="esp32, esp32s3 or esp32c3 (default: asked of the board through esptool)")
     s.add_argument("--baud", type=int, default=460800)
     s.add_argument("--no-deploy", action="store_true", help="only write MicroPython")
     s.add_argument("--dry-run", action="store_true", help="print the esptool commands, run nothing")
@@ -403,7 +410,11 @@ def build_parser():
 
     s = sub.add_parser("sim", help="run a virtual board behind a pseudo-terminal (prints PORT <path>)")
     s.add_argument("--board-dir", help="the board's flash (kept across runs); default: a fresh temporary one")
-    s.add_argument("--profile", default="generic-8x8")
+    s.add_argument("--profile", help="the board profile (default: the chip's: generic-8x8, s3-devkitc-8x8, "
+                   "c3-supermini-beds)")
+    s.add_argument("--chip", choices=("esp32", "esp32s3", "esp32c3"),
+                   help="the chip the virtual board is: its MCU name, pins, console, heap and clock (default "
+                        "esp32, or $HAPENNY_CHIP)")
     s.add_argument("--control", help="control socket path")
     s.add_argument("--fast", action="store_true", help="skip the slow strip and flash models")
     s.add_argument("--play", action="store_true", help="and open the live scoreboard on it (make sim)")
@@ -421,6 +432,8 @@ def build_parser():
                        help="run the hardware-in-the-loop suite on a board (or a virtual one)")
     s.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report")
     s.add_argument("--sim", action="store_true", help="run it on a virtual board started for the run")
+    s.add_argument("--chip", choices=("esp32", "esp32s3", "esp32c3"),
+                   help="with --sim: the chip the virtual board is (default esp32)")
     s.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments after --")
     s.set_defaults(fn=cmd_test)
     return p

@@ -10,6 +10,29 @@ from hapenny.link import Link, LinkError, SerialTransport
 # USB bridges found on ESP32 boards: CP210x, CH340/CH9102, FTDI, Espressif's own USB
 ESP32_USB = {(0x10C4, 0xEA60), (0x1A86, 0x7523), (0x1A86, 0x55D4), (0x0403, 0x6001), (0x0403, 0x6010)}
 ESPRESSIF_VID = 0x303A
+# Espressif's own USB IDs: the USB-Serial/JTAG peripheral (ESP32-C3, -S3, -C6, -H2:
+# 303a:1001, its ROM loader included), TinyUSB's CDC on the S2/S3's native USB
+# (MicroPython's stock images: 303a:4001, 0x4000 | one bit a class,
+# ports/esp32/mpconfigport.h) and the S2/S3 ROM loader's own CDC (303a:0002)
+USB_SERIAL_JTAG = (ESPRESSIF_VID, 0x1001)
+
+
+def console_kind(vid, pid):
+    """What sits behind a USB serial port: "usb-serial-jtag", "usb-cdc"
+    (an Espressif chip's own USB), "uart" (a USB-UART bridge to UART0), or
+    None (not an ESP32's)."""
+    if (vid, pid) == USB_SERIAL_JTAG:
+        return "usb-serial-jtag"
+    if vid == ESPRESSIF_VID:
+        return "usb-cdc"
+    if (vid, pid) in ESP32_USB:
+        return "uart"
+    return None
+
+
+# a port's description in `hapenny ports`, by what sits behind it
+CONSOLE_NAMES = {"usb-serial-jtag": "USB-Serial/JTAG (ESP32-C3 or -S3)",
+                 "usb-cdc": "native USB (ESP32-S3 or -S2 stock image)", "uart": "USB-UART bridge (UART0)"}
 
 
 class PortError(Exception):
@@ -69,6 +92,9 @@ def list_ports():
         desc = p.description or ""
         if p.vid is not None:
             desc += " [%04x:%04x]" % (p.vid, p.pid)
+            kind = console_kind(p.vid, p.pid)
+            if kind:
+                desc += " " + CONSOLE_NAMES[kind]
         rows.append((p.device, desc, looks_like_esp32(p)))
     for s in running_sims():
         rows.append((s["port"], "hapenny virtual board (sim pid %d)" % s["pid"], True))
@@ -144,3 +170,17 @@ def wait_for_port(port, seconds=10.0):
             return True
         time.sleep(0.1)
     return False
+
+
+def port_console(port):
+    """console_kind of a serial port by its USB IDs, or None (not USB, not found, a sim)."""
+    try:
+        from serial.tools import list_ports
+
+        real = os.path.realpath(port)
+        for p in list_ports.comports():
+            if p.vid is not None and os.path.realpath(p.device) == real:
+                return console_kind(p.vid, p.pid)
+    except (ImportError, OSError):
+        pass
+    return None

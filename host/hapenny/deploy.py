@@ -1,6 +1,7 @@
 """`hapenny flash` and `hapenny deploy`: MicroPython onto the chip with
 esptool, then the compiled firmware onto its filesystem with mpremote."""
 import hashlib
+import json
 import subprocess
 import sys
 import threading
@@ -64,12 +65,84 @@ class DeployError(Exception):
     pass
 
 
-def default_image():
+# MicroPython's stock image of each chip the firmware runs on (micropython.org/download/<BOARD>)
+IMAGES = {"esp32": "ESP32_GENERIC", "esp32s3": "ESP32_GENERIC_S3", "esp32c3": "ESP32_GENERIC_C3"}
+CHIP_NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
+
+
+def default_image(chip="esp32"):
     """The stock image of the release this firmware is built for, as
-    micropython.org/download/ESP32_GENERIC names it."""
+    micropython.org/download/ESP32_GENERIC (_S3, _C3) names it."""
     from hapenny.mpyformat import RELEASE, release_name
 
-    return "ESP32_GENERIC-%s.bin" % release_name(RELEASE)
+    return "%s-%s.bin" % (IMAGES.get(chip, IMAGES["esp32"]), release_name(RELEASE))
+
+
+def shown(chip):
+    """A chip's name as Espressif writes it: "esp32s3" -> "ESP32-S3"."""
+    up = chip.upper()
+    return up if up == "ESP32" or not up.startswith("ESP32") else "ESP32-" + up[5:]
+
+
+def esptool_chip(name):
+    """esptool's --chip spelling of a chip esptool names ("ESP32-S3" -> "esp32s3")."""
+    return name.lower().replace("-", "")
+
+
+def read_chip(port, baud=115200):
+    """The chip on `port`, asked through esptool's ROM loader (the board goes
+    into its bootloader for it, as for the flash that follows): "esp32s3"..."""
+    from esptool.cmds import detect_chip
+
+    try:
+        esp = detect_chip(port, baud)
+    except Exception as e:  # esptool's FatalError, a serial error: no chip answered
+        raise DeployError("esptool found no chip on %s (%s): hold BOOT while it connects if your board needs "
+                          "it; nothing was erased" % (port, e))
+    try:
+        try:  # back out of the bootloader: a refusal that follows leaves the board running
+            esp.hard_reset()
+        except Exception:  # a port without the control lines: the flash's own esptool resets it again
+            pass
+        return esptool_chip(esp.CHIP_NAME)
+    finally:
+        esp._port.close()
+
+
+def image_chip(path):
+    """The chip an ESP firmware image is for, from its header (the ESP-IDF
+    image format: magic 0xE9, then at bytes 12-13 of the extended header
+    the chip id esptool's targets give as IMAGE_CHIP_ID), or None when the
+    file has no such header."""
+    from esptool.targets import CHIP_DEFS
+
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if len(head) < 24 or head[0] != 0xE9:
+        return None
+    cid = int.from_bytes(head[12:14], "little")
+    for name, rom in CHIP_DEFS.items():
+        if getattr(rom, "IMAGE_CHIP_ID", None) == cid:
+            return name
+    return "chip id %d" % cid
+
+
+def check_image(image, chip):
+    """Refuse, before anything is erased, a chip the firmware does not run
+    on and an image made for another chip than the board's."""
+    if chip not in IMAGES:
+        raise DeployError("esptool says this board is an %s; this firmware runs on %s, whose GPIO registers its "
+                          "scan drives: nothing was erased" % (shown(chip), firmware.chip_module().SUPPORTED))
+    made_for = image_chip(image)
+    if made_for is None:
+        raise DeployError("%s is no ESP firmware image (no 0xE9 header): download %s from "
+                          "https://micropython.org/download/%s/; nothing was erased"
+                          % (image, default_image(chip), IMAGES[chip]))
+    if made_for != chip:
+        raise DeployError("%s is an image for the %s, and this board is an %s: download %s from "
+                          "https://micropython.org/download/%s/; nothing was erased"
+                          % (image, shown(made_for), CHIP_NAMES[chip],
+                             default_image(chip), IMAGES[chip]))
 
 
 def esptool_major():
@@ -101,12 +174,25 @@ def flash_commands(image, port, chip="esp32", baud=460800, major=None):
             base + [verify, FLASH_OFFSET[chip], str(image)]]
 
 
-def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout):
+def flash(image, port, chip=None, baud=460800, dry_run=False, out=sys.stdout):
+    """Erase the chip and write `image` (None: the chip's stock image in this
+    folder). `chip`: esptool's name for it; None asks the board through
+    esptool first. A missing image, or one made for another chip, stops it
+    before anything is erased."""
     from pathlib import Path
 
+    if image is not None and not Path(image).is_file():  # said before the board is bothered
+        raise DeployError("no firmware image at %s: download %s (or the image for your chip) from "
+                          "https://micropython.org/download/; nothing was erased" % (image, default_image(chip or "esp32")))
+    if chip is None:
+        chip = read_chip(port)
+        out.write("the board is an %s (esptool)\n" % shown(chip))
+    image = image or default_image(chip)
     if not Path(image).is_file():
-        raise DeployError("no firmware image at %s: download %s from https://micropython.org/download/ESP32_GENERIC/ "
-                          "(or give the path of the .bin for your chip)" % (image, default_image()))
+        raise DeployError("no firmware image at %s: download %s from https://micropython.org/download/%s/ "
+                          "(or give the path of the .bin for your chip)"
+                          % (image, default_image(chip), IMAGES.get(chip, IMAGES["esp32"])))
+    check_image(image, chip)
     for cmd in flash_commands(image, port, chip, baud):
         out.write("$ %s\n" % " ".join(cmd))
         if not dry_run and subprocess.run(cmd).returncode:
@@ -165,7 +251,7 @@ def check_board(board, target, files, mpy_cross=None):
     from hapenny import mpyformat
 
     chip = firmware.chip_module()
-    if target == "esp32":
+    if target != "sim":
         why = chip.problem(board["machine"])
         if why:
             raise DeployError(why)
@@ -232,22 +318,55 @@ STALLED = ("the board stopped answering in the middle of the deploy (reset, powe
            "run the deploy again")
 
 
+# an image without the native emitter gets the bytecode build: it runs, but its scan is slow
+NO_NATIVE = ("warning: this board's MicroPython was built without the native code emitter (an ESP32-C3 "
+             "image before v1.24), so the firmware goes as bytecode and its scan reads the GPIO registers "
+             "through machine.mem32: some 5 ms a read of an 8 x 8 matrix on an ESP32, 8 ms on a C3, where a "
+             "dart closes its contact for a few ms, so many darts are missed. Flash %s (or the image for "
+             "your chip) for the native scan")
+
+
 def _prepare(t, profile, debug=False):
     """What to copy, once the board is known to be able to run it: (target, {path: bytes}, board hashes)."""
     board = probe(t)
-    target = "sim" if board["platform"] == "linux" else "esp32"
+    # the build for the native code the board loads: xtensawin (classic ESP32, S3) or rv32imc (C3)
+    target = "sim" if board["platform"] == "linux" else firmware.esp32_target(board.get("mpy"))
     files = firmware.build(target, debug=debug)
     check_board(board, target, files)
     local = {rel: path.read_bytes() for rel, path in files.items()}
     have = remote_hashes(t)
     if profile is not None or "profile.json" not in have:
-        local["profile.json"] = firmware.profile_path(profile or "generic-8x8").read_bytes()
+        local["profile.json"] = firmware.profile_path(profile or default_profile(board)).read_bytes()
+        text = local["profile.json"].decode("utf-8", "replace")
     else:  # the board keeps its profile: only if this firmware accepts it
-        why = firmware.profile_problem(t.fs_readfile("profile.json").decode("utf-8", "replace"))
+        text = t.fs_readfile("profile.json").decode("utf-8", "replace")
+        why = firmware.profile_problem(text)
         if why:
             raise DeployError("the board's profile.json is refused by this firmware (%s): deploy with "
                               "--profile NAME or a fixed profile file; nothing was copied" % why)
+    if target != "sim":  # a profile for another chip's pins: said before anything is copied
+        why = profile_chip_problem(board, text)
+        if why:
+            raise DeployError(why + "; nothing was copied")
     return target, local, have
+
+
+# the shipped profile a board gets when it has none, by its chip
+DEFAULT_PROFILES = {"esp32": "generic-8x8", "esp32s3": "s3-devkitc-8x8", "esp32c3": "c3-supermini-beds"}
+
+
+def default_profile(board):
+    kind = firmware.chip_module().kind(board.get("machine") or "")  # a virtual board names its chip too
+    return DEFAULT_PROFILES.get(kind or "esp32")
+
+
+def profile_chip_problem(board, text):
+    """None when the profile (JSON text) is for the board's chip, else why not."""
+    try:
+        chip = json.loads(text).get("chip", "esp32")
+    except (ValueError, AttributeError):
+        return None  # profile_problem has said what is wrong with it
+    return firmware.chip_module().profile_problem(board.get("machine") or "", chip)
 
 
 # runs on the board: its ROMFS partition's size in bytes (0: none; a custom
@@ -426,6 +545,8 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         try:
             stall.step(4 * STEP_S)  # compiling the firmware on the host is part of it
             target, local, have = _prepare(t, profile, debug)
+            if target == "esp32bc":
+                out.write(NO_NATIVE % default_image("esp32c3") + "\n")
             if romfs:
                 image = romfs_image({rel: data for rel, data in local.items() if rel.startswith("shove/")})
                 rom_size = _romfs_fits(t, image)

@@ -186,8 +186,33 @@ def release_problem(about):
         return ("the board's firmware is older than this hapenny and does not report the .mpy format its "
                 "MicroPython loads: run hapenny deploy (it checks the format), then hapenny doctor again")
     _, fmt = firmware.mpy_cross_version()
-    native = mpyformat.ARCHS.index(firmware.ARCH["esp32" if about["platform"] == "esp32" else "sim"])
+    target = firmware.esp32_target(about["mpy"]) if about["platform"] == "esp32" else "sim"
+    native = mpyformat.ARCHS.index(firmware.ARCH[target]) if firmware.ARCH[target] else 0
     return mpyformat.release_problem(_release(about), about["mpy"], fmt, native)
+
+
+CONSOLES = {
+    "uart": "UART0 behind the board's USB-UART bridge: the firmware paces its output to 115200 baud",
+    "usb-serial-jtag": "the chip's USB-Serial/JTAG: no baud rate on the link, and a byte the board has no room "
+                       "for waits in the peripheral instead of being lost",
+    "usb-cdc": "the chip's native USB (TinyUSB CDC): no baud rate on the link, and a byte the board has no "
+               "room for waits instead of being lost",
+}
+
+
+def console(about, port=None):
+    """One line on the console the host talks to: the port's USB IDs say
+    which, else the board's own word (a virtual board's); a stock S3 or C3
+    image runs its console on UART0 too."""
+    from hapenny.connect import port_console
+
+    board = about.get("console") or "uart"  # firmware from before the chips: a classic ESP32's UART
+    kinds = board.split("+")
+    kind = (port_console(port) if port else None) or kinds[0]
+    text = "console: %s" % CONSOLES.get(kind, kind)
+    if kind != "uart" and "uart" in kinds:
+        text += "; the stock image writes it to UART0 as well, so the output keeps its 115200-baud pacing"
+    return text
 
 
 def diag(link, op, timeout=10.0, **fields):
@@ -238,7 +263,7 @@ PHYSICAL = ("leds", "buttons", "darts")
 
 def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
                                                                              "buttons", "darts"),
-        acts_on_virtual=False):
+        acts_on_virtual=False, port=None):
     """The bring-up, step by step. `ask(question) -> bool` (the person's
     answer), `say(text)` prints; `press(button)` is asked for through
     `ask` too. On a virtual board the physical steps (PHYSICAL) are left
@@ -256,6 +281,7 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
                                                               info.get("board")))
         say("MicroPython %s on %s (%s)" % (mpyformat.release_name(_release(about)),
                                             about.get("machine") or about["platform"], about["platform"]))
+        say(console(about, port))
         why = release_problem(about)
         rep.add("about", why is None, why or "MicroPython %s loads this firmware's .mpy files"
                 % mpyformat.release_name(_release(about)))
@@ -279,7 +305,9 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
         say("This is a virtual board (%s): it has no LEDs to look at, buttons to press or darts to throw, "
             "so %s need a real board (its own models of them are checked by hapenny test --sim)."
             % (about["platform"], _and(rep.real_board)))
-    if "leds" in steps:
+    if "leds" in steps and about["leds"].get("pin", 0) < 0:
+        say("LEDs: the profile has no strip (its \"leds\" pin is -1): nothing to check")
+    elif "leds" in steps:
         L = about["leds"]
         bad = []
         try:

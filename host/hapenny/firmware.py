@@ -7,6 +7,7 @@ and are found with importlib.resources; in a checkout (or an editable
 install) they are read where they live in the repository, firmware/ and
 hardware/profiles/. This module is the one place that decides which."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,8 +45,18 @@ PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
 # compiled firmware: the checkout's build/, or the user's cache for an installed package
 BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
 # files only one kind of board needs: a path, or the start of the names of a group
-ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/virtual": "sim"}
-ARCH = {"esp32": "xtensawin", "sim": "x64"}
+ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/esp32_mem32.py": "esp32",
+        "shove/boards/virtual": "sim"}
+# builds by the native code's architecture, all of the same files (ONLY's
+# "esp32"): "esp32" for the Xtensa chips (the classic ESP32 and the
+# ESP32-S3), "esp32c3" for the RISC-V ESP32-C3, and "esp32bc" for an image
+# built without the native emitter (sys.implementation._mpy names no
+# architecture: the ESP32-C3's before v1.24): all bytecode, the native and
+# viper decorators taken off (the scan then reaches the GPIO registers
+# through machine.mem32: boards/esp32_mem32.py)
+ARCH = {"esp32": "xtensawin", "esp32c3": "rv32imc", "esp32bc": None, "sim": "x64"}
+NATIVE_DECORATOR = re.compile(r"^[ \t]*@micropython\.(native|viper)\b.*\n", re.M)
+BYTECODE_ONLY = re.compile(r"^#bytecode: ", re.M)  # a line for the bytecode build only (boards/esp32.py)
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
@@ -73,11 +84,23 @@ def only(rel):
     return None
 
 
+def esp32_target(sys_mpy):
+    """The build for a board by its sys.implementation._mpy (the native
+    code it loads): "esp32c3" for rv32imc, else "esp32" (xtensawin; deploy's
+    checks name any other)."""
+    if sys_mpy is None:
+        return "esp32"  # a release too old to say: deploy's checks name it
+    arch = (sys_mpy >> 10) & 0x2F  # mpyformat.board_abi's: the feature byte's bits 2-7
+    # 11: MP_NATIVE_ARCH_RV32IMC (py/persistentcode.h); 0: no native emitter in the image
+    return "esp32c3" if arch == 11 else "esp32bc" if arch == 0 else "esp32"
+
+
 def sources(target):
+    board = "sim" if target == "sim" else "esp32"
     out = []
     for p in sorted(FIRMWARE.rglob("*.py")):
         rel = p.relative_to(FIRMWARE).as_posix()
-        if only(rel) in (None, target):
+        if only(rel) in (None, board):
             out.append(rel)
     return out
 
@@ -100,7 +123,8 @@ def build(target="esp32", out=None, debug=False):
     opt = [] if debug else [OPT]
     # what the files in `out` were compiled with, and from: anything else recompiles them all
     stamp = out / ".made-by"
-    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0], "-march=" + ARCH[target]] + opt + ["-s=.mpy", str(FIRMWARE)])
+    march = ["-march=" + ARCH[target]] if ARCH[target] else []  # none: bytecode only
+    made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0]] + (march or ["bytecode"]) + opt + ["-s=.mpy", str(FIRMWARE)])
     if INSTALLED:  # a reinstall may bring older file times than the cache's: its content decides
         made_by += " " + _digest(target)
     if not stamp.exists() or stamp.read_text() != made_by:
@@ -117,7 +141,11 @@ def build(target="esp32", out=None, debug=False):
         dst = out / (rel[:-3] + ".mpy")
         if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
             dst.parent.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run([tool("mpy-cross"), "-march=" + ARCH[target], *opt, "-s", source_name(rel), "-o", str(dst), str(src)],
+            if not march:  # no native emitter on the board: the decorators off, as cpuloops.py allows for
+                src = out / (rel + ".bytecode.py")
+                src.parent.mkdir(parents=True, exist_ok=True)
+                src.write_text(BYTECODE_ONLY.sub("", NATIVE_DECORATOR.sub("", (FIRMWARE / rel).read_text())))
+            proc = subprocess.run([tool("mpy-cross"), *march, *opt, "-s", source_name(rel), "-o", str(dst), str(src)],
                                   capture_output=True, text=True)
             if proc.returncode:
                 raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))

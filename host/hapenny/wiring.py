@@ -7,6 +7,7 @@ from xml.sax.saxutils import escape
 from hapenny import firmware
 
 ROW_H = 22
+BOARDS = {"esp32": "ESP32 DevKit", "esp32s3": "ESP32-S3 DevKitC-1", "esp32c3": "ESP32-C3 board"}
 COLOURS = {"row": "#c0392b", "col": "#2471a3", "led": "#1e8449", "button": "#7d3c98"}
 
 
@@ -30,22 +31,27 @@ def connections(profile):
 def warnings(profile):
     why = firmware.profile_problem(json.dumps(profile))
     notes = ["the firmware refuses this profile: %s" % why] if why else []
+    chip = profile.get("chip", "esp32")
     pins = firmware.module("profile")  # the chip's pins as the firmware knows them
+    if chip not in pins.CHIPS:
+        return notes
+    _, never, input_only, strapping = pins.chip_pins(chip)
     conns = connections(profile)
     seen = {}
     for p, kind, label in conns:
         if p in seen:
             notes.append("GPIO %d is used twice (%s; %s)" % (p, seen[p], label))
         seen[p] = label
-        if p in pins.INPUT_ONLY and kind in ("col", "button"):
+        if p in input_only and kind in ("col", "button"):
             notes.append("GPIO %d has no internal pull-up: add 10 kΩ to 3.3 V (listed in \"pullups\")" % p)
-        if p in pins.INPUT_ONLY and kind in ("row", "led"):
+        if p in input_only and kind in ("row", "led"):
             notes.append("GPIO %d is input-only and cannot drive a %s" % (p, kind))
-        if p in pins.STRAPPING:
-            notes.append("GPIO %d is a strapping pin: keep it free of pull-%s at power-up"
-                         % (p, "ups" if p in (2, 12) else "downs"))
-        if p in pins.FLASH:
-            notes.append("GPIO %d belongs to the flash chip: do not use it" % p)
+        if p in strapping:
+            way = strapping[p]
+            notes.append("GPIO %d is a strapping pin: keep it free of %s at power-up"
+                         % (p, "any pull" if " or " in way else "pull-ups" if way == "high" else "pull-downs"))
+        if p in never:
+            notes.append("GPIO %d: %s" % (p, never[p]))
     return notes
 
 
@@ -61,8 +67,8 @@ def svg(profile):
            '<text x="20" y="48" fill="#555">%s</text>' % escape(profile.get("description", ""))]
     top = 95
     out.append('<rect x="20" y="%d" width="150" height="%d" rx="8" fill="#222"/>' % (top - 32, ROW_H * len(conns) + 42))
-    out.append('<text x="95" y="%d" fill="white" text-anchor="middle" font-weight="bold">ESP32 DevKit</text>'
-               % (top - 14))
+    out.append('<text x="95" y="%d" fill="white" text-anchor="middle" font-weight="bold">%s</text>'
+               % (top - 14, escape(BOARDS.get(profile.get("chip", "esp32"), "ESP32 board"))))
     for i, (p, kind, label) in enumerate(conns):
         y = top + i * ROW_H + 6
         colour = COLOURS[kind]
@@ -76,7 +82,7 @@ def svg(profile):
         out.append('<text x="20" y="%d" fill="#b03a2e">⚠ %s</text>' % (y, escape(n)))
         y += 20
     out.append('<text x="20" y="%d" fill="#555">Power the strip from 5 V with a common ground; '
-               'the ESP32 from USB.</text>' % y)
+               'the %s from USB.</text>' % (y, escape(BOARDS.get(profile.get("chip", "esp32"), "board"))))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

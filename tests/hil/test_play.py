@@ -4,6 +4,7 @@ import time
 
 import pytest
 from hapenny import gamestate
+from suite_profile import need_segments
 
 VARIANTS = ["classic", "no-gift", "extended", "pub", "progressive", "piecepack"]
 
@@ -54,6 +55,7 @@ def target(state):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_variant_played_to_a_win_through_the_matrix(board, variant):
     st = board.new(["Ann", "Bob"], variant=variant)
+    need_segments(*("T%d" % bed for bed in st["rules"]["beds"]))  # a C3's beds-only map: beds 1-9
     darts = 0
     while st["phase"] != "over":
         if st["phase"] == "hold":

@@ -4,6 +4,7 @@ import time
 
 import pytest
 from hapenny import gamestate
+from suite_profile import PROFILE
 
 
 def test_info_names_board_protocol_and_matrix(board):
@@ -125,7 +126,7 @@ def test_press_refuses_cells_outside_the_matrix(board, fields):
 
 def test_map_get_set_and_bad_maps(board):
     cells = board.req("map")["cells"]
-    assert len(cells) >= 62 and all(len(c) == 3 for c in cells)
+    assert len(cells) >= len(PROFILE["map"]) and all(len(c) == 3 for c in cells)
     small = [[0, 0, "T20"], [0, 1, "s1"]]
     assert board.req("map", set=small)["cells"] == [[0, 0, "T20"], [0, 1, "S1"]]
     for bad in ([[0, 0, "T20"], [0, 0, "S1"]], [[99, 0, "S1"]], [[0, 0, "X1"]], [[0, 0]], "all", [[0, 0, "MISS"]]):

@@ -2,16 +2,41 @@
 from shove import chip
 
 
-def test_only_the_classic_esp32_passes():
-    table = (("Generic ESP32 module with ESP32", True), ("Generic ESP32 module with SPIRAM with ESP32", True),
-             ("ESP32 module (spiram) with ESP32", True), ("Generic ESP32S3 module with ESP32S3", False),
-             ("Generic ESP32S2 module with ESP32S2", False), ("ESP32C3 module with ESP32C3", False),
-             ("Generic ESP32C6 module with ESP32C6", False), ("linux [GCC 14.2.1] version", False), ("", False))
-    for machine, ok in table:
+def test_the_classic_esp32_the_s3_and_the_c3_pass_by_the_names_micropython_gives_them():
+    table = (("Generic ESP32 module with ESP32", "esp32"), ("Generic ESP32 module with SPIRAM with ESP32", "esp32"),
+             ("ESP32 module (spiram) with ESP32", "esp32"),
+             # v1.29.0 spells the MCU with a hyphen (ports/esp32/boards/*/mpconfigboard.h) ...
+             ("Generic ESP32S3 module with ESP32-S3", "esp32s3"),
+             ("Generic ESP32S3 module with Octal-SPIRAM with ESP32-S3", "esp32s3"),
+             ("ESP32C3 module with ESP32-C3", "esp32c3"),
+             # ... releases before it without (v1.23 to v1.28 load the same .mpy format)
+             ("Generic ESP32S3 module with ESP32S3", "esp32s3"), ("ESP32C3 module with ESP32C3", "esp32c3"),
+             # boards that name the package: a C3 with its flash inside
+             ("LOLIN_C3_MINI with ESP32-C3FH4", "esp32c3"), ("LOLIN_C3_MINI with ESP32C3FH4", "esp32c3"))
+    for machine, kind in table:
+        assert chip.kind(machine) == kind, machine
+        assert chip.problem(machine) is None, machine
+
+
+def test_other_chips_are_refused_with_the_chips_that_are_supported():
+    for machine in ("Generic ESP32S2 module with ESP32-S2", "Generic ESP32S2 module with ESP32S2",
+                    "LOLIN_S2_MINI with ESP32-S2FN4R2", "Generic ESP32C6 module with ESP32-C6",
+                    "Generic ESP32C6 module with ESP32C6", "ESP32C2 module with ESP32-C2",
+                    "ESP32C5 module with ESP32-C5", "Generic ESP32H2 module with ESP32-H2",
+                    "Generic ESP32P4 module with ESP32-P4", "linux [GCC 14.2.1] version", ""):
+        assert chip.kind(machine) is None, machine
         why = chip.problem(machine)
-        assert (why is None) is ok, machine
-        if not ok:
-            assert "classic ESP32" in why and chip.mcu(machine) in why
+        assert why is not None, machine
+        assert "the classic ESP32, the ESP32-S3 and the ESP32-C3" in why and chip.mcu(machine) in why, why
+
+
+def test_a_profile_for_another_chip_is_named_with_the_board_it_is_on():
+    assert chip.profile_problem("Generic ESP32 module with ESP32", "esp32") is None
+    assert chip.profile_problem("ESP32C3 module with ESP32-C3", "esp32c3") is None
+    why = chip.profile_problem("ESP32C3 module with ESP32-C3", "esp32")
+    assert why.startswith("the board profile is for an ESP32, this board is an ESP32-C3"), why
+    why = chip.profile_problem("Generic ESP32 module with ESP32", "esp32s3")
+    assert why.startswith("the board profile is for an ESP32-S3, this board is an ESP32 "), why
 
 
 def test_gpio_16_and_17_are_refused_on_a_spiram_image_only():
@@ -23,6 +48,8 @@ def test_gpio_16_and_17_are_refused_on_a_spiram_image_only():
         (spi, [4, 13, 18, 19], None),
         (spi, [16, 18], "GPIO 16:"),
         (spi, [18, 17, 16, 17], "GPIO 16 and 17:"),
+        # an S3's octal-PSRAM image: its PSRAM pins are the profile's business (profile.py), not 16/17
+        ("Generic ESP32S3 module with Octal-SPIRAM with ESP32-S3", [16, 17], None),
     )
     for machine, pins, want in table:
         why = chip.pins_problem(machine, pins)

@@ -95,11 +95,18 @@ def test_shipped_profiles_pass_and_match_their_parts_list():
         assert p.name == name
         d = json.loads(text)
         inputs = set(p.col_pins) | set(d.get("buttons", {}).values())
-        assert sorted(x for x in inputs if x in profile.INPUT_ONLY) == sorted(p.pullups)
+        _, _, input_only, strapping = profile.chip_pins(p.chip)
+        assert sorted(x for x in inputs if x in input_only) == sorted(p.pullups)
         assert len(p.pullups) <= 4  # the parts list's resistors
-        assert 0 not in d.get("buttons", {}).values()  # held at reset, GPIO 0 means download mode
-        assert 2 not in p.row_pins + p.col_pins  # the DevKit's LED loads GPIO 2
-        assert 12 not in p.row_pins + p.col_pins  # sets the flash voltage at reset
+        # a button held at reset must not pick the boot mode: GPIO 0 (9 on the C3) is BOOT
+        assert not set(d.get("buttons", {}).values()) & set(strapping), name
+        if p.chip == "esp32":
+            assert 2 not in p.row_pins + p.col_pins  # the DevKit's LED loads GPIO 2
+            assert 12 not in p.row_pins + p.col_pins  # sets the flash voltage at reset
+        else:  # nothing drives a strapping pin: only columns (inputs) may be on them
+            assert not set(p.row_pins) & set(strapping) and p.leds["pin"] not in strapping, name
+    chips = sorted(set(profile.load(t).chip for _, t in _shipped()))
+    assert chips == ["esp32", "esp32c3", "esp32s3"]  # a profile for each chip the firmware runs on
 
 
 def test_every_malformed_profile_is_refused_naming_what_is_wrong():
@@ -207,3 +214,56 @@ def test_the_built_in_profile_is_the_shipped_generic_8x8():
     for k in built_in:
         if k != "description":  # the shipped file's says more (the module to buy)
             assert built_in[k] == shipped[k], k
+
+
+def _chip(chip, rows, cols, led=-1, buttons=None):
+    d = profile.default_dict()
+    d.update({"chip": chip, "matrix": {"rows": rows, "cols": cols}, "map": [], "leds": {"pin": led},
+              "buttons": buttons or {}, "pullups": []})
+    return d
+
+
+S3_ROWS = [4, 5, 6, 7]
+S3_COLS = [8, 9, 10, 11]
+C3_ROWS = [0, 1, 3]
+C3_COLS = [4, 5, 6, 7]
+
+
+def test_each_chip_refuses_its_flash_psram_usb_and_console_pins_and_pins_it_lacks():
+    # (chip, pin, words): every pin is tried as a row, a column, the strip and a button
+    table = [("esp32s3", p, "flash") for p in range(26, 33)]
+    table += [("esp32s3", p, "octal PSRAM") for p in (33, 34, 35, 36, 37)]
+    table += [("esp32s3", 19, "USB"), ("esp32s3", 20, "USB"), ("esp32s3", 43, "UART0"), ("esp32s3", 44, "UART0")]
+    table += [("esp32s3", p, "ESP32-S3 has no such pin") for p in (22, 23, 24, 25)]
+    table += [("esp32c3", p, "flash") for p in range(11, 18)]
+    table += [("esp32c3", 18, "USB-Serial/JTAG"), ("esp32c3", 19, "USB-Serial/JTAG"), ("esp32c3", 20, "UART0"),
+              ("esp32c3", 21, "UART0")]
+    table += [("esp32c3", p, "ESP32-C3 has no such pin") for p in (22, 25, 32, 39, 48)]
+    for chip, pin, words in table:
+        rows, cols = (S3_ROWS, S3_COLS) if chip == "esp32s3" else (C3_ROWS, C3_COLS)
+        for d in (_chip(chip, rows + [pin], cols), _chip(chip, rows, cols + [pin]), _chip(chip, rows, cols, led=pin),
+                  _chip(chip, rows, cols, buttons={"next": pin})):
+            _refused(d, ["GPIO %d" % pin, words])
+
+
+def test_the_classic_chips_rules_stay_its_own():
+    # pins the classic chip refuses are fine on the S3, and the other way round
+    p = profile.Profile(_chip("esp32s3", [1, 2, 38, 47], [40, 41, 42, 48], led=21, buttons={"next": 39}))
+    assert p.chip == "esp32s3" and p.warnings() == []
+    _refused(_chip("esp32", [16, 17, 18, 19], [4, 13, 14, 47]), ["GPIO 47", "ESP32 has no such pin"])
+    _refused(_chip("esp32", [16, 17, 18, 19], [4, 13, 14, 43]), ["GPIO 43", "ESP32 has no such pin"])
+    # the S3 and the C3 have no input-only pins: no external pull-up asked for
+    profile.Profile(_chip("esp32s3", S3_ROWS, [38, 39, 40, 41]))
+    _refused(_chip("esp32s5", S3_ROWS, S3_COLS), ["chip", "esp32s3", "esp32c3"])
+    d = _chip("esp32s3", [4, 5, 13, 14], [15, 16, 17, 18])
+    del d["chip"]
+    assert profile.Profile(d).chip == "esp32"  # a profile without one is a classic ESP32's, as before
+
+
+def test_each_chips_strapping_pins_warn_which_way_not_to_pull():
+    for chip, rows, cols, pins in (("esp32s3", S3_ROWS, S3_COLS, {0: "low", 45: "high", 46: "high", 3: "high or low"}),
+                                   ("esp32c3", C3_ROWS, C3_COLS, {2: "low", 8: "low", 9: "low"})):
+        for pin, way in pins.items():
+            warn = profile.Profile(_chip(chip, rows, cols + [pin])).warnings()
+            assert len(warn) == 1 and warn[0].startswith("GPIO %d (column) is a strapping pin" % pin), warn
+            assert warn[0].endswith("pull it %s while the board starts" % way), warn

@@ -26,8 +26,8 @@ def test_decide_table():
         ((P, True, 0, None), (safeboot.BUTTON, 0)),
         ((W, True, L + 1, None), (safeboot.BUTTON, 0)),
         ((S, True, 1, None), (safeboot.BUTTON, 0)),
-        ((P, False, 0, "an S3"), (safeboot.CHIP, 0)),
-        ((P, True, 0, "an S3"), (safeboot.CHIP, 0)),
+        ((P, False, 0, "an S2"), (safeboot.CHIP, 0)),
+        ((P, True, 0, "an S2"), (safeboot.CHIP, 0)),
     )
     for args, want in table:
         assert safeboot.decide(*args) == want, args
@@ -462,8 +462,35 @@ def test_boot_button_and_a_foreign_chip_start_safe():
         reason, ran, ev = _start(m)
         assert (reason, ran, ev["safe"]) == ("button", False, "button")
         m.held = False
-        reason, ran, ev = _start(m, "Generic ESP32S3 module with ESP32S3")
-        assert (reason, ran, ev["safe"]) == ("chip", False, "chip") and "ESP32S3" in ev["msg"]
+        reason, ran, ev = _start(m, "Generic ESP32S2 module with ESP32-S2")
+        assert (reason, ran, ev["safe"]) == ("chip", False, "chip") and "ESP32-S2" in ev["msg"]
+        assert "the classic ESP32, the ESP32-S3 and the ESP32-C3" in ev["msg"]
+
+    _in_tmp(body)
+
+
+def test_an_s3_or_c3_starts_with_a_profile_for_its_pins_and_says_so_otherwise():
+    import json
+
+    from shove import profile
+
+    def body():
+        m = Machine()
+        for machine, chip in (("Generic ESP32S3 module with ESP32-S3", "esp32s3"),
+                              ("ESP32C3 module with ESP32-C3", "esp32c3")):
+            # no profile.json: the built-in one is a classic ESP32's, whose pins this chip has not
+            reason, ran, ev = _start(m, machine)
+            assert (reason, ran, ev["safe"]) == (safeboot.CHIP, False, "chip")
+            assert ev["msg"].startswith("the board profile is for an ESP32, this board is an " + profile.NAMES[chip])
+            d = profile.default_dict()
+            d.update({"chip": chip, "matrix": {"rows": [0, 1, 3], "cols": [4, 5, 6]}, "map": [], "buttons": {},
+                      "pullups": [], "leds": {"pin": 7}})
+            store.write_atomic("profile.json", json.dumps(d).encode())
+            try:
+                assert _start(m, machine)[:2] == (None, True)
+            finally:
+                store.remove("profile.json")
+            del boards.ON_OPEN[:]
 
     _in_tmp(body)
 

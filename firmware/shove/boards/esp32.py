@@ -16,14 +16,9 @@ import micropython
 from shove import RESET_MARK, UART_US_PER_BYTE, call, store
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
-# Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
-# chips keep them elsewhere, hence the chip check in Board() (esp32_setup.py).
-_OUT_W1TS = 0x3FF44008
-_OUT_W1TC = 0x3FF4400C
-_OUT1_W1TS = 0x3FF44014
-_OUT1_W1TC = 0x3FF44018
-_IN = 0x3FF4403C
-_IN1 = 0x3FF44040
+# The GPIO registers the scan drives are the running chip's: classic ESP32,
+# ESP32-S3 or ESP32-C3, their addresses given in `io` (esp32_setup.gpio_io,
+# which cites each chip's manual).
 _MASK = 0x3FFFFFFF
 
 # Electricity of a row change. Driving a row low pulls a closed crossing's
@@ -40,22 +35,31 @@ CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be f
 WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
 
 
+# On an image without the native emitter deploy sends this file as bytecode,
+# the decorator off and the comment mark below taken away (firmware.py's
+# "esp32bc" build): viper's casts are then esp32_mem32's functions, the
+# registers reached through machine.mem32. A native build carries neither.
+#bytecode: from shove.boards.esp32_mem32 import ptr8, ptr16, ptr32
+
+
 @micropython.viper
-def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, colmask: ptr32, snap: ptr16, settle: int,
+def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16, settle: int,
           recover: int, times: int) -> int:
     """snap[r] = bitmask of the columns row r pulls low, read up to `times`
     times in a row while every crossing reads open (an idle board's burst:
-    one call from bytecode for many reads). Returns the reads that found
+    one call from bytecode for many reads). `io`: the columns' masks in IN
+    and IN1, then the registers' addresses (OUT_W1TS, OUT_W1TC, OUT1_W1TS,
+    OUT1_W1TC, IN, IN1: esp32_setup.gpio_io). Returns the reads that found
     everything open << 16 | the rows that left a column low past the
     recovery bound."""
-    w1ts = ptr32(_OUT_W1TS)
-    w1tc = ptr32(_OUT_W1TC)
-    w1ts1 = ptr32(_OUT1_W1TS)
-    w1tc1 = ptr32(_OUT1_W1TC)
-    gin = ptr32(_IN)
-    gin1 = ptr32(_IN1)
-    m0 = colmask[0]
-    m1 = colmask[1]
+    m0 = io[0]
+    m1 = io[1]
+    w1ts = ptr32(io[2])
+    w1tc = ptr32(io[3])
+    w1ts1 = ptr32(io[4])
+    w1tc1 = ptr32(io[5])
+    gin = ptr32(io[6])
+    gin1 = ptr32(io[7])
     late = 0
     k = 0
     while k < times:
@@ -126,7 +130,7 @@ class Board:
         return time.ticks_ms() & _MASK
 
     def read_matrix(self, snap):
-        self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap,
+        self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, snap,
                                 self._settle, RECOVER, 1) & 0xFFFF
         inj = self._inject
         if not inj.idle:
@@ -154,7 +158,7 @@ class Board:
             m = n - k
             if m > WAKE_EVERY:
                 m = WAKE_EVERY
-            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._colmask, snap, self._settle, RECOVER, m)
+            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, snap, self._settle, RECOVER, m)
             self.late_rows += v & 0xFFFF
             got = v >> 16
             k += got
@@ -284,7 +288,9 @@ class Board:
     def stopped(self):
         self._free_run = True
 
-    uart_us_per_byte = UART_US_PER_BYTE  # the app paces its output to it
+    # the app paces its output to it: on the S3 and C3 too, whose USB console has no baud rate, as
+    # their stock images write the console to UART0 as well (ports/esp32/mphalport.c)
+    uart_us_per_byte = UART_US_PER_BYTE
 
     def serial_raw(self, on):
         # 0x03 arriving on the UART raises KeyboardInterrupt wherever the

@@ -15,20 +15,47 @@ from machine import Pin
 from shove import FEED_MS, WDT_ARMED, WDT_MS, release
 
 
+# The GPIO registers the scan reads and writes, per chip. Each chip's
+# Technical Reference Manual, "IO MUX and GPIO Matrix", register summary,
+# checked against ESP-IDF's components/soc/<chip>/.../soc/gpio_reg.h and
+# reg_base.h (DR_REG_GPIO_BASE): the same offsets from two bases.
+#   GPIO_OUT_W1TS +0x08, GPIO_OUT_W1TC +0x0C     pins 0-31 released / driven low
+#   GPIO_OUT1_W1TS +0x14, GPIO_OUT1_W1TC +0x18   pins 32 and up
+#   GPIO_IN +0x3C, GPIO_IN1 +0x40                pin levels 0-31, 32 and up
+# Classic ESP32: base 0x3FF44000 (GPIO 0-39). ESP32-S3: 0x60004000 (GPIO
+# 0-48: OUT1/IN1 hold 32-53). ESP32-C3: 0x60004000 with GPIO 0-21 only and
+# no OUT1/IN1 registers (0x60004040 is none of its), so its OUT1 and IN1
+# entries name OUT and IN again: no row is over 31 to write them, and IN
+# read a second time holds no column bit of IN1's mask (0).
+# The console on the board's USB port, as the stock image has it: UART0 behind
+# a USB bridge on the classic chip; on the S3 TinyUSB's CDC on the native USB
+# (ports/esp32/mpconfigport.h: MICROPY_HW_ENABLE_USBDEV where the chip has USB
+# OTG), on the C3 the USB-Serial/JTAG (usb_serial_jtag.c); both keep the UART
+# REPL on UART0 as well (MICROPY_HW_ENABLE_UART_REPL in their mpconfigboard.h).
+CONSOLE = {"esp32": "uart", "esp32s3": "usb-cdc+uart", "esp32c3": "usb-serial-jtag+uart"}
+# The fastest clock each runs at (the C3 refuses more than 160 MHz: machine.freq's ValueError).
+CLOCK = {"esp32": 240000000, "esp32s3": 240000000, "esp32c3": 160000000}
+GPIO_BASE = {"esp32": 0x3FF44000, "esp32s3": 0x60004000, "esp32c3": 0x60004000}
+OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1 = 0x08, 0x0C, 0x14, 0x18, 0x3C, 0x40
+
+
 def check_chip():
-    """Refuse any chip but the classic ESP32 before a register is touched."""
+    """Refuse a chip whose GPIO registers the scan does not know, before a
+    register is touched; the chip's kind ("esp32", "esp32s3", "esp32c3")."""
     from shove import chip
 
     try:
-        why = chip.problem(os.uname().machine)
+        name = os.uname().machine
+        why = chip.problem(name)
         if why:
             raise chip.ChipError(why)
+        return chip.kind(name)
     finally:
         release("chip")
 
 
 def col_masks(pins):
-    """The columns' bits in GPIO_IN (pins 0-31) and GPIO_IN1 (32-39)."""
+    """The columns' bits in GPIO_IN (pins 0-31) and GPIO_IN1 (32 and up)."""
     m0 = 0
     m1 = 0
     for p in pins:
@@ -39,16 +66,33 @@ def col_masks(pins):
     return m0, m1
 
 
+def gpio_io(kind, col_pins):
+    """The scan's `io` (esp32.py's _scan): the columns' masks, then the
+    addresses of OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1."""
+    base = GPIO_BASE[kind]
+    one = kind == "esp32c3"  # one bank of 32: its OUT1/IN1 are OUT/IN again
+    regs = (OUT_W1TS, OUT_W1TC, OUT_W1TS if one else OUT1_W1TS, OUT_W1TC if one else OUT1_W1TC, IN,
+            IN if one else IN1)
+    return array.array("I", col_masks(col_pins) + tuple(base + r for r in regs))
+
+
+def pulls(kind):
+    """The pins with no internal pull-up (a classic ESP32's 34-39); the S3's and C3's all have one."""
+    return range(34, 40) if kind == "esp32" else ()
+
+
 def build(board, profile, reads_per_us):
     """Board.__init__'s work; reads_per_us: esp32.py's READS_PER_US."""
-    check_chip()
+    kind = board.chip = check_chip()
+    board.console_kind = CONSOLE[kind]
     board.name = profile.name
     board.rows = profile.rows
     board.cols = profile.cols
-    machine.freq(240000000)
+    machine.freq(CLOCK[kind])
     board._row_pins = bytearray(profile.row_pins)
     board._col_pins = bytearray(profile.col_pins)
-    board._colmask = array.array("I", col_masks(profile.col_pins))
+    board._io = gpio_io(kind, profile.col_pins)
+    board._no_pull = pulls(kind)
     board._settle = profile.timing["settle_us"] * reads_per_us  # reads between driving a row and reading
     board._keep = []
     matrix_pins(board)
@@ -59,7 +103,7 @@ def build(board, profile, reads_per_us):
     board._buttons = []
     for name in ("next", "undo", "new"):
         pin = profile.buttons.get(name)
-        pull = None if pin is None or pin >= 34 else Pin.PULL_UP
+        pull = None if pin is None or pin in board._no_pull else Pin.PULL_UP
         board._buttons.append(Pin(pin, Pin.IN, pull) if pin is not None else None)
     board.strip_count = 0
     board._np = None
@@ -85,17 +129,17 @@ def matrix_pins(board):
     board._keep = [Pin(p, Pin.OPEN_DRAIN, value=1) for p in board._row_pins]
     # input-only pins have no pull-up to switch on (the profile says a resistor is
     # fitted); pull=None switches both pulls off (ports/esp32/machine_pin.c)
-    board._keep += [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in board._col_pins]
+    board._keep += [Pin(p, Pin.IN, None if p in board._no_pull else Pin.PULL_UP) for p in board._col_pins]
 
 
 def line_test(board):
     """The doctor's line test: every matrix line an input with its
     pull-up; read which are low with none driven (a short to ground),
     then drive each low in turn and read which follow it (a short
-    between lines, or a crossing closed). Input-only pins (34-39)
-    cannot drive: their entry is 0. The scan's pin set-up comes back."""
+    between lines, or a crossing closed). Input-only pins (a classic
+    ESP32's 34-39) cannot drive: their entry is 0. The scan's pin set-up comes back."""
     pins = bytes(board._row_pins) + bytes(board._col_pins)
-    lines = [Pin(p, Pin.IN, None if p >= 34 else Pin.PULL_UP) for p in pins]
+    lines = [Pin(p, Pin.IN, None if p in board._no_pull else Pin.PULL_UP) for p in pins]
 
     def low():
         time.sleep_us(200)  # the ribbon's capacitance through a ~45 kOhm pull-up
@@ -107,7 +151,7 @@ def line_test(board):
 
     out = [low()]
     for i in range(len(lines)):
-        if pins[i] >= 34:
+        if pins[i] in board._no_pull:  # input-only: cannot drive
             out.append(0)
             continue
         lines[i].init(Pin.OUT, value=0)

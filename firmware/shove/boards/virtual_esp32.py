@@ -17,6 +17,21 @@ from shove.boards.virtual_clock import MASK, READ_US, STALL_US, STRETCH_US, Cloc
 from shove.boards.virtual_flash import Flash
 
 ESP32_SCALE = 100  # bench/esp32_scale.py: MicroPython's perf_bench, this machine vs a 240 MHz ESP32
+# The chips' clocks: the classic ESP32 and the S3 run MicroPython at 240 MHz
+# (the S3's LX7 is credited with no more per clock than the LX6: nothing here
+# measured it), the C3 at 160 MHz, so the same bytecode takes 1.5 times as
+# long there. The second core of the dual-core chips runs ESP-IDF's own tasks
+# (Wi-Fi, when on); without Wi-Fi the game's core does the same work on all
+# three (the RTOS tick and the console's interrupts), so the single-core C3
+# is charged its clock only.
+MHZ = {"esp32": 240, "esp32s3": 240, "esp32c3": 160}
+
+
+def chip_scale(scale, chip):
+    """The timing model's factor for `chip`, from the classic ESP32's."""
+    return scale * 240 // MHZ.get(chip, 240)
+
+
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
 # on the chip; the virtual clock's own bookkeeping is not charged.
 TICKS_US = 3

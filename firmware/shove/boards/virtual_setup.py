@@ -43,19 +43,23 @@ def build(board, profile, esp32_scale, Serial):
     board._timer_ms = None
     board._free_run = False
     board._last_loop = 0
+    # the chip it is (the simulator's HAPENNY_CHIP) and the console the host finds on its
+    # USB port: "uart" (a USB-UART bridge), "usb-serial-jtag" (the C3's), "usb-cdc" (the S3's native USB)
+    board.chip = os.getenv("HAPENNY_CHIP") or "esp32"
+    board.console_kind = os.getenv("HAPENNY_CONSOLE") or "uart"
     # the timing model, picked once: its clock, console and flash
     poll = select.poll()
     poll.register(sys.stdin, select.POLLIN)
     if esp32_scale is None and os.getenv("HAPENNY_TIMING") == "esp32":
-        from shove.boards.virtual_esp32 import ESP32_SCALE
+        from shove.boards.virtual_esp32 import ESP32_SCALE, chip_scale
 
-        esp32_scale = int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE)
+        esp32_scale = chip_scale(int(os.getenv("HAPENNY_ESP32_SCALE") or ESP32_SCALE), board.chip)
     if esp32_scale:
         from shove.boards.virtual_esp32 import Esp32Clock, Esp32Flash
         from shove.boards.virtual_uart import Uart
 
         board.clock = Esp32Clock(esp32_scale)
-        board.serial = Uart(board.clock, poll)
+        board.serial = Uart(board.clock, poll, board.console_kind != "uart")
         board.flash = Esp32Flash(board.clock, board.serial)
         board.read_matrix = board._read_charged
     else:

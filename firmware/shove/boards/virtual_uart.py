@@ -12,6 +12,15 @@
 #   firmware does not read fast enough.
 # The pseudo-terminal's system calls are the simulator's, not the chip's: a
 # look costs what one at the port's stdin ring does there.
+# On a board whose USB port is the chip's own (the C3's USB-Serial/JTAG, the
+# S3's native USB: `usb`), the stock image still writes every byte of the
+# console to UART0 as well (ports/esp32/mphalport.c, mp_hal_stdout_tx_strn:
+# MICROPY_HW_ENABLE_UART_REPL is on in ESP32_GENERIC_S3 and _C3), so the
+# transmit side is the same FIFO and the same pacing. The receive side is
+# USB's: bytes come in packets of up to 64 (usb_serial_jtag.c) with no baud
+# rate, and what finds the ring full stays in the peripheral (the ring takes
+# only what it has room for), so the host's writes wait instead of a byte
+# being lost.
 import sys
 
 from shove import UART_FIFO, UART_US_PER_BYTE
@@ -26,6 +35,8 @@ RX_RING = 259
 # A look at the serial port's receive ring, or a byte taken from it, through
 # the stream layer: C on the chip, a few us (here a system call each).
 SERIAL_US = 5
+# A USB console's bytes on the wire: a 64-byte packet a 1 ms frame at worst.
+USB_US_PER_BYTE = 16
 # esp32.py's serial_take: per byte a look and a one-byte read from bytecode.
 TAKE_US = 30
 # Console output: a write call into the UART's FIFO (plus a little a byte).
@@ -35,8 +46,10 @@ CONSOLE_US = 20
 class Uart:
     us_per_byte = UART_US_PER_BYTE  # the app paces its output at the UART's rate
 
-    def __init__(self, clock, poll):
+    def __init__(self, clock, poll, usb=False):
         self.clock = clock
+        self.usb = usb  # the host is on the chip's own USB: no bytes lost, no baud rate on the way in
+        self._rx_us = USB_US_PER_BYTE if usb else UART_US_PER_BYTE
         self.poll = poll  # the pseudo-terminal's input
         self.raw = sys.stdout.buffer
         self.console = self  # the stream the app writes to
@@ -143,7 +156,10 @@ class Uart:
                 self.last_in = self._rx_at
                 if self.ring > self.peak:
                     self.peak = self.ring
+            elif self.usb:  # the ring is full: the rest waits in the peripheral (and the host)
+                self._rx_at = total + self._rx_us
+                break
             else:
                 q[self.ring:self.ring + 1] = b""  # the ring is full: the byte is lost
                 self.dropped += 1
-            self._rx_at += UART_US_PER_BYTE
+            self._rx_at += self._rx_us

@@ -40,6 +40,28 @@ WDT_PANIC = (b"E (0) task_wdt: Task watchdog got triggered. The following tasks/
 # for MicroPython (a 56 KB first block grown from the IDF heap), and this
 # port's 8-byte words make the same objects about 1.7 times as large.
 ESP32_HEAP = 192 * 1024
+# The chips a virtual board can be, as MicroPython's stock images are: the MCU
+# name (ports/esp32/boards/*/mpconfigboard.h), the first GC heap
+# (ports/esp32/mpconfigport.h, MICROPY_GC_INITIAL_HEAP_SIZE: 56 KB on the
+# classic chip, 64 KB on the S3 and C3; one growth doubles it), the console
+# the host finds on the board's USB port (a USB-UART bridge on UART0; the
+# S3's native USB, TinyUSB's CDC on the stock image; the C3's USB-Serial/JTAG)
+# and the profile a board of it gets. The clock is the firmware's
+# (boards/virtual_setup.py): 240 MHz on the classic chip and the S3, 160 MHz
+# on the C3.
+CHIPS = {
+    "esp32": {"mcu": "ESP32", "board": "ESP32 module", "first_heap": 56 * 1024, "console": "uart",
+              "profile": "generic-8x8"},
+    "esp32s3": {"mcu": "ESP32-S3", "board": "Generic ESP32S3 module", "first_heap": 64 * 1024,
+                "console": "usb-cdc", "profile": "s3-devkitc-8x8"},
+    "esp32c3": {"mcu": "ESP32-C3", "board": "ESP32C3 module", "first_heap": 64 * 1024,
+                "console": "usb-serial-jtag", "profile": "c3-supermini-beds"},
+}
+
+
+def chip_heap(chip):
+    """The unix port's heap standing for the chip's once grown (ESP32_HEAP for the classic chip's 112 KB)."""
+    return ESP32_HEAP * CHIPS[chip]["first_heap"] // CHIPS["esp32"]["first_heap"]
 # ... plus what only the simulator loads, which on the chip is C outside the
 # heap or not there at all: the flash's block device (runtime/flashdev.py, its
 # code and buffers), and the virtual board layer beyond what boards/esp32.py
@@ -76,14 +98,19 @@ def micropython_path():
 class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
-    def __init__(self, board_dir=None, profile="generic-8x8", fast=False, ticks0=None, log=None, refresh=False,
-                 timing=None, repl_dupterm=None, romfs=None):
+    def __init__(self, board_dir=None, profile=None, fast=False, ticks0=None, log=None, refresh=False,
+                 timing=None, repl_dupterm=None, romfs=None, chip=None):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
             board_dir = self._tmp.name
         self.board_dir = Path(board_dir)
-        self.profile = profile
+        # The chip it is: $HAPENNY_CHIP (hapenny sim --chip), else the classic ESP32
+        chip = chip or os.environ.get("HAPENNY_CHIP") or "esp32"
+        if chip not in CHIPS:
+            raise SimError("no virtual %r: the chips are %s" % (chip, ", ".join(CHIPS)))
+        self.chip = chip
+        self.profile = profile or CHIPS[chip]["profile"]
         self.fast = fast  # skip the slow-strip and slow-flash models (not for timing tests)
         self.ticks0 = ticks0
         self.log = log
@@ -189,6 +216,9 @@ class VirtualBoard:
             env.pop("HAPENNY_BOOT_HELD", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
+        env["HAPENNY_CHIP"] = self.chip
+        env["HAPENNY_MCU"] = "%s (virtual hapenny board) with %s" % (CHIPS[self.chip]["board"], CHIPS[self.chip]["mcu"])
+        env["HAPENNY_CONSOLE"] = CHIPS[self.chip]["console"]
         if self.romfs:
             env["HAPENNY_ROMFS"] = "1"
         else:
@@ -205,7 +235,7 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (ESP32_HEAP + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)

@@ -69,7 +69,7 @@ def _board_with_a_game(board_dir, profile, players, out):
         vb.stop()
 
 
-def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.stdout):
+def play_on_sim(board_dir=None, profile=None, players=None, out=sys.stdout):
     """`make sim`: a virtual board and the live scoreboard on it, in one go."""
     from hapenny.scoreboard import play
 
@@ -77,7 +77,7 @@ def play_on_sim(board_dir=None, profile="generic-8x8", players=None, out=sys.std
         return play(link)
 
 
-def web_on_sim(board_dir=None, profile="generic-8x8", listen="127.0.0.1:8080", out=sys.stdout):
+def web_on_sim(board_dir=None, profile=None, listen="127.0.0.1:8080", out=sys.stdout):
     """`make web`: a virtual board and the web scoreboard on it, in one go."""
     from hapenny.web.server import serve as serve_web
 
@@ -86,7 +86,7 @@ def web_on_sim(board_dir=None, profile="generic-8x8", listen="127.0.0.1:8080", o
         serve_web(vb.port, listen, out=lambda s: (out.write(s + "\n"), out.flush()))
 
 
-def serve(board_dir=None, profile="generic-8x8", control=None, fast=False, out=sys.stdout):
+def serve(board_dir=None, profile=None, control=None, fast=False, out=sys.stdout):
     vb = VirtualBoard(board_dir=board_dir, profile=profile, fast=fast).start()
     control = control or os.path.join(tempfile.gettempdir(), "hapenny-sim-%d.sock" % os.getpid())
     if os.path.exists(control):

@@ -32,8 +32,24 @@ SOFT_RESET = 5
 _HARD_EXIT = 12
 _SOFT_EXIT = 10
 
-_VALID = set(range(0, 24)) | {25, 26, 27} | set(range(32, 40))  # machine_pin.h, ESP32 without PSRAM
-_INPUT_ONLY = 34
+# machine.Pin's pins on each stock image (ports/esp32/machine_pin.h): the classic
+# ESP32 without PSRAM; the S3 with its USB console (no 19/20) and quad PSRAM (no
+# 26; its flash 27-32 left out); the C3 with its USB-Serial/JTAG (no 18/19; its
+# flash 14-17 left out). Only the classic chip has input-only pins.
+_CHIP = os.getenv("HAPENNY_CHIP") or "esp32"
+if _CHIP == "esp32s3":
+    _VALID = set(range(0, 19)) | {21} | set(range(33, 49))
+    _INPUT_ONLY = 99
+    _BOOT = 0  # the BOOT button
+elif _CHIP == "esp32c3":
+    _VALID = set(range(0, 14)) | {20, 21}
+    _INPUT_ONLY = 99
+    _BOOT = 9
+else:
+    _VALID = set(range(0, 24)) | {25, 26, 27} | set(range(32, 40))
+    _INPUT_ONLY = 34
+    _BOOT = 0
+_MHZ = 160 if _CHIP == "esp32c3" else 240  # the fastest each runs at (modmachine.c refuses more)
 
 
 def reset():
@@ -49,7 +65,11 @@ def reset_cause():
 
 
 def freq(hz=None):
-    return 240000000 if hz is None else None
+    if hz is None:
+        return _MHZ * 1000000
+    if hz > _MHZ * 1000000:
+        raise ValueError("frequency must be 20MHz, 40MHz, 80Mhz, 160MHz or 240MHz")
+    return None
 
 
 def unique_id():
@@ -73,8 +93,9 @@ def _tell(msg):
 
 class Pin:
     """A GPIO with nothing wired to it: the virtual board's matrix, strip and
-    buttons live in its board layer, not on pins. GPIO 0 (the BOOT button)
-    reads held when the simulator started the board with it held."""
+    buttons live in its board layer, not on pins. The BOOT button (GPIO 0;
+    the C3's GPIO 9) reads held when the simulator started the board with it
+    held."""
 
     IN = 1
     OUT = 3
@@ -102,7 +123,7 @@ class Pin:
 
     def value(self, v=None):
         if v is None:
-            if self.id == 0 and os.getenv("HAPENNY_BOOT_HELD"):
+            if self.id == _BOOT and os.getenv("HAPENNY_BOOT_HELD"):
                 return 0
             if self.id >= _INPUT_ONLY and not self._pull:
                 return 0  # floating: nothing holds it high

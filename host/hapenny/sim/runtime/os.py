@@ -10,6 +10,26 @@
 from uos import *  # noqa: F401,F403
 import uos
 
+# The chip the board is (the simulator's HAPENNY_MCU): os.uname().machine as
+# the ESP32 port gives it, "<board name> with <MCU name>" (extmod/modos.c).
+_MCU = uos.getenv("HAPENNY_MCU")
+
+
+class _Uname:  # the unix port has no os.uname(): the ESP32 port's fields
+    def __init__(self, machine):
+        import sys
+
+        self.sysname = self.nodename = "esp32"
+        self.release = ".".join(str(x) for x in sys.implementation.version[:3])
+        self.version = "v" + self.release
+        self.machine = machine
+
+
+if _MCU:
+
+    def uname():
+        return _Uname(_MCU)
+
 
 def ilistdir(path="."):
     for entry in uos.ilistdir(path):

@@ -12,7 +12,7 @@ sys.path[:] = ["", ".frozen", "lib", RUNTIME]
 SOFT_EXIT = 10  # soft reboot, then boot.py, main.py, friendly REPL
 SOFT_RAW_EXIT = 11  # soft reboot from the raw REPL: boot.py, then raw REPL
 HARD_EXIT = 12  # machine.reset(): a power cycle
-BANNER = "MicroPython %s on %s; ESP32 module (virtual hapenny board) with ESP32\r\nType \"help()\" for more information.\r\n"
+BANNER = "MicroPython %s on %s; %s\r\nType \"help()\" for more information.\r\n"
 RAW_PROMPT = "raw REPL; CTRL-B to exit\r\n>"
 WINDOW = 256  # raw-paste flow-control window
 
@@ -206,7 +206,8 @@ def banner():
     v = sys.implementation.version
     rel = "v" + ".".join(str(x) for x in v[:3]) + ("-" + v[3] if len(v) > 3 and v[3] else "")
     build, _, date = sys.version.split("MicroPython ", 1)[-1].partition(" on ")
-    return BANNER % (rel if build.startswith(rel) else "%s (%s)" % (rel, build), date or "virtual")
+    mcu = os.getenv("HAPENNY_MCU") or "ESP32 module (virtual hapenny board) with ESP32"  # os.uname().machine
+    return BANNER % (rel if build.startswith(rel) else "%s (%s)" % (rel, build), date or "virtual", mcu)
 
 
 def friendly_repl(g, greet=True):
