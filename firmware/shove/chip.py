@@ -21,7 +21,7 @@ IN_PACKAGE_FLASH = ("ESP32-D2WD", "ESP32-UNICORE", "ESP32-PICO-D4")
 KINDS = {"ESP32": "esp32", "ESP32D2WD": "esp32", "ESP32UNICORE": "esp32", "ESP32PICOD4": "esp32",
          "ESP32S3": "esp32s3", "ESP32C3": "esp32c3"}  # MCU name without the hyphen
 NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}  # a kind as MicroPython names it
-SUPPORTED = "the classic ESP32 (also as ESP32-D2WD, ESP32-UNICORE, ESP32-PICO-D4), the ESP32-S3 and the ESP32-C3"
+SUPPORTED = "the classic ESP32, the ESP32-S3 and the ESP32-C3"
 # On a WROVER module GPIO 16 and 17 are wired to the PSRAM, and MicroPython's
 # SPIRAM images leave them out of machine.Pin (ports/esp32/machine_pin.h:
 # MICROPY_HW_ENABLE_GPIO16/17 only #if !CONFIG_ESP32_SPIRAM_SUPPORT). Such an
