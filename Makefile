@@ -36,7 +36,7 @@ mpy: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_esp32_typecheck.py
 
-# two workers, each test file kept on one (its virtual board and its order)
+# four workers (two cores: each spends much of its time waiting on a board), each test file kept on one (its virtual board and its order)
 test: mpy
 	$(BIN)/python -m pytest -q -n 4 --dist loadfile
 

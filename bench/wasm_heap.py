@@ -515,10 +515,15 @@ def main(argv):
     darts = 1000
     people = "--people" in argv  # the game between people alone, as make bench's run at the first heap
     for a in argv:
-        if a.startswith("HEAP=") or a.isdigit():
-            cap = int(a.split("=")[-1]) or None
-        elif a.startswith("DARTS="):
-            darts = int(a[6:])
+        try:
+            if a.startswith("HEAP=") or a.isdigit():
+                cap = int(a.split("=")[-1]) or None
+            elif a.startswith("DARTS="):
+                darts = int(a[6:])
+        except ValueError:
+            print(json.dumps({"error": "%s: a whole number of bytes or darts (HEAP=57344, DARTS=1000)" % a,
+                              "goals": {}}, indent=1))
+            return 2
     try:
         if "--modules" in argv:
             print(json.dumps(module_costs(), indent=1))
@@ -530,7 +535,7 @@ def main(argv):
         out["failed"] = [_short(f) for f in out.get("failed", [])]
         if out.get("people_peak") is not None:  # a run that could not report has no peak to share out
             out.update(layer_shares(out, module_costs()))
-    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:  # ValueError: JSON the port cut short
         print(json.dumps({"cap": cap, "error": "%s: %s" % (type(e).__name__, str(e)[-2000:]), "goals": {}}, indent=1))
         return 1
     out["goals"] = goals(out)

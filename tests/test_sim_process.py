@@ -136,7 +136,7 @@ def test_hapenny_test_runs_the_suite_on_a_port_with_a_report(tmp_path):
     finally:
         stop(proc)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    assert "suite on %s" % port in r.stdout
+    assert "suite on %s: " % port in r.stdout and "runs under MicroPython on a virtual board" in r.stdout, r.stdout[:500]
     assert "PASSED" in r.stdout
     # on a bare port the suite has no electrical access: those tests are skipped, with the reason
     assert "SKIPPED" in r.stdout and "needs the virtual board" in r.stdout

@@ -106,3 +106,15 @@ def test_make_wasm_heap_under_a_cap_too_small_prints_its_json_and_fails_without_
     assert out["failed"] and all("\n" not in f and "(in: " in f for f in out["failed"]), out["failed"]
     assert any("MemoryError" in f for f in out["failed"]), out["failed"]
     assert out["goals"]["memory_errors"] == {"goal": 0, "value": out["memory_errors"], "met": False}
+
+
+def test_make_wasm_heap_with_a_malformed_cap_says_so_in_json_without_a_traceback():
+    """A slip in HEAP= or DARTS= is told in the same JSON, exit 2, nothing run."""
+    import json
+    import subprocess
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "wasm_heap.py"
+    for arg in ("HEAP=56k", "DARTS=x"):
+        r = subprocess.run([sys.executable, str(script), arg], capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in r.stderr + r.stdout, r.stderr[-3000:]
+        assert r.returncode == 2 and arg in json.loads(r.stdout)["error"], r.stdout

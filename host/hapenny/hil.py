@@ -10,6 +10,20 @@ from hapenny import firmware
 SUITE = firmware.ROOT / "tests" / "hil"
 
 
+def where(port):
+    """Where the firmware on `port` runs, as its `info` says (sys.platform:
+    "esp32" on the chip): "on the chip", "on a virtual board (the unix
+    port)"; a board that does not answer: "on the board"."""
+    from hapenny.connect import connect
+
+    try:
+        link, info, ser = connect(port)
+        ser.close()
+    except Exception:  # the suite's own first test says what is wrong with the port
+        return "on the board"
+    return "on the chip" if info.get("platform") == "esp32" else "on a virtual board (the unix port)"
+
+
 def run_suite(port=None, junit=None, extra=None, sim=False):
     from hapenny.connect import choose_port
 
@@ -21,7 +35,7 @@ def run_suite(port=None, junit=None, extra=None, sim=False):
         port = choose_port(port)
         cmd += ["--port", port]
         print("hardware-in-the-loop suite on %s: the tests run here under CPython and drive the board's "
-              "firmware, which runs under MicroPython on the chip, over the serial port" % port, flush=True)
+              "firmware, which runs under MicroPython %s, over the serial port" % (port, where(port)), flush=True)
     else:
         print("hardware-in-the-loop suite on a virtual board: the tests run here under CPython and drive the "
               "board's firmware, which runs under MicroPython (its unix port), over a serial port", flush=True)

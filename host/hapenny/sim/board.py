@@ -13,6 +13,7 @@ changes) and relays bytes between it and the MicroPython process:
 Two pipes beside the serial port form the control channel: closures at the
 electrical level, button presses, the strip's frames.
 """
+import collections
 import json
 import os
 import signal
@@ -143,6 +144,7 @@ class VirtualBoard:
         self.frame = b""
         self.frames = 0
         self.frame_at = None
+        self.frame_log = collections.deque(maxlen=256)  # the last frames written, oldest first
         self.held = threading.Event()  # the board stopped a flash write where a test asked
         self._lock = threading.Lock()
         self._ctl_w = None
@@ -451,6 +453,7 @@ class VirtualBoard:
                     self.frame = bytes.fromhex(msg["frame"])
                     self.frame_at = msg.get("at")  # board time of the write
                     self.frames += 1
+                    self.frame_log.append(self.frame)
                     continue
                 with self._ctl_cv:
                     self._ctl_replies[msg.get("seq")] = msg
