@@ -37,7 +37,10 @@ TREES = {
 # - diag: bring-up diagnostics, loaded on demand: the chip's heap and flash
 #   timings (shove.boards), line levels through the board object.
 # - the boards package: the hardware layer itself.
-NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag"}
+# - wifi, wifiset: the network's join (the chip's `network`) and its command
+#   (the chip's MAC names the board), loaded only for a network.
+NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag", "shove.wifi",
+            "shove.wifiset"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 
