@@ -179,3 +179,55 @@ def test_the_model_answers_as_the_esp32_port(net):
     net.set_air({"home": {"key": "wrong horse", "rssi": -61, "addr": "192.168.1.40"}})
     net.clock.t = 4000
     assert w.status() == net.STAT_GOT_IP
+
+
+@pytest.mark.parametrize("ev, line", [
+    ({"state": "joined", "reason": None, "address": "192.168.1.40"}, "Wi-Fi: joined, at 192.168.1.40"),
+    ({"state": "failed", "reason": "wrong_password", "address": None},
+     "Wi-Fi: joining failed (wrong_password); the board keeps trying"),
+    ({"state": "joining", "reason": "lost", "address": None}, "Wi-Fi: the network was lost; joining again"),
+    ({"state": "joining", "reason": None, "address": None}, "Wi-Fi: joining"),
+    ({"state": "off", "reason": None, "address": None}, "Wi-Fi: off"),
+])
+def test_the_scoreboard_logs_the_wifi_event(ev, line):
+    from hapenny.scoreboard import describe
+
+    assert describe(dict(ev, ev="wifi"), None) == line
+
+
+class FakeLink:
+    """The board's side of `hapenny wifi`, for the CLI's own logic (the real board: tests/test_wifi_board.py)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def request(self, cmd, **fields):
+        self.sent.append(dict(fields, cmd=cmd))
+        return {"ok": True, "wifi": {"state": "joined", "reason": None, "ssid": "home", "address": "10.0.0.7",
+                                     "rssi": -50, "name": "hapenny-1a01", "tries": 1, "code": "abcdefghjk"}}
+
+
+def test_the_cli_asks_the_password_without_echo_and_never_prints_it(monkeypatch, capsys):
+    from hapenny import cli
+
+    link = FakeLink()
+    asked = []
+    monkeypatch.setattr(cli, "_connect", lambda args: (link, {}))
+    monkeypatch.setattr("getpass.getpass", lambda prompt: asked.append(prompt) or "s3cret-words")
+    assert cli.main(["wifi", "home"]) == 0
+    assert asked and "home" in asked[0]
+    assert link.sent == [{"cmd": "wifi", "set": {"ssid": "home", "key": "s3cret-words"}}]
+    out = capsys.readouterr()
+    assert "joined home as hapenny-1a01.local at 10.0.0.7 signal -50 dBm" in out.out
+    assert "pairing code: abcdefghjk" in out.out and "s3cret" not in out.out + out.err
+
+
+@pytest.mark.parametrize("argv", [["wifi", "home", "--forget"], ["wifi", "--password-stdin"],
+                                  ["wifi", "--hostname", "x"]])
+def test_the_cli_refuses_contradictions_before_touching_the_board(monkeypatch, argv):
+    from hapenny import cli
+
+    monkeypatch.setattr(cli, "_connect", lambda args: pytest.fail("connected"))
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert "hapenny wifi" in str(e.value)
