@@ -231,3 +231,22 @@ def test_the_cli_refuses_contradictions_before_touching_the_board(monkeypatch, a
     with pytest.raises(SystemExit) as e:
         cli.main(argv)
     assert "hapenny wifi" in str(e.value)
+
+
+def test_a_radio_that_refuses_to_start_is_retried_with_backoff(net):
+    starts = []
+    active = net.WLAN.active
+
+    def refuse(self, on=None):
+        starts.append(net.clock.t)
+        raise OSError("Wifi Internal Error")
+
+    net.WLAN.active = refuse  # this test's own copy of the model
+    net.set_air(HOME)
+    j, r, events = joiner()
+    run(net, j, 3500)
+    assert (wifi.STATES[j.state], j.reason) == ("failed", "error: Wifi Internal Error")
+    assert starts == [0, 1000, 3000]  # after 1 s, then 2 s: never a busy retry
+    net.WLAN.active = active
+    run(net, j, 12000)
+    assert j.state == wifi.JOINED

@@ -123,19 +123,23 @@ class Joiner:
             self._failed(now, "error: %s" % e)
 
     def _step(self, now):
+        if self.retry_at >= 0:  # waiting out the backoff
+            if ticks_diff(now, self.retry_at) < 0:
+                return
+            self.retry_at = -1
+            if self.wlan is not None:
+                self._attempt(now)
+                return
         w = self.wlan
-        if w is None:  # the first step: the host name before the interface starts, so DHCP and mDNS announce it
-            import network
+        if w is None:  # the first step (or one after the radio refused to start): the host name
+            import network  # before the interface starts, so DHCP and mDNS announce it
 
             network.hostname(self.name)
-            w = self.wlan = network.WLAN(network.WLAN.IF_STA)
-            w.active(True)
+            w = network.WLAN(network.WLAN.IF_STA)
+            w.active(True)  # on the chip this waits for the station to start (STA_START), once
             w.config(reconnects=0)
+            self.wlan = w
             self._attempt(now)
-            return
-        if self.retry_at >= 0:  # waiting out the backoff
-            if ticks_diff(now, self.retry_at) >= 0:
-                self._attempt(now)
             return
         s = w.status()
         if self.state == JOINED:
