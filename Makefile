@@ -7,8 +7,9 @@ STAMP := $(VENV)/.installed
 HAPENNY_MICROPYTHON ?= $(abspath $(BIN)/micropython)
 export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
+ESPTOOL4 := $(VENV)/esptool4
 
-.PHONY: setup test mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
+.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -16,6 +17,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@# esptool 4.x beside the venv's 5, for the flash tests: Python 3.9 can have only 4.x
+	rm -rf $(ESPTOOL4) && $(BIN)/pip install --quiet --target $(ESPTOOL4) 'esptool>=4.7,<5'
 	@test -x "$(HAPENNY_MICROPYTHON)" || { echo "no micropython at $(HAPENNY_MICROPYTHON): set HAPENNY_MICROPYTHON to a micropython v1.27+ unix build"; exit 1; }
 	touch $@
 
@@ -33,6 +36,22 @@ typecheck: $(STAMP)
 # two workers, each test file kept on one (its virtual board and its order)
 test: mpy
 	$(BIN)/python -m pytest -q -n 4 --dist loadfile
+
+# the suite's steadiness: N fresh clones of the committed HEAD (in build/repeat), each running
+# `make test` from scratch (its own .venv), back to back; each run's result and time, then the
+# count of failures (non-zero exit if any). A passing clone is removed; a failing one is kept with its log
+N ?= 10
+test-repeat:
+	@git diff --quiet HEAD || echo "test-repeat: uncommitted changes are not in the runs (they clone HEAD)"; \
+	mkdir -p build/repeat; fails=0; \
+	for i in $$(seq 1 $(N)); do \
+		d=build/repeat/run-$$i; rm -rf $$d; git clone -q . $$d || exit 2; \
+		t0=$$(date +%s); \
+		if env -u HAPENNY_MICROPYTHON $(if $(filter file,$(origin HAPENNY_MICROPYTHON)),,HAPENNY_MICROPYTHON=$(HAPENNY_MICROPYTHON)) \
+			$(MAKE) -C $$d test > $$d.log 2>&1; then r=passed; rm -rf $$d; else r=FAILED; fails=$$((fails + 1)); fi; \
+		echo "run $$i of $(N): $$r in $$(( $$(date +%s) - t0 )) s: $$(grep -E '(passed|failed|error)' $$d.log | tail -1) ($$d.log)"; \
+	done; \
+	echo "test-repeat: $$fails of $(N) runs failed (HEAD $$(git rev-parse --short HEAD))"; test $$fails -eq 0
 
 # the main job: a virtual board with the current firmware and the live scoreboard on it
 # (its flash is kept in .board/, so a game survives closing it)
@@ -92,9 +111,11 @@ bench-long: $(STAMP)
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's
 # driver gets its own share on top). That port collects only between steps: a run with 0 memory errors
-# proves the chip would fit (docs/performance.md, "How that port collects")
+# proves the chip would fit (docs/performance.md, "How that port collects"). It always prints its JSON (the
+# failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met.
+# PEOPLE=1: the game between people alone (make bench's run at the first heap: HEAP=57344 PEOPLE=1)
 wasm-heap: $(STAMP)
-	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP))
+	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people)
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level), the
 # evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores) and

@@ -290,6 +290,28 @@ def measure_second(pairs=150):
             ser.close()
 
 
+def line_ring(vb, link, n=20):
+    """How full the UART's 259-byte receive ring gets while the longest
+    line there is (512 bytes) comes in at the full baud rate, put on the
+    wire whole: the room the firmware's reading leaves (tests/
+    test_esp32_timing.py asks only that no byte is lost)."""
+    peaks, dropped = [], 0
+    for k in range(n):
+        id_ = "%d" % (k % 10) + "x" * (512 - len('{"cmd":"info","id":""}') - 1)
+        line = json.dumps({"cmd": "info", "id": id_}, separators=(",", ":")).encode() + b"\n"
+        link.drain()
+        s0 = vb.stats()  # the ring's peak counts from here
+        vb.send_whole(link.send_line, line)
+        end = time.monotonic() + 10
+        reps = []
+        while not any(r.get("id") == id_ for r in reps) and time.monotonic() < end:
+            reps += link._pump(0.1)
+        s1 = vb.stats()
+        peaks.append(s1["rx_peak"])
+        dropped += s1["rx_dropped"] - s0["rx_dropped"]
+    return {"lines": n, "p50": percentile(peaks, 50), "max": max(peaks), "dropped": dropped}
+
+
 def measure(quick=False):
     n = 40 if quick else 300
     rnd = random.Random(7)
@@ -337,6 +359,9 @@ def measure(quick=False):
                     run.fresh_game()
             out["second_dart_after_lockout"] = second_darts(vb, run, rnd, n // 2)
             _progress("second dart", t0)
+            t0 = time.monotonic()
+            out["line_512_ring"] = line_ring(vb, link, 5 if quick else 20)
+            _progress("512-byte line", t0)
             st = vb.stats()
             out["stalls_skipped"] = st["stalls"]
         finally:

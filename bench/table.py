@@ -90,6 +90,9 @@ def table_rows(r):
                  + ("" if not sd["lost"] or "lost_os" not in sd else
                     "; %d lost with a stretch over 20 ms the OS interrupted in the pair" % sd["lost_os"])
                  + __import__("flash_costs").alone(sd)))
+    if "line_512_ring" in m:
+        rows.append(("  a 512-byte line at the full baud rate", "the UART's ring holds at most %(max)d of 259 B "
+                     "(p50 %(p50)d, %(lines)d lines), %(dropped)d B lost" % m["line_512_ring"]))
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))

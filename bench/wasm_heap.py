@@ -475,24 +475,63 @@ def layer_shares(t, mods):
     code out (the chip's game never loads it)."""
     v = sum(mods[m]["heap"] for m in VIRTUAL if m in mods)
     e = mods[ESP32]["heap"]
+    peak = t.get("people_peak")  # None: a capped run that could not report
     return {"virtual_layer_code": v, "esp32_layer_code": e,
-            "people_peak_esp32_layer": t["people_peak"] - v - mods[MATRIX]["heap"] + e}
+            "people_peak_esp32_layer": None if peak is None else peak - v - mods[MATRIX]["heap"] + e}
+
+
+def goals(out):
+    """{goal: {"goal", "value", "met"}} for what this run shows, as
+    docs/performance.md pairs them with the command: under a cap, no
+    MemoryError (a run that could not report had at least one); uncapped,
+    the peaks (GOALS), which count only from a tour that ran through (after
+    a failed step they describe a game that was not played)."""
+    through = out.get("reported", True) and not out.get("memory_errors") and not out.get("steps_failed")
+    if out.get("cap"):
+        return {"memory_errors": {"goal": 0, "value": out["memory_errors"], "met": bool(through)}}
+    return {k: {"goal": goal, "value": out[k], "met": bool(through) and out[k] is not None and out[k] <= goal}
+            for k, goal in GOALS.items() if k in out}
+
+
+def _short(failure):
+    """A failed step as one line: the error's last line and the step's first
+    line of its own (the guard's try and the heap reading left out)."""
+    text, _, where = failure.rpartition(" [in: ")
+    lines = [ln.strip() for ln in (text or failure).strip().splitlines() if ln.strip()]
+    code = [ln.strip() for ln in where.rstrip("]").splitlines()
+            if ln.strip() and ln.strip() not in ("try:", "H.measure()", "e")]
+    return "%s (in: %s)" % (lines[-1] if lines else "?", code[0] if code else "?")
 
 
 def main(argv):
+    """Prints the run's JSON. Exit status 1 when a goal is not met (goals()),
+    or when the run itself could not be made (no node, the port failed)."""
     cap = None
+    darts = 1000
+    people = "--people" in argv  # the game between people alone, as make bench's run at the first heap
     for a in argv:
         if a.startswith("HEAP=") or a.isdigit():
             cap = int(a.split("=")[-1]) or None
-    if "--modules" in argv:
-        print(json.dumps(module_costs(), indent=1))
-    elif "--soak" in argv:
-        print(json.dumps(soak(), indent=1))
-    else:
-        out = tour(cap)
-        out.update(layer_shares(out, module_costs()))
-        print(json.dumps(out, indent=1))
+        elif a.startswith("DARTS="):
+            darts = int(a[6:])
+    try:
+        if "--modules" in argv:
+            print(json.dumps(module_costs(), indent=1))
+            return 0
+        if "--soak" in argv:
+            print(json.dumps(soak(), indent=1))
+            return 0
+        out = tour(cap, darts, people_only=people)
+        out["failed"] = [_short(f) for f in out.get("failed", [])]
+        if out.get("people_peak") is not None:  # a run that could not report has no peak to share out
+            out.update(layer_shares(out, module_costs()))
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        print(json.dumps({"cap": cap, "error": "%s: %s" % (type(e).__name__, str(e)[-2000:]), "goals": {}}, indent=1))
+        return 1
+    out["goals"] = goals(out)
+    print(json.dumps(out, indent=1))
+    return 0 if all(g["met"] for g in out["goals"].values()) else 1
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -6,7 +6,12 @@
 # - a soft reset leaves the ESP32's watchdog armed (ports/esp32/machine_wdt.c
 #   has no deinit) but stops the timer that fed it (main.c's soft-reset path:
 #   machine_timer_deinit_all), so it is fed from here first, inline, importing
-#   nothing of the firmware (a half-copied deploy must not stop it). Timer(0)
+#   nothing of the firmware (a half-copied deploy must not stop it). Only if
+#   the game had armed it: the game writes b"hapenny:wdt" into RTC memory
+#   first (shove/__init__.py: WDT_ARMED; machine_rtc.c keeps it through a
+#   soft reset, not a power cut). Safe mode and a game never started arm
+#   nothing, so a REPL session there runs without a watchdog. Any other reset
+#   disarms the chip's watchdog, so the flag is cleared then. Timer(0)
 #   is the one the game's own, checked feeder takes over (Timer(id) returns
 #   the existing timer: machine_timer.c); its callback is scheduled and runs
 #   while boot.py runs and while the REPL waits (mphalport.c's stdin loop
@@ -18,10 +23,13 @@ import machine
 
 BOOT_ERROR = None
 try:
-    if machine.reset_cause() == machine.SOFT_RESET:
-        _wdt = machine.WDT(timeout=8000)
-        machine.Timer(0).init(period=1000, mode=machine.Timer.PERIODIC, callback=lambda _t: _wdt.feed())
-        _wdt.feed()
+    if machine.RTC().memory() == b"hapenny:wdt":
+        if machine.reset_cause() == machine.SOFT_RESET:
+            _wdt = machine.WDT(timeout=8000)
+            machine.Timer(0).init(period=1000, mode=machine.Timer.PERIODIC, callback=lambda _t: _wdt.feed())
+            _wdt.feed()
+        else:
+            machine.RTC().memory(b"")
     pass  # start-up code of your own (Wi-Fi, ...) goes here: an error in it starts the board safe
 except Exception as _e:
     BOOT_ERROR = "%s: %s" % (type(_e).__name__, _e)

@@ -62,7 +62,7 @@ TESTS = ["tests/portable", "tests/test_rules_properties.py", "tests/test_cpu_pro
 # third argument: its code, the second, is mutated) and a start-up notice's
 # sentence (loading._notice's third: the file it names is mutated). Call name ->
 # index of its message argument.
-MESSAGE_ARG = {"RuleError": 1, "ProtoError": 1, "_bad": 0, "bad": 0, "JournalError": 0, "SegError": 0,
+MESSAGE_ARG = {"RuleError": 1, "ProtoError": 1, "Refused": 1, "_bad": 0, "bad": 0, "JournalError": 0, "SegError": 0,
                "ValueError": 0, "ProfileError": 0, "error": 2, "_notice": 2}
 # Sentences for a person built from pieces of prose: the coach's advice, the
 # chip check's and the safe start's explanations. In these modules a string

@@ -704,3 +704,41 @@ def test_a_state_the_keeper_builds_for_an_event_reads_the_matrix_while_it_is_mad
     assert len(st["sides"]) == 4
     beds = len(a.keeper.game.rules.beds)
     assert len(reads) >= beds // 2, (len(reads), beds)
+
+
+def test_a_long_line_is_read_in_growing_slices_its_printable_bytes_in_bulk(board, faults):
+    """The longest line (512 bytes) all waiting at once, as at the full baud
+    rate after a stall: the bytes cost the chip a look and a read each, and
+    the UART's ring holds 259, so the serial slices take more at a time while
+    more keeps coming and follow each other, and the printable bytes go
+    into the line in bulk, not one by one through the REPL watch. (How full
+    the ring gets on the chip's clock is `make bench`'s figure.)"""
+    from shove.commands import SERIAL_SLICE
+
+    a, con, _ = board
+    line = json.dumps({"cmd": "info", "id": "x" * 480}, separators=(",", ":")).encode() + b"\n"
+    waiting = bytearray(line)
+    asked = []
+
+    def take(buf, most):
+        asked.append(most)
+        n = min(most, len(waiting))
+        buf[:n] = waiting[:n]
+        del waiting[:n]
+        return n
+
+    watched = []
+    feed = a.commands.watch.feed
+    faults.setattr(a.board, "serial_take", take)
+    faults.setattr(a.commands.watch, "feed", lambda b, now: watched.append(b) or feed(b, now))
+    slices = 0
+    while waiting:
+        a._service()
+        slices += 1
+        assert slices < 100
+    assert [r.get("id") for r in con.sent()] == ["x" * 480]
+    assert watched == [10]  # only the line's end went through the watch
+    # a slice takes a little; once one came back full, the next ones take
+    # four times as much, back to back, with one other slice in eight
+    assert asked[0] == SERIAL_SLICE and sum(1 for n in asked if n >= 4 * SERIAL_SLICE) >= 7, asked
+    assert len(asked) <= 10 and slices <= 16, (asked, slices)

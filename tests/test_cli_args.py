@@ -53,3 +53,34 @@ def test_every_command_has_help_and_the_shared_options(capsys):
     assert "COMMAND" in capsys.readouterr().out
     for name in ("flash", "deploy"):
         assert "generic-8x8 on a board with none" in commands[name].format_help()
+
+
+def test_config_words_are_checked_before_any_port_naming_the_real_settings_and_forms():
+    """`config get NAME` and `config set NAME=VALUE`: a slip is refused, with
+    the settings there are and both forms, before a port is opened."""
+    import json
+
+    from hapenny import firmware
+
+    names = sorted(firmware.module("settings").DEFAULT_CONFIG)
+    table = (
+        (["get", "brightness=3"], "config get takes names only"),
+        (["set", "brightness", "300"], "did you mean brightness=300?"),
+        (["set", "brightness"], "did you mean brightness=VALUE?"),
+        (["set"], "config set needs NAME=VALUE"),
+        (["get", "darts"], "'darts' is not a setting but a game's rule (hapenny new --rule darts=VALUE)"),
+        (["set", "darts=4"], "'darts' is not a setting but a game's rule (hapenny new --rule darts=4)"),
+        (["set", "brightnes=3"], "'brightnes' is not a setting;"),
+    )
+    for words, want in table:
+        r = subprocess.run([HAPENNY, "config"] + words + ["--port", "/nonexistent"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and want in r.stderr, (words, r.stderr)
+        assert "settings: " + ", ".join(names) in r.stderr, r.stderr
+        assert "config get [NAME ...]" in r.stderr and "config set NAME=VALUE" in r.stderr, r.stderr
+        assert "example darts=4" not in r.stderr and "does not exist" not in r.stderr, r.stderr
+    # the right forms get as far as the port
+    for words in (["get", "brightness"], ["get"], ["set", "brightness=120", 'players=["Mum","Dad"]']):
+        r = subprocess.run([HAPENNY, "config"] + words + ["--port", "/nonexistent"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 1 and "/nonexistent does not exist" in r.stderr, (words, r.stderr)

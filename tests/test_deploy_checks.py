@@ -274,7 +274,7 @@ def test_a_board_that_never_hands_over_its_repl_fails_clearly_instead_of_hanging
         t0 = time.monotonic()
         with pytest.raises(deploy.DeployError) as e:
             deploy.deploy(os.ttyname(slave), out=io.StringIO())
-        assert time.monotonic() - t0 < 10
+        assert time.monotonic() - t0 < 60  # it gave up (how soon on a loaded machine is not the question)
         assert "did not hand over its REPL (no answer within 2 s): nothing was copied" in str(e.value)
     finally:
         os.close(master)

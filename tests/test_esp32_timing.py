@@ -23,27 +23,39 @@ def esp32_board():
 
 def test_the_os_taking_the_cpu_away_does_not_move_the_boards_clock(esp32_board):
     vb, link = esp32_board
+    t0 = time.monotonic()
     before = vb.stats()["board_us"]
     os.kill(vb.proc.pid, signal.SIGSTOP)  # the OS runs something else for a second
+    t1 = time.monotonic()
     time.sleep(1.0)
+    t2 = time.monotonic()
     os.kill(vb.proc.pid, signal.SIGCONT)
     after = vb.stats()["board_us"]
-    # a second of wall time, at the chip's pace, would be 100 s of board time;
-    # the two control round trips themselves cost the board well under 0.5 s
-    assert after - before < 500000, after - before
+    t3 = time.monotonic()
+    # a second of wall time, at the chip's pace, would be 100 s of board time,
+    # and as an idle wait 1 s. The board's clock may move by the time it was
+    # not stopped (idle waits count as long as they last, and a loaded host
+    # can make that long) and its own work for the two control round trips,
+    # well under 0.5 s
+    awake_us = ((t3 - t0) - (t2 - t1)) * 1e6
+    assert after - before < awake_us + 500000, (after - before, awake_us)
 
 
 def test_an_idle_board_waits_on_the_wall_clock_instead_of_spinning(esp32_board):
     vb, link = esp32_board
-    s0, t0 = vb.stats(), time.monotonic()
+    t0 = time.monotonic()
+    s0 = vb.stats()
     time.sleep(0.5)
-    s1, t1 = vb.stats(), time.monotonic()
+    s1 = vb.stats()
+    t1 = time.monotonic()
     # it waited for input rather than scanning an idle matrix, and a wait
     # counts on its clock as the time it lasted (the chip would have passed
-    # it spinning), not at the chip's pace
+    # it spinning), not at the chip's pace: every wait between the two looks
+    # lies between them on this machine's clock (how much of that time the
+    # board got to wait in depends on the load, so no share is asked)
     assert s1["idles"] > s0["idles"]
     waited = s1["idle_us"] - s0["idle_us"]
-    assert waited > 0.25 * (t1 - t0) * 1e6
+    assert 0 < waited <= (t1 - t0) * 1e6, (waited, t1 - t0)
     assert s1["board_us"] - s0["board_us"] >= waited
 
 
@@ -58,7 +70,10 @@ def test_a_busy_board_runs_ahead_of_its_cpu_time_at_the_chips_pace(esp32_board):
     # a closure scheduled far ahead: the board may not idle, it scans all the time
     vb.pulses([(0, 0, 300 * 10**6, 1000)])  # under 2**29: ticks_diff stays positive
     s0, c0 = vb.stats(), _cpu_s(vb.proc.pid)
-    time.sleep(0.5)
+    end = time.monotonic() + 60
+    while _cpu_s(vb.proc.pid) - c0 < 0.1:  # until it has had a tenth of a second on a CPU, however loaded
+        assert time.monotonic() < end, "the board got no CPU time"
+        time.sleep(0.05)
     s1, c1 = vb.stats(), _cpu_s(vb.proc.pid)
     # the firmware spins its scan loop all the time: at ESP32 speed each
     # second this PC gives it is many seconds of the chip's (about 16 here,
@@ -66,7 +81,6 @@ def test_a_busy_board_runs_ahead_of_its_cpu_time_at_the_chips_pace(esp32_board):
     # chip's cost, not its CPU time). Measured against the CPU time it got,
     # not the wall clock, so a loaded machine does not change the answer.
     spent = c1 - c0
-    assert spent > 0.02, spent  # it did run
     assert (s1["board_us"] - s0["board_us"]) > 5 * spent * 1e6, (s1["board_us"] - s0["board_us"], spent)
 
 
@@ -109,13 +123,13 @@ def test_a_quiet_board_serves_a_request_at_once(quiet_board):
         assert s0["doze_reads"] > before["doze_reads"]  # it was in a quiet burst, dozing
         link.request("info")
         s1 = vb.stats()
-        # the reply (about 330 bytes: three FIFO loads, 10 ms apart) left
-        # within tens of ms of the request's last byte reaching the board
-        # (up to about 110 on a loaded machine, whose pauses the model
-        # charges as the firmware's); at the end of the quiet burst it would
-        # be most of a second
-        took = s1["sent_us"] - s1["rx_last_us"]
-        assert s1["rx_last_us"] > s0["board_us"] and 0 < took < 250000, took
+        assert s1["rx_last_us"] > s0["board_us"]
+        # counted in reads, not time (the model's time follows this machine's
+        # load): the idle reads the board made while the request's bytes
+        # waited are a burst or two of 16 (38 here) as they come in; reading
+        # on to the end of the quiet burst, they are tens of thousands
+        waited = s1["input_reads"] - s0["input_reads"]
+        assert waited < 1000, waited
 
 
 def test_a_frame_that_waits_is_written_on_time_during_quiet_bursts(quiet_board):
@@ -126,18 +140,24 @@ def test_a_frame_that_waits_is_written_on_time_during_quiet_bursts(quiet_board):
     for code in ("S5", "S6", "S7"):
         time.sleep(0.3)
         n0 = vb.frames
-        t_change = vb.stats()["board_us"]  # the change comes after this
+        s0 = vb.stats()
         link.request("throw", seg=code)
-        end = time.monotonic() + 5
+        end = time.monotonic() + 20
         while vb.frames == n0 and time.monotonic() < end:
             time.sleep(0.01)
         assert vb.frames > n0, "no frame written"
-        # LED_QUIET_MS, after the request's own handling (its line's code
-        # loaded, its journal write and reply: tens of ms, more on a loaded
-        # machine, whose time the model partly counts as the board's);
-        # without the burst's deadline, a second more
-        waited = vb.frame_at - t_change
-        assert 250000 < waited < 700000, waited
+        s1 = vb.stats()
+        # Measured from the change itself, on the board's clock, so that the
+        # request's handling before it (its line's code loaded, the journal
+        # written: CPU time, which the model charges at the chip's factor and a
+        # loaded machine stretches) is not in the figure: the change came after
+        # the request's last byte, and before the first line the board sent
+        # after it (its reply, or the dart's event), which went out some 20 ms
+        # after the change. So the frame went out LED_QUIET_MS after a moment
+        # between the two; without the burst's deadline, up to a second later.
+        first_out = vb.control("line_times", **{"from": s0["lines_out"]})["times"][0]
+        assert vb.frame_at - s1["rx_last_us"] >= 250000, vb.frame_at - s1["rx_last_us"]
+        assert vb.frame_at - first_out < 400000, vb.frame_at - first_out
 
 
 def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet_board):
@@ -151,14 +171,13 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
     # work, so such a line is sent again; a line the OS left alone must be
     # read whole, with no byte dropped.
     vb, link = quiet_board
-    peaks = []
     for k in range(3):
         id_ = "%d" % k + "x" * (512 - len('{"cmd":"info","id":""}') - 1)
         line = json.dumps({"cmd": "info", "id": id_}, separators=(",", ":")).encode()
         assert len(line) == 512
         for _ in range(5):
-            s0 = vb.stats()  # the ring's peak and the stretches count from here
-            link.send_line(line + b"\n")
+            s0 = vb.stats()  # the stretches count from here
+            vb.send_whole(link.send_line, line + b"\n")  # on the wire at once, as a host's write of it at 115200 baud
             end = time.monotonic() + 5
             reps = []
             while not reps and time.monotonic() < end:
@@ -170,14 +189,11 @@ def test_a_long_line_at_the_full_baud_rate_loses_no_byte_in_the_uarts_ring(quiet
                 break
         assert [r.get("id") for r in reps] == [id_], reps  # the whole line, read right
         assert s1["rx_dropped"] == s0["rx_dropped"], (s0["rx_dropped"], s1["rx_dropped"])
-        peaks.append(s1["rx_peak"])
-    # with a third of the ring to spare. The firmware's own reading peaks at
-    # 120-145 here: this machine's speed, and the factor with it, drifts by
-    # a third under load, and the model counts the OS taking the CPU for
-    # under 0.5 ms as the firmware's, which can only fill the ring more.
-    # Reading a byte at a time, or in short slices only, overruns the ring
-    # and loses bytes of the first line (the mutants in tests/mutants.py).
-    assert min(peaks) <= 170, peaks
+        assert s1["rx_in"] - s0["rx_in"] == 513  # every byte of it went into the ring
+    # How full the ring gets (the room to spare) follows this machine's speed
+    # under the model: a figure of `make bench` ("a 512-byte line"), not a
+    # test's. How the firmware reads such a line (slices that grow, the
+    # printable bytes in bulk) is tests/test_app_commands.py's, by count.
 
 
 def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
@@ -194,6 +210,7 @@ def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
     link.drain()
     link.events.clear()
     thrown = ("S1", "S2", "S3", "S4", "S6", "S8", "S9", "S1")
+    unseen = vb.stats()["unseen"]
     for seg in thrown:
         r, c = cells[seg]
         vb.wait_rearmed()
@@ -205,9 +222,13 @@ def test_a_dart_read_while_a_request_is_served_is_not_left_waiting(quiet_board):
                 break
             link._pump(0.01)
         assert not st["queued"], seg
-    link.drain()
+    link.request("config")  # its reply comes after every event before it
     got = [e["seg"] for e in link.events if e.get("ev") == "dart"]
-    assert len(got) >= len(thrown) - 2 and all(seg in thrown for seg in got), got
+    # a contact no read fell inside (`unseen`: the model's CPU-time charges
+    # can stretch a gap between two scan points on a loaded machine) is not
+    # this test's question; of the others, two may be too short for a vote
+    unseen = st["unseen"] - unseen
+    assert len(got) >= len(thrown) - 2 - unseen and all(seg in thrown for seg in got), (got, unseen)
 
 
 def test_a_long_reply_drains_without_a_round_of_slices_for_each_fifo_load(quiet_board):
@@ -247,12 +268,12 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
     # re-armed the loop reads in quiet bursts, not a slice every 16 reads.
     # The model counts the OS taking the CPU away for under 0.5 ms as the
     # firmware's work, which on a busy machine can push a dart's work past
-    # its lockout: that only adds slices, so the least of three darts is
-    # the firmware's own.
+    # its lockout: that only adds slices, so the least of up to six darts
+    # is the firmware's own.
     vb, link = quiet_board
     cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
     armed = []
-    for _ in range(3):
+    for _ in range(6):
         st = link.request("state")["state"]
         bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
         link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts an opponent

@@ -1,10 +1,13 @@
 """The import graph of firmware/, host/ and bench/, read from the source with
-ast: no module imports itself through others (a circle), and no pure firmware
-module imports hardware (`machine`, `esp32`, `network`) or the board layer.
+ast: no module imports itself through others (a circle), no pure firmware
+module imports hardware (`machine`, `esp32`, `network`) or the board layer,
+and no firmware module imports a part above its own (PARTS, below).
 
 Every import counts, wherever it is written: at module level, inside a
-function (a lazy import is still a dependency, only a later one), and the
-literal forms `__import__("name")` and `importlib.import_module("name")`."""
+function (a lazy import is still a dependency, only a later one), the
+literal forms `__import__("name")` and `importlib.import_module("name")`,
+and the firmware's `call("name", ...)` (shove.call: a module loaded for one
+call and let go)."""
 import ast
 from pathlib import Path
 
@@ -42,6 +45,29 @@ TREES = {
 NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag", "shove.wifi",
             "shove.wifiset"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
+
+# The firmware's parts, from the bottom: (level, part, its modules). A module
+# may import its own part and the parts of lower levels; never a part above,
+# nor a sibling on its own level (the serial lines and the network are two
+# ways in, side by side). Every module of firmware/ is in exactly one part.
+# Names are firmware/shove's modules (`shove`: the package's __init__), or
+# firmware/'s own (main, boot). docs/architecture.md ("The parts") shows this
+# table, and test_the_architecture_page_shows_the_part_map holds it to it.
+PARTS = (
+    (1, "base", "shove segments store"),
+    (2, "boards", "scanner profile profile_default chip boards boards.esp32 boards.esp32_setup "
+                  "boards.matrix_model boards.virtual boards.virtual_clock boards.virtual_esp32 "
+                  "boards.virtual_uart boards.virtual_flash boards.virtual_setup boards.virtual_bench"),
+    (3, "referee", "variants newgame rules view"),
+    (4, "computer", "throwing cpuloops cpu coach"),
+    (5, "game", "events jrec journal jstore settings keeper"),
+    (6, "show", "leds strip buttons"),
+    (7, "handlers", "protocol request extra diag"),
+    (8, "lines", "commands handover giveback pacing"),
+    (8, "network", "wifi wifiset"),
+    (9, "loop", "app loading"),
+    (10, "start", "startup safeboot main boot"),
+)
 
 
 def modules(tree_dir):
@@ -88,6 +114,10 @@ def imported_names(source, module, is_package):
                 a = node.args[0]
                 if isinstance(a, ast.Constant) and isinstance(a.value, str):
                     found.append((a.value, node.lineno))
+            elif name == "call" and module.split(".")[0] == "shove" and node.args:
+                a = node.args[0]  # shove.call("boards.esp32_setup", "build", ...): shove.boards.esp32_setup
+                if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                    found.append(("shove." + a.value, node.lineno))
     return found
 
 
@@ -229,6 +259,68 @@ def test_pure_firmware_modules_import_no_hardware():
     assert not bad, "pure modules reaching hardware:\n" + "\n".join(bad)
 
 
+def part_map(parts, files):
+    """{module: (level, part)} from a map such as PARTS, the names made
+    module names of `files` ({module: file}), and the map's own faults: a
+    name no module has, a module in two parts, a module in none."""
+    where, faults = {}, []
+    for level, part, names in parts:
+        for n in names.split():
+            m = "shove." + n if "shove." + n in files else n
+            if m not in files:
+                faults.append("%s: no module %s" % (part, n))
+            elif m in where:
+                faults.append("%s is in %s and %s" % (m, where[m][1], part))
+            else:
+                where[m] = (level, part)
+    faults += ["%s is in no part" % m for m in sorted(files) if m not in where]
+    return where, faults
+
+
+def part_violations(graph, where_edge, parts_of, tree="firmware"):
+    """Each import of a part above the importer's own, or of a sibling on
+    its level, one line each."""
+    bad = []
+    for a in sorted(graph):
+        for b in sorted(graph[a]):
+            ma, mb = a.split(":", 1)[1], b.split(":", 1)[1]
+            if not (a.startswith(tree + ":") and b.startswith(tree + ":")) or ma not in parts_of or mb not in parts_of:
+                continue
+            (la, pa), (lb, pb) = parts_of[ma], parts_of[mb]
+            if pa != pb and lb >= la:
+                bad.append("%s (%s) imports %s (%s, %s) at %s" % (
+                    ma, pa, mb, pb, "above" if lb > la else "a sibling", where_edge[(a, b)]))
+    return bad
+
+
+def test_every_firmware_module_is_in_one_part():
+    _, faults = part_map(PARTS, modules(ROOT / "firmware"))
+    assert not faults, "the part map (PARTS):\n" + "\n".join(faults)
+
+
+def test_no_firmware_module_imports_a_part_above_its_own():
+    parts_of, _ = part_map(PARTS, modules(ROOT / "firmware"))
+    graph, where = import_graph({"firmware": _trees()["firmware"]})
+    assert ("firmware:shove.boards.esp32", "firmware:shove.boards.esp32_setup") in where  # call() is seen
+    bad = part_violations(graph, where, parts_of)
+    assert not bad, "imports against the parts' order:\n" + "\n".join(bad)
+
+
+def test_the_architecture_page_shows_the_part_map():
+    """docs/architecture.md's table of the parts is PARTS, row for row."""
+    import re
+
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    table = doc.partition("\n## The parts\n")[2].partition("\n| level | part | modules |")[2]
+    rows = []
+    for line in table.split("\n")[2:]:  # past the header's end and its rule
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows.append((int(cells[0]), cells[1].strip("*"), " ".join(re.findall(r"`([^`]+)`", cells[2]))))
+    assert rows == [(lv, part, " ".join(names.split())) for lv, part, names in PARTS]
+
+
 # The checks themselves, on small trees made for them: each way of importing
 # closes a circle the graph must find, and a tree without one passes.
 def _tree(tmp_path, files):
@@ -288,6 +380,29 @@ def test_the_purity_check_finds_hardware(tmp_path):
     bad = hardware_imports(files, pure)
     assert [b.split(" (")[0] for b in bad] == [
         "shove.leds imports shove.boards.WOKE_INPUT", "shove.net imports network", "shove.rules imports machine"]
+
+
+def test_the_part_check_finds_imports_upward_and_sideways(tmp_path):
+    _tree(tmp_path, {
+        "shove/__init__.py": "", "shove/low.py": "",
+        "shove/mid.py": "from shove import low\ndef f():\n    from shove import top\n",  # lazy, upward
+        "shove/serial.py": "import shove.low\n", "shove/net.py": "from shove.serial import X\n",  # a sibling
+        "shove/top.py": "from shove import mid, net, serial\n", "shove/board.py": "from shove import call\n"
+                                                                 "call('low', 'f')\ncall('top', 'f')\n"})
+    parts = ((1, "base", "shove low board"), (2, "middle", "mid"), (3, "serial", "serial"), (3, "network", "net"),
+             (4, "top", "top"))
+    files = modules(tmp_path)
+    parts_of, faults = part_map(parts, files)
+    assert faults == []
+    graph, where = import_graph({"firmware": (str(tmp_path), ["firmware"])})
+    assert [b.split(" at ")[0] for b in part_violations(graph, where, parts_of)] == [
+        "shove.board (base) imports shove.top (top, above)",
+        "shove.mid (middle) imports shove.top (top, above)",
+        "shove.net (network) imports shove.serial (serial, a sibling)"]
+    # and the map's own faults: a name with no module, a module twice, one in none
+    _, faults = part_map(((1, "a", "shove low ghost"), (2, "b", "low mid")), files)
+    assert faults == ["a: no module ghost", "shove.low is in a and b", "shove.board is in no part",
+                      "shove.net is in no part", "shove.serial is in no part", "shove.top is in no part"]
 
 
 def test_the_architecture_page_names_every_module():

@@ -68,17 +68,38 @@ def test_board_dir_survives_a_killed_sim(tmp_path):
     stop(proc)
 
 
-def test_ports_lists_a_running_sim_and_port_choice_finds_it():
+# `hapenny` with the machine's serial ports hidden: a real ESP32 plugged in
+# would be chosen before any sim (as it should), which is not this test's question
+HAPENNY_NO_USB = [sys.executable, "-c", "import sys, serial.tools.list_ports as p; p.comports = lambda *a, **k: []; "
+                  "from hapenny.cli import main; sys.argv[0] = 'hapenny'; sys.exit(main())"]
+
+
+def test_ports_lists_a_running_sim_and_port_choice_finds_it(tmp_path, monkeypatch):
+    # a registry of the test's own ($HAPENNY_SIMS_DIR): it holds this sim and
+    # nothing else, whatever other sims (the suite's other workers', a
+    # user's `make sim`) run on the machine
+    monkeypatch.setenv("HAPENNY_SIMS_DIR", str(tmp_path / "sims"))
+    monkeypatch.delenv("HAPENNY_PORT", raising=False)
+    r = subprocess.run(HAPENNY_NO_USB + ["state"], capture_output=True, text=True)
+    assert r.returncode == 1 and "no board found" in r.stderr, r.stderr  # none yet
     proc, port, control = start_sim("--fast")
     try:
         out = subprocess.run([HAPENNY, "ports"], capture_output=True, text=True).stdout
         assert port in out and "virtual" in out
-        env = dict(os.environ)
-        env.pop("HAPENNY_PORT", None)
-        st = subprocess.run([HAPENNY, "state", "--json"], capture_output=True, text=True, env=env)
-        assert st.returncode == 0 and json.loads(st.stdout) is None
+        st = subprocess.run(HAPENNY_NO_USB + ["state", "--json"], capture_output=True, text=True)
+        assert st.returncode == 0 and json.loads(st.stdout) is None, st.stderr
+        # a second sim: the choice is no longer the CLI's to make
+        proc2, port2, _ = start_sim("--fast")
+        try:
+            r = subprocess.run(HAPENNY_NO_USB + ["state"], capture_output=True, text=True)
+            assert r.returncode == 1 and "several boards" in r.stderr and port in r.stderr and port2 in r.stderr
+        finally:
+            stop(proc2)
     finally:
         stop(proc)
+    # the registry forgets a sim that has stopped
+    r = subprocess.run(HAPENNY_NO_USB + ["state"], capture_output=True, text=True)
+    assert r.returncode == 1 and "no board found" in r.stderr, r.stderr
 
 
 def test_clear_messages_when_there_is_no_board(tmp_path):

@@ -62,3 +62,47 @@ def test_romfs_keeps_the_firmwares_code_out_of_the_heap():
     assert 0 < r["romfs"]["game_code_loaded"] < r["mpy"]["game_code_loaded"]
     # the game's modules are over 20 KB of .mpy: far more than a byte here or there stays out
     assert r["saved"]["game_code_loaded"] > 10000
+
+
+def test_goals_and_layer_shares_take_a_capped_run_that_could_not_report():
+    """A run whose heap stayed full to the end has no peaks: the layer
+    shares say so and every goal it cannot show is not met."""
+    mods = {m: {"heap": 1000} for m in wasm_heap.VIRTUAL + (wasm_heap.MATRIX, wasm_heap.ESP32)}
+    lost = {"people_peak": None, "memory_errors": 1, "steps_failed": 900, "cap": 57344, "reported": False}
+    assert wasm_heap.layer_shares(lost, mods)["people_peak_esp32_layer"] is None
+    assert wasm_heap.goals(lost) == {"memory_errors": {"goal": 0, "value": 1, "met": False}}
+    # under a cap the goal is no MemoryError, whatever the peaks
+    over = wasm_heap.GOALS["people_peak"] + 1
+    fine = {"people_peak": over, "computer_peak": 60000, "memory_errors": 0, "steps_failed": 0, "cap": 114688}
+    assert wasm_heap.goals(fine) == {"memory_errors": {"goal": 0, "value": 0, "met": True}}
+    # uncapped, the peaks; a failed step spoils them
+    free = dict(fine, cap=None, people_peak=40000)
+    assert set(wasm_heap.goals(free)) == {"people_peak", "computer_peak"}
+    assert all(v["met"] for v in wasm_heap.goals(free).values())
+    assert not wasm_heap.goals(dict(free, steps_failed=1))["people_peak"]["met"]
+    assert wasm_heap.goals(dict(free, people_peak=over))["people_peak"] == {
+        "goal": wasm_heap.GOALS["people_peak"], "value": over, "met": False}
+    assert not wasm_heap.goals(dict(free, people_peak=None))["people_peak"]["met"]
+    failure = ("PythonError: Traceback (most recent call last):\n  File \"<stdin>\", line 3, in <module>\n"
+               "MemoryError: memory allocation failed, allocating 512 bytes\n [in: try:\n    H.measure()\n    H.boot()]")
+    assert wasm_heap._short(failure) == "MemoryError: memory allocation failed, allocating 512 bytes (in: H.boot())"
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
+def test_make_wasm_heap_under_a_cap_too_small_prints_its_json_and_fails_without_a_traceback():
+    """The chip's first heap cannot hold the whole tour: the run prints its
+    JSON with the failed steps and the MemoryErrors counted, and exits 1
+    because that goal is not met (a short tour: the failures are the point)."""
+    import json
+    import subprocess
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "wasm_heap.py"
+    r = subprocess.run([sys.executable, str(script), "HEAP=57344", "DARTS=3"], capture_output=True, text=True,
+                       timeout=600)
+    assert "Traceback" not in r.stderr + r.stdout, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert r.returncode == 1
+    assert out["cap"] == 57344 and out["memory_errors"] >= 1 and out["steps_failed"] >= 1
+    assert out["failed"] and all("\n" not in f and "(in: " in f for f in out["failed"]), out["failed"]
+    assert any("MemoryError" in f for f in out["failed"]), out["failed"]
+    assert out["goals"]["memory_errors"] == {"goal": 0, "value": out["memory_errors"], "met": False}

@@ -37,3 +37,58 @@ def call(name, fn, *args):
         return getattr(__import__("shove." + name, None, None, (fn,)), fn)(*args)
     finally:
         release(name)
+
+
+class Refused(Exception):
+    """A request refused, and why: `code`, a word a program acts on, and
+    `msg`, a sentence for a person. The game, the computer and the boards
+    raise it (the referee's RuleError is this class); the protocol's handlers
+    turn it into an error reply or a `refused` event, the code and the
+    message as the wire's `error` and `msg` (docs/protocol.md)."""
+
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code = code
+        self.msg = msg
+
+
+# The console UART, as the boards drive it and the output's pacing
+# (shove/pacing.py) fills it.
+UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
+UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
+
+# What the boards share with safe boot (shove/safeboot.py, start-up's):
+WDT_MS = 8000  # the watchdog's timeout, everywhere it is armed (boot.py too)
+FEED_MS = 1000  # how often a timer feeds it
+# Written into RTC memory just before a reset made on purpose (the `reset`
+# command, `hapenny deploy`), so that the start after it is not counted as
+# a bad one. machine.RTC().memory() is RTC slow memory with RTC_NOINIT_ATTR
+# in ports/esp32/machine_rtc.c: it survives machine.reset() and watchdog
+# resets, not a power cut (its magic word is then wrong and it reads empty).
+RESET_MARK = b"hapenny:reset"
+# Written into the same RTC memory just before the game arms the watchdog:
+# boot.py re-arms and feeds it after a soft reset only when this is there,
+# since a soft reset leaves an armed watchdog armed and one never armed
+# (safe mode, a board whose game never started) unarmed. Any other reset
+# disarms it, so boot.py clears the flag at every start but a soft one. It
+# is the literal in boot.py, which imports nothing of the firmware.
+WDT_ARMED = b"hapenny:wdt"
+
+# The time helpers every part uses (the scanner, the LEDs, the buttons, the
+# output's pacing, the computer's pace, auto next), kept at the bottom so
+# that none of them depends on another for its clock's arithmetic. Ticks
+# wrap at 2**30, as on the ESP32: 0x3FFFFFFF is the mask, 0x20000000 half a
+# turn (numbers written out: const() would cost this module an import).
+
+
+def ticks_diff(a, b):
+    """a - b on the wrapping 30-bit clock; stays within small ints (no heap)."""
+    d = (a - b) & 0x3FFFFFFF
+    if d >= 0x20000000:
+        d -= 0x40000000
+    return d
+
+
+def ticks_add(a, d):
+    """a + d on the wrapping 30-bit clock."""
+    return (a + d) & 0x3FFFFFFF

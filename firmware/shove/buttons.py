@@ -4,7 +4,7 @@
 # SHORT, so one button can carry two actions (new game / variant select).
 # Times are the board's 30-bit wrapping milliseconds: compared only through
 # ticks_diff, so a press across the wrap (every ~12 days) behaves.
-from shove.scanner import ticks_diff
+from shove import ticks_diff
 
 PRESS = 1
 SHORT = 2

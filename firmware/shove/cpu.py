@@ -14,8 +14,7 @@ import json
 import math
 from array import array
 
-from shove import cpuloops, protocol, rules, segments, throwing
-from shove.scanner import ticks_diff
+from shove import Refused, cpuloops, rules, segments, throwing, ticks_diff
 
 ONE = 4096  # probabilities in 1/4096
 WIN = cpuloops.WIN
@@ -436,7 +435,7 @@ class Autoplay:
                 keeper.advance()
             else:
                 keeper.announce(keeper.throw(self.dart(g), "cpu"))
-        except protocol.ProtoError as e:  # the flash refused: nothing happened
+        except Refused as e:  # the flash refused: nothing happened
             keeper.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
             return
         # its own move, counted now: an undo that comes before the next step

@@ -6,7 +6,7 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import events, jrec, jstore, protocol, release, rules, scanner, segments
+from shove import Refused, events, jrec, jstore, release, rules, segments, ticks_diff
 from shove.settings import GAME_FILE  # noqa: F401 (shove/request.py's `save` writes it)
 
 # Past this many records the journal is rewritten whole (undone actions
@@ -74,7 +74,7 @@ class Keeper:
             self.jdirty = True
             rollback()
             release("view")  # a dart's rollback is an undo (view.undo)
-            raise protocol.ProtoError("storage", "the flash refused the write (%s); nothing changed" % e)
+            raise Refused("storage", "the flash refused the write (%s); nothing changed" % e)
         if ended:
             try:
                 self.jstore.boundary(g.rules.darts)
@@ -186,7 +186,7 @@ class Keeper:
             return
         try:
             ev = self.throw(code, "matrix", (row, col))
-        except protocol.ProtoError as e:  # the flash refused it: not scored
+        except Refused as e:  # the flash refused it: not scored
             self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
             return
         self.announce(ev)
@@ -209,7 +209,7 @@ class Keeper:
             now = self.board.ticks_ms()
             if self.auto:
                 self.auto.step(self, now)
-            if hold and scanner.ticks_diff(now, self.hold_since) >= auto:
+            if hold and ticks_diff(now, self.hold_since) >= auto:
                 self.advance()
         g = self.game
         return g is not None and bool(hold or (g.cpu[g.turn] and g.phase != rules.OVER))

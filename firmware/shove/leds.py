@@ -19,8 +19,7 @@
 # With no game the status pixels show the network's state while one is set
 # (`net`, set by shove/wifi.py): joining blue, joined green, failed red; a
 # board without a network leaves them dark, as the rest.
-from shove import rules
-from shove.scanner import ticks_diff
+from shove import rules, ticks_diff
 
 FLASH_MS = 600
 HINT_MS = 4000

@@ -7,7 +7,7 @@ import binascii
 import json
 import sys
 
-from shove import journal, jrec, jstore, leds, pacing, profile, protocol, scanner, store
+from shove import Refused, journal, jrec, jstore, leds, pacing, profile, scanner, store
 from shove.commands import Commands
 from shove.keeper import Keeper
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
@@ -106,7 +106,7 @@ def read_config(app):
         try:
             check_config(d)
             cfg.update(d)
-        except protocol.ProtoError as e:
+        except Refused as e:
             store.quarantine(CONFIG_FILE)
             _notice(app, CONFIG_FILE, "invalid: %s; defaults used" % e.msg)
     return cfg

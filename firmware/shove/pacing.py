@@ -7,10 +7,7 @@
 # writes only what the FIFO has drained since its last write (drain), and a
 # board in a long quiet burst writes the next FIFO load itself once the FIFO
 # has run dry (load, then sent_at), then reads on.
-from shove.scanner import ticks_add, ticks_diff
-
-UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
-UART_US_PER_BYTE = 87  # 10 bits at 115200 baud
+from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F401 (the UART's, also this module's names)
 
 
 class TxQueue:

@@ -23,9 +23,13 @@ UNMAPPED = 255
 
 
 # Classic ESP32 GPIOs by what they can do (ESP32 datasheet, "Peripheral Pin
-# Configurations"; MicroPython's ports/esp32/machine_pin.c leaves 20, 24 and
-# 28-31 out of its pin table because the chip has no such pads).
+# Configurations"). MicroPython's pin table leaves out 24 and 28-31, which
+# no package has (ports/esp32/machine_pin.h), but keeps 20
+# (MICROPY_HW_ENABLE_GPIO20): only the ESP32-PICO-V3 package brings that pad
+# out, and no die this firmware accepts (shove/chip.py) has it, so the
+# profile refuses it by name.
 GPIOS = tuple(range(0, 20)) + (21, 22, 23, 25, 26, 27) + tuple(range(32, 40))
+NO_PAD = (20,)  # in MicroPython's table, on none of the accepted dies
 FLASH = (6, 7, 8, 9, 10, 11)  # wired to the module's SPI flash
 UART0 = (1, 3)  # the USB serial port: the REPL and the host link
 INPUT_ONLY = (34, 35, 36, 37, 38, 39)  # no output driver, no internal pull-up
@@ -49,6 +53,9 @@ def check_pins(rows, cols, led, buttons, pullups):
     seen = {}
     warn = []
     for p, role in roles:
+        if p in NO_PAD:
+            raise ProfileError("GPIO %d (%s): MicroPython lists it, but only the ESP32-PICO-V3 package brings "
+                               "it out; the ESP32 modules this firmware runs on have no such pin" % (p, role))
         if p not in GPIOS:
             raise ProfileError("GPIO %d (%s): the ESP32 has no such pin" % (p, role))
         if p in FLASH:

@@ -3,15 +3,18 @@
 # decoding (the strict JSON check) is shove/request.py's, loaded per line.
 import json
 
+from shove import Refused
+
 MAX_LINE = 512
 PROTOCOL = 1
 
 
-class ProtoError(Exception):
+class ProtoError(Refused):
+    """A line refused by the protocol itself (its JSON, its command, its
+    arguments), with the line's id when it was read."""
+
     def __init__(self, code, msg, id_=None):
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg
+        super().__init__(code, msg)
         self.id = id_
 
 

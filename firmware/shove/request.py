@@ -15,7 +15,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import buttons, call, jrec, keeper, protocol, release, rules, segments, store
+from shove import Refused, buttons, call, jrec, keeper, protocol, release, rules, segments, store
 
 # handled by shove/extra.py, loaded for the command and let go after it
 EXTRA = ("config", "diag", "end", "info", "leds", "map", "stats")
@@ -292,7 +292,7 @@ def handle(c, line):
         send(line)
     except protocol.ProtoError as e:
         send(protocol.error(e.id if id_ is None else id_, e.code, e.msg))
-    except rules.RuleError as e:
+    except Refused as e:  # the game's, the computer's, the board's: their code and message as they are
         send(protocol.error(id_, e.code, e.msg))
     except MemoryError:
         gc.collect()
@@ -465,5 +465,5 @@ def button(c, name, kind):
             nxt = names[(names.index(k.config["variant"]) + 1) % len(names)]
             c.extra("config", {"set": {"variant": nxt}}, [])
             c.emit("new", {"state": new(k, k.config["players"], None, nxt)})
-    except (rules.RuleError, protocol.ProtoError) as e:
+    except Refused as e:
         c.emit("refused", {"button": name, "error": e.code, "msg": e.msg})

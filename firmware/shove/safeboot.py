@@ -8,6 +8,13 @@
 # WDT_RESET; machine.reset() and any other panic report HARD_RESET; a
 # brownout reports PWRON_RESET (ESP_RST_BROWNOUT is mapped there), so a
 # supply too weak for the strip looks like a fresh start (docs/reliability.md).
+#
+# The watchdog's timings (WDT_MS, FEED_MS), the mark a reset made on
+# purpose leaves (RESET_MARK) and the flag of an armed watchdog (WDT_ARMED)
+# are the package's (shove/__init__.py): the boards arm the watchdog and
+# write the two marks, and may not import start-up's.
+from shove import FEED_MS, RESET_MARK, WDT_ARMED, WDT_MS  # noqa: F401 (also this module's names)
+
 PWRON_RESET = 1
 HARD_RESET = 2
 WDT_RESET = 3
@@ -17,20 +24,11 @@ SOFT_RESET = 5
 LIMIT = 3  # this many bad starts in a row: the next start is safe
 HEALTHY_MS = 20000  # a start is good once the game loop has run this long
 COUNT_FILE = "boots"
-WDT_MS = 8000  # the watchdog's timeout, everywhere it is armed (boot.py too)
-FEED_MS = 1000  # how often a timer feeds it
 
 BUTTON = "button"  # BOOT held while starting
 CRASHES = "crashes"  # LIMIT bad starts in a row
 CHIP = "chip"  # not a chip this firmware knows
 BOOT_PY = "boot"  # boot.py failed
-
-# Written into RTC memory just before a reset made on purpose (the `reset`
-# command, `hapenny deploy`), so that the start after it is not counted as
-# a bad one. machine.RTC().memory() is RTC slow memory with RTC_NOINIT_ATTR
-# in ports/esp32/machine_rtc.c: it survives machine.reset() and watchdog
-# resets, not a power cut (its magic word is then wrong and it reads empty).
-RESET_MARK = b"hapenny:reset"
 
 
 def decide(cause, held, count, chip_problem=None, boot_error=None, deliberate=False):
@@ -100,18 +98,15 @@ class Health:
             self._clear()
 
 
-def mark_reset(machine):
-    """Before machine.reset() made on purpose: the next start reads the mark."""
-    machine.RTC().memory(RESET_MARK)
-
-
 def take_mark(machine):
-    """Whether the reset before this start was marked; the mark is cleared."""
+    """Whether the reset before this start was marked; the mark is cleared
+    (the watchdog's flag, WDT_ARMED, is left: boot.py reads it)."""
     try:
         rtc = machine.RTC()
         got = rtc.memory()
     except (AttributeError, OSError, ValueError):  # a port without RTC memory
         return False
-    if got:
+    if got == RESET_MARK:
         rtc.memory(b"")
-    return got == RESET_MARK
+        return True
+    return False

@@ -24,6 +24,8 @@ except ImportError:  # CPython
 
 import array
 
+from shove import ticks_add, ticks_diff
+
 try:
     import micropython
 except ImportError:  # CPython: the decorator does nothing
@@ -48,22 +50,7 @@ EV_HIT = const(1)
 EV_STUCK = const(2)
 EV_CLEARED = const(3)
 
-_MASK = const(0x3FFFFFFF)  # ticks wrap at 2**30, as on the ESP32
-_HALF = const(0x20000000)
 _QLEN = const(32)
-
-
-def ticks_diff(a, b):
-    """a - b on the wrapping 30-bit clock; stays within small ints (no heap)."""
-    d = (a - b) & _MASK
-    if d >= _HALF:
-        d -= _MASK + 1
-    return d
-
-
-def ticks_add(a, d):
-    """a + d on the wrapping 30-bit clock."""
-    return (a + d) & _MASK
 
 
 class Scanner:

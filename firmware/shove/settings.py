@@ -1,6 +1,6 @@
 # Settings the host can change (`config`): their defaults and the check that
 # refuses a bad set whole.
-from shove import protocol, rules
+from shove import Refused, rules
 
 VERSION = "0.1.0"
 PROFILE_FILE = "profile.json"
@@ -19,9 +19,9 @@ DEFAULT_CONFIG = {
 
 
 def check_config(new):
-    """Validate a whole configuration; ProtoError('bad_config') otherwise."""
+    """Validate a whole configuration; Refused('bad_config') otherwise."""
     def bad(msg):
-        return protocol.ProtoError("bad_config", msg)
+        return Refused("bad_config", msg)
 
     if not isinstance(new, dict):
         raise bad("config set takes an object")

@@ -69,7 +69,7 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
         from shove import chip
 
         problem = chip.problem(machine_name)
-        if problem is None and chip.spiram(machine_name):
+        if problem is None and chip.pins_matter(machine_name):
             problem = chip.pins_problem(machine_name, profile_pins())
     # Bad starts are counted on the chip only: the virtual board is reset on
     # purpose many times a minute by tests, and its crashes fail them anyway.

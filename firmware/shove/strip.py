@@ -7,7 +7,7 @@
 # flash does not force frames: after the dart its square shows lit (the
 # frame written in the lockout) until the next moment no dart can score, or
 # the flash's end, which does force one.
-from shove import leds, rules, scanner
+from shove import leds, rules, ticks_add, ticks_diff
 
 QUIET_MS = 250  # write a pending frame anyway after this long
 
@@ -60,7 +60,7 @@ class Strip:
         elif self.animated:
             self.dirty = True  # an animation has ended: its last frame must go
         self.animated = anim
-        self.at = scanner.ticks_add(r.flash_at, leds.FLASH_MS) if r.flash_at >= 0 else -1  # the flash's end
+        self.at = ticks_add(r.flash_at, leds.FLASH_MS) if r.flash_at >= 0 else -1  # the flash's end
         if not (self.dirty or self.anim_dirty):
             return
         if armed and g is not None and g.phase == rules.PLAY:
@@ -68,9 +68,9 @@ class Strip:
                 return
             if self.since == 0:
                 self.since = now or 1
-            if scanner.ticks_diff(now, self.since) < QUIET_MS:
-                at = scanner.ticks_add(self.since, QUIET_MS)  # or the flash's end, if sooner
-                if self.at < 0 or scanner.ticks_diff(at, self.at) < 0:
+            if ticks_diff(now, self.since) < QUIET_MS:
+                at = ticks_add(self.since, QUIET_MS)  # or the flash's end, if sooner
+                if self.at < 0 or ticks_diff(at, self.at) < 0:
                     self.at = at
                 return
         frame = r.render(g, now, self.tick)

@@ -2,6 +2,8 @@
 # against, and the error a refused one gets: shared by the referee
 # (shove/rules.py) and its request checks (shove/newgame.py), which is loaded
 # only for a new game.
+from shove import Refused as RuleError  # noqa: F401 (the package's refusal, by the referee's name)
+
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -28,12 +30,3 @@ VARIANTS = {
 }
 RULE_KEYS = ("beds", "marks", "darts", "gift", "win_by_gift", "progressive", "flat", "bull_off")
 MAX_LEVEL = const(6)  # computer players' skill levels 1..6
-
-
-class RuleError(Exception):
-    """A refused request; `code` is the protocol's error code."""
-
-    def __init__(self, code, msg):
-        super().__init__(msg)
-        self.code = code
-        self.msg = msg

@@ -22,7 +22,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove.scanner import ticks_add, ticks_diff
+from shove import ticks_add, ticks_diff
 
 FILE = "wifi.json"
 OFF = const(0)  # the states, as the status pixels show them (leds.Renderer.net)

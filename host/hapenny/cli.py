@@ -148,17 +148,46 @@ def cmd_variant(args):
     return 0
 
 
+CONFIG_FORMS = "hapenny config get [NAME ...] shows settings; hapenny config set NAME=VALUE [NAME=VALUE ...] " \
+    "changes them (for example brightness=120, players='[\"Mum\",\"Dad\"]')"
+
+
+def _config_words(action, words):
+    """The settings named (get) or the {name: value} to set, checked before
+    any port is opened: ValueError naming the real settings and the forms."""
+    from hapenny import firmware
+
+    names = sorted(firmware.module("settings").DEFAULT_CONFIG)
+    known = "settings: %s. %s" % (", ".join(names), CONFIG_FORMS)
+    if action == "set" and not words:
+        raise ValueError("config set needs NAME=VALUE; " + known)
+    out = []
+    for i, w in enumerate(words):
+        name, eq, val = w.partition("=")
+        if name not in names:
+            rule = name in firmware.module("rules").Rules("classic").to_dict()
+            raise ValueError("%r is not a setting%s; %s" % (
+                name, " but a game's rule (hapenny new --rule %s)" % (w if eq else name + "=VALUE") if rule else "",
+                known))
+        if action == "get" and eq:
+            raise ValueError("config get takes names only (%s), not %r; %s" % (name, w, known))
+        if action == "set" and not eq:
+            nxt = words[i + 1] if i + 1 < len(words) and "=" not in words[i + 1] else "VALUE"
+            raise ValueError("config set takes NAME=VALUE: did you mean %s=%s? %s" % (name, nxt, known))
+        out.append((name, _parse_rule(w)[1] if eq else None))
+    return out
+
+
 def cmd_config(args):
+    pairs = _config_words(args.action, args.pairs)
     link, _ = _connect(args)
     if args.action == "set":
-        if not args.pairs:
-            raise SystemExit("config set NAME=VALUE [NAME=VALUE ...]")
-        rep = link.request("config", set=dict(args.pairs))
+        rep = link.request("config", set=dict(pairs))
     else:
         rep = link.request("config")
     cfg = rep["config"]
-    if args.action == "get" and args.pairs:
-        cfg = {k: cfg.get(k) for k, _ in args.pairs}
+    if args.action == "get" and pairs:
+        cfg = {k: cfg.get(k) for k, _ in pairs}
     if args.json:
         print(json.dumps(cfg))
     else:
@@ -365,7 +394,8 @@ def build_parser():
 
     s = sub.add_parser("config", parents=reply, help="show or change the board's settings")
     s.add_argument("action", choices=("get", "set"), nargs="?", default="get")
-    s.add_argument("pairs", nargs="*", type=_parse_rule, metavar="NAME=VALUE")
+    s.add_argument("pairs", nargs="*", metavar="NAME or NAME=VALUE",
+                   help="get: the settings to show (default: all); set: NAME=VALUE, e.g. brightness=120")
     s.set_defaults(fn=cmd_config)
 
     for name, text in (("state", "show the game"), ("undo", "take back the last dart or player change"),

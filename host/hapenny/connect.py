@@ -17,6 +17,12 @@ class PortError(Exception):
 
 
 def sims_dir():
+    """Where `hapenny sim` registers its board for `ports` and the port choice:
+    the user's, or $HAPENNY_SIMS_DIR (a registry of one's own: a test run's
+    sims stay out of the user's list, and another sim out of the run's)."""
+    own = os.environ.get("HAPENNY_SIMS_DIR")
+    if own:
+        return Path(own)
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
     return Path(base) / ("hapenny-sims-%d" % os.getuid())
 

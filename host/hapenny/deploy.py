@@ -72,13 +72,33 @@ def default_image():
     return "ESP32_GENERIC-%s.bin" % release_name(RELEASE)
 
 
-def flash_commands(image, port, chip="esp32", baud=460800):
+def esptool_major():
+    """The major version of the esptool that `python -m esptool` runs here
+    (the first one on sys.path, as the import finds it), or None."""
+    from importlib import metadata
+
+    try:
+        return int(metadata.version("esptool").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+
+
+def esptool_command(name, major):
+    """esptool 5 spells its commands with hyphens (write-flash); 4.x, the only
+    one Python 3.9 can have, with underscores (write_flash) and knows no
+    other. 5 still takes underscores, but warns that they are deprecated."""
+    return name.replace("-", "_") if major is not None and major < 5 else name
+
+
+def flash_commands(image, port, chip="esp32", baud=460800, major=None):
     if chip not in FLASH_OFFSET:
         raise DeployError("unknown chip %r; one of %s" % (chip, ", ".join(sorted(FLASH_OFFSET))))
     base = [sys.executable, "-m", "esptool", "--chip", chip, "--port", port, "--baud", str(baud)]
+    major = esptool_major() if major is None else major
+    erase, write, verify = (esptool_command(c, major) for c in ("erase-flash", "write-flash", "verify-flash"))
     # verify-flash reads the image back: write-flash alone only checks a digest
-    return [base + ["erase-flash"], base + ["write-flash", "-z", FLASH_OFFSET[chip], str(image)],
-            base + ["verify-flash", FLASH_OFFSET[chip], str(image)]]
+    return [base + [erase], base + [write, "-z", FLASH_OFFSET[chip], str(image)],
+            base + [verify, FLASH_OFFSET[chip], str(image)]]
 
 
 def flash(image, port, chip="esp32", baud=460800, dry_run=False, out=sys.stdout):
@@ -201,7 +221,7 @@ class _Stall:
         self.done.set()
 
 
-RESET_MARK = b"hapenny:reset"  # firmware/shove/safeboot.py's: a reset made on purpose
+RESET_MARK = b"hapenny:reset"  # firmware/shove/__init__.py's: a reset made on purpose
 STEP_S = 15  # the longest any one step may go without an answer
 REPL_S = 15  # ... and the board may take to hand over its REPL
 

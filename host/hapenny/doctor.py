@@ -25,6 +25,7 @@ class Finding:
 @dataclass
 class Report:
     findings: list = field(default_factory=list)
+    real_board: list = field(default_factory=list)  # steps left out: a virtual board has no such parts
 
     def add(self, step, ok, text, check=""):
         f = Finding(step, ok, text, check)
@@ -253,14 +254,25 @@ def wifi_finding(w, rep):
         rep.add("about", True, "Wi-Fi: joining %s as %s.local" % (w["ssid"], w["name"]))
 
 
+# the steps a person does at the board itself: look at the LEDs, press the buttons, throw darts
+PHYSICAL = ("leds", "buttons", "darts")
+
+
 def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
-                                                                             "buttons", "darts")):
+                                                                             "buttons", "darts"),
+        acts_on_virtual=False):
     """The bring-up, step by step. `ask(question) -> bool` (the person's
     answer), `say(text)` prints; `press(button)` is asked for through
-    `ask` too. Returns a Report."""
+    `ask` too. On a virtual board the physical steps (PHYSICAL) are left
+    to a real board, unless `acts_on_virtual`: `ask` then acts on the
+    virtual board's own models (its simulator's control channel, as the
+    tests do). Returns a Report."""
     rep = Report()
     cells = link.request("map")["cells"]
     about = diag(link, "about")
+    if about["platform"] != "esp32" and not acts_on_virtual:
+        rep.real_board = [s for s in PHYSICAL if s in steps and (s != "darts" or record_ms)]
+        steps = [s for s in steps if s not in PHYSICAL]
     if "about" in steps:
         say("hapenny %s, protocol %s, on board profile %s" % (info.get("version"), info.get("protocol"),
                                                               info.get("board")))
@@ -286,6 +298,10 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
         say("matrix lines: %d rows, %d columns" % (lines["rows"], len(lines["pins"]) - lines["rows"]))
         for ok, text, check in analyse_lines(lines["pins"], lines["rows"], lines["levels"], cells):
             rep.add("lines", ok, text, check)
+    if rep.real_board:
+        say("This is a virtual board (%s): it has no LEDs to look at, buttons to press or darts to throw, "
+            "so %s need a real board (its own models of them are checked by hapenny test --sim)."
+            % (about["platform"], _and(rep.real_board)))
     if "leds" in steps:
         L = about["leds"]
         bad = []
@@ -342,9 +358,16 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
     return rep
 
 
+def _and(words):
+    return " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
+
+
 def print_report(rep, say):
     for f in rep.findings:
         say("%s %-7s %s" % ("ok  " if f.ok else "FAIL", f.step, f.text))
         if not f.ok and f.check:
             say("             check: " + f.check)
-    say("%d finding(s), %d failed" % (len(rep.findings), len(rep.failed)))
+    for step in rep.real_board:
+        say("skip %-7s needs a real board" % step)
+    say("%d finding(s), %d failed%s" % (len(rep.findings), len(rep.failed), "; not run on a virtual board: %s "
+                                        "(they need a real board)" % _and(rep.real_board) if rep.real_board else ""))

@@ -20,9 +20,11 @@ def run_suite(port=None, junit=None, extra=None, sim=False):
     if not sim:
         port = choose_port(port)
         cmd += ["--port", port]
-        print("hardware-in-the-loop suite on %s" % port, flush=True)
+        print("hardware-in-the-loop suite on %s: the tests run here under CPython and drive the board's "
+              "firmware, which runs under MicroPython on the chip, over the serial port" % port, flush=True)
     else:
-        print("hardware-in-the-loop suite on a virtual board", flush=True)
+        print("hardware-in-the-loop suite on a virtual board: the tests run here under CPython and drive the "
+              "board's firmware, which runs under MicroPython (its unix port), over a serial port", flush=True)
     if junit:
         cmd += ["--junitxml", str(junit)]
     extra = [a for a in (extra or []) if a != "--"]

@@ -73,6 +73,12 @@ class Board:
     def wait(self, name, timeout=15.0, where=None):  # generous: a busy host slows the board
         return self.link.wait_event(name, timeout, where)
 
+    def sync(self):
+        """Every line the board sent before now is in: a request's reply
+        comes after them on the serial line. (Waiting for the line to go
+        quiet for a while instead misses an event a busy host passes on late.)"""
+        self.req("config")
+
     def press_seg(self, seg, ms=30):
         """Close the crossing mapped to `seg` through the board's scanner;
         returns the resulting `dart` event."""

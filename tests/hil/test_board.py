@@ -85,7 +85,7 @@ def test_chatter_burst_is_one_dart(board):
     board.sim.pulses([(r, c, i * 700, 300) for i in range(15)])
     assert board.wait("dart")["seg"] == "D4"
     board.settle()  # re-armed: the burst is over and decided
-    board.link.drain()
+    board.sync()
     assert [e for e in board.link.events if e["ev"] == "dart"] == []
     assert board.state()["darts_left"] == 2
 
@@ -97,7 +97,7 @@ def test_two_crossings_at_once_the_longer_wins(board):
     board.sim.pulses([(r1, c1, 0, 8000), (r2, c2, 200, 400)])
     assert board.wait("dart")["seg"] == "T7"
     board.settle()
-    board.link.drain()
+    board.sync()
     assert not [e for e in board.link.events if e["ev"] == "dart"]
 
 
@@ -112,7 +112,7 @@ def test_settling_waits_for_closures_the_scanner_has_not_seen_yet(board):
     board.sim.pulses([(r, c, 200000, 5000)])  # 0.2 s from now on the board's clock
     board.settle()
     assert board.sim.stats()["darts"] == before + 1
-    board.link.drain()
+    board.sync()
     assert [e["seg"] for e in board.link.events if e["ev"] == "dart"] == ["S5"]
 
 

@@ -46,6 +46,9 @@ def test_config_and_variant_persist_across_reset(board):
     board.connect()
     cfg = json.loads(cli(board, "config", "--json").stdout)
     assert cfg["auto_next_ms"] == 2000 and cfg["players"] == ["Mum", "Dad"] and cfg["variant"] == "progressive"
+    # named settings only, by name
+    assert cli(board, "config", "get", "variant", "auto_next_ms").stdout.splitlines() == [
+        "auto_next_ms = 2000", 'variant = "progressive"']
     r = cli(board, "config", "set", "auto_next_ms=soon", check=False)
     assert r.returncode == 1 and "bad_config" in r.stderr
 

@@ -280,7 +280,7 @@ def test_the_board_throws_its_bull_off_dart_and_a_team_side(cboard):
                rules={"bull_off": True})["state"]
     assert st["phase"] == "bull_off" and st["cpu"] == [0, 6]
     b.req("throw", seg="MISS")  # Ann's bull-off dart; the board throws the other
-    ev = b.wait("dart", timeout=5, where=lambda e: e["src"] == "cpu")
+    ev = b.wait("dart", where=lambda e: e["src"] == "cpu")
     assert ev["seg"] in ("DB", "SB", "MISS") or ev["seg"].startswith(("S", "D", "T"))
     assert b.err("new", players=["A", "B"], cpu=[0, 7]) == "bad_rules"
     assert b.err("new", players=["A", "B"], cpu=[0]) == "bad_rules"

@@ -46,6 +46,7 @@ class Person:
 
 def run(b, person, **kw):
     kw.setdefault("button_ms", 800)
+    kw.setdefault("acts_on_virtual", b.sim is not None)  # the Person acts through the simulator
     rep = doctor.run(b.link, b.info, person, lambda s: None, **kw)
     return rep
 
@@ -164,6 +165,36 @@ def test_the_cli_runs_the_doctor_and_fails_on_a_fault(fresh_sim):
     assert "FAIL lines   row 0 (GPIO %d) reads low" % ROWS[0] in out.stdout
     assert "check: look for a solder bridge" in out.stdout
     assert "MicroPython" in out.stdout and "heap:" in out.stdout
+
+
+def test_the_cli_on_a_virtual_board_says_which_steps_need_a_real_board_and_passes(fresh_sim):
+    """`hapenny doctor` at a virtual board asks nothing it cannot have: no
+    LED question, no button to press, no darts to throw; it says those need
+    a real board, and what a virtual board has passes."""
+    b = fresh_sim
+    b.close()
+    try:
+        out = subprocess.run([sys.executable, "-m", "hapenny.cli", "doctor", "--port", b.port], capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        b.connect()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "FAIL" not in out.stdout and "Press and release" not in out.stdout and "Throw" not in out.stdout
+    assert "so leds, buttons and darts need a real board" in out.stdout, out.stdout
+    for step in ("leds", "buttons", "darts"):
+        assert re.search(r"^skip %s +needs a real board$" % step, out.stdout, re.M), out.stdout
+    last = out.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ finding\(s\), 0 failed; not run on a virtual board: leds, buttons and darts "
+                        r"\(they need a real board\)", last), last
+    assert re.search(r"^ok +lines +all \d+ matrix lines are free", out.stdout, re.M), out.stdout
+    # a step left out on purpose is not listed as one a real board needs
+    b.close()
+    try:
+        out = subprocess.run([sys.executable, "-m", "hapenny.cli", "doctor", "--port", b.port, "--record", "0",
+                              "--skip", "leds"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        b.connect()
+    assert out.returncode == 0 and "so buttons need a real board" in out.stdout, out.stdout
 
 
 def test_the_board_reports_its_heap_and_times_a_journal_append_without_touching_the_game(fresh_sim):

@@ -38,6 +38,41 @@ def test_watchdog_stays_fed_after_mpremote_soft_resets_the_board(vboard):
     assert mpremote(b, "resume", "exec", "print('alive')").strip() == "alive"
 
 
+WATCH = "import machine\nprint(machine.reset_cause(), machine.Timer(0).cb is not None, machine.RTC().memory())"
+
+
+def test_a_soft_reset_arms_the_watchdog_only_if_the_game_had_armed_it(vboard):
+    """mpremote soft-resets first: a game that armed the watchdog keeps it
+    armed and fed from Timer(0); safe mode, or a start whose game never ran,
+    leaves the REPL session without one, even after a reset of the chip
+    that left the game's flag in RTC memory."""
+    b = vboard
+    b.new()
+    assert b.sim.rtc_memory == b"hapenny:wdt" and b.sim.watchdog_ms == 8000
+    assert mpremote(b, "exec", WATCH).split() == ["5", "True", "b'hapenny:wdt'"]
+    b.connect()
+    b.sim.boot_held = True  # every start from here on is safe mode
+    try:
+        b.sim.crash_loop()  # an error ends the game: machine.reset(), RTC memory kept
+        assert b.wait("boot", timeout=20)["safe"] == "button"
+        assert b.sim.watchdog_ms is None
+        for _ in range(2):  # two sessions: the first one's process has ended before the second looks
+            assert mpremote(b, "exec", WATCH).split() == ["5", "False", "b''"]
+            assert b.sim.watchdog_ms is None
+        ser = open_serial(b.port, timeout=0.1)
+        try:
+            b.sim.power_cut()  # and from a power-up
+            assert Link(SerialTransport(ser)).wait_event("boot", timeout=20)["safe"] == "button"
+        finally:
+            ser.close()
+        for _ in range(2):
+            assert mpremote(b, "exec", WATCH).split() == ["5", "False", "b''"]
+        assert b.sim.watchdog_ms is None and b.sim.wdt_resets == 0
+    finally:
+        b.sim.boot_held = False
+    b.sim.power_cut()
+
+
 def test_an_unfed_watchdog_resets_the_board_and_says_so(vboard):
     b = vboard
     resets = b.sim.wdt_resets

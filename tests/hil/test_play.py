@@ -31,7 +31,7 @@ def expected_counts(state, layout):
     return out + [(0, 0)] * (layout["beds"] - len(out))
 
 
-def frame_shows(board, state, timeout=1.5):
+def frame_shows(board, state, timeout=15.0):  # a bound on waiting: it returns once the frame shows
     layout = board.info["strip"]
     want = expected_counts(state, layout)
     end = time.monotonic() + timeout

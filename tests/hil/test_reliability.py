@@ -170,7 +170,7 @@ def test_electrical_faults_give_the_documented_outcome_every_time(board):
 
     def darts_after():
         board.settle()  # the scanner has decided every closure scheduled
-        board.link.drain()
+        board.sync()
         got = [e for e in board.link.events if e["ev"] == "dart"]
         board.link.events.clear()
         return got
@@ -193,7 +193,7 @@ def test_electrical_faults_give_the_documented_outcome_every_time(board):
         board.req("throw", seg="MISS")  # the visit is over: the board holds
         board.sim.pulses([(r2, c2, 0, 3000)])
         board.settle()
-        board.link.drain()
+        board.sync()
         ign = [e for e in board.link.events if e["ev"] == "ignored"]
         board.link.events.clear()
         tally("hit while darts are pulled -> ignored", len(ign) == 1 and board.state()["ignored"] == 1)

@@ -78,9 +78,53 @@ def test_give_back_puts_the_bytes_into_the_stdin_ring_a_v1_27_repl_reads():
 def test_give_back_without_notify_leaves_a_stream_a_v1_28_repl_reads():
     o = _Os(notify=False)
     assert g.give_back(b"\x01x", o) == 0
+    s = o.term
     buf = bytearray(1)
     got = []
-    while o.term.readinto(buf) == 1:
+    while s.readinto(buf) == 1:
         got.append(buf[0])
-    assert bytes(got) == b"\x01x" and o.term.readinto(buf) is None
-    assert o.term.ioctl(3, 1) == 0  # polled: nothing more to read
+    assert bytes(got) == b"\x01x" and s.readinto(buf) is None
+    assert s.ioctl(3, 1) == 0  # polled: nothing more to read
+    assert o.term is None  # drained: the slot is as it was
+
+
+class _WebRepl:
+    """A stream boot.py attached before the game (webrepl.start())."""
+
+    def readinto(self, buf):
+        return None
+
+    def write(self, buf):
+        return len(buf)
+
+
+def test_give_back_attaches_the_stream_that_was_there_before_again():
+    for notify in (True, False):
+        o = _Os(notify)
+        web = _WebRepl()
+        assert o.dupterm(web) is None
+        attach = o.dupterm
+        shots = []
+        o.dupterm = lambda st, index=0: (shots.append(st) if isinstance(st, g.OneShot) else None) or attach(st, index)
+        g.give_back(b"\x01print(1)", o)
+        s = shots[0]
+        buf = bytearray(1)
+        if notify:
+            assert bytes(o.ring) == b"\x01print(1)"
+        else:  # attached until the REPL has read it all, then the WebREPL's again
+            assert o.term is s
+            got = []
+            while s.readinto(buf) == 1:
+                got.append(buf[0])
+            assert bytes(got) == b"\x01print(1)"
+        assert o.term is web, notify
+        # put back once only: a stream attached after that is never displaced by a late read
+        later = _WebRepl()
+        o.dupterm(later)
+        assert s.readinto(buf) is None and o.term is later, notify
+        # a second hand-over gives back the stream there then
+        g.give_back(b"\x01", o)
+        s = shots[1]
+        while s.readinto(buf) == 1:
+            pass
+        assert o.term is later, notify

@@ -51,7 +51,7 @@ def test_pins_that_can_never_work_are_refused_in_any_role():
     # (where, pin, words in the message)
     table = []
     for pin, why in ((6, "flash"), (9, "flash"), (11, "flash"), (1, "serial"), (3, "serial"),
-                     (20, "no such pin"), (24, "no such pin"), (30, "no such pin"), (40, "no such pin")):
+                     (20, "only the ESP32-PICO-V3"), (24, "no such pin"), (30, "no such pin"), (40, "no such pin")):
         table.append(("rows", ROWS[:-1] + [pin], why))
         table.append(("cols", COLS[:-1] + [pin], why))
         table.append(("leds", {"pin": pin}, why))

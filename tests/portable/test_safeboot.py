@@ -128,6 +128,22 @@ class Machine:
         self.timers = {}  # machine_timer_deinit_all(); the watchdog stays armed
         self.cause = self.SOFT_RESET
 
+    def hard_reset(self, cause=2):
+        """machine.reset(), a panic or the watchdog: the chip's watchdog and
+        timers are gone, RTC memory is kept."""
+        self.timers = {}
+        self.wdt = None
+        self.cause = cause
+
+    def power_off(self):
+        self.hard_reset(self.PWRON_RESET)
+        self.rtc = b""
+
+    def game_arms_watchdog(self):
+        """What the game's start_watchdog does (boards/esp32_setup.py)."""
+        self.RTC().memory(safeboot.WDT_ARMED)
+        self.WDT(timeout=safeboot.WDT_MS)
+
     def run(self, ms):
         """Advance time; True if the watchdog would have reset the chip."""
         end = self.now + ms
@@ -192,7 +208,7 @@ def _run_boot_py(machine, own_code=None):
 
 def test_a_soft_reset_leaves_the_watchdog_fed():
     m = Machine()
-    m.WDT(timeout=safeboot.WDT_MS)  # armed by the game before the soft reset
+    m.game_arms_watchdog()  # armed by the game before the soft reset
     m.soft_reset()
     g = _run_boot_py(m)
     assert m.run(60000) is False
@@ -201,17 +217,73 @@ def test_a_soft_reset_leaves_the_watchdog_fed():
 
 
 def test_boot_py_arms_nothing_on_a_real_start():
-    for cause in (1, 2, 3):
+    for cause in (1, 2, 3, 4):
+        for rtc in (b"", safeboot.RESET_MARK, safeboot.WDT_ARMED):
+            m = Machine()
+            m.cause = cause
+            m.rtc = rtc
+            g = _run_boot_py(m)
+            assert m.wdt is None and m.timers == {} and g["BOOT_ERROR"] is None
+            # the chip's reset disarmed the watchdog: its flag goes; a reset's mark stays for main.py
+            assert m.rtc == (b"" if rtc == safeboot.WDT_ARMED else rtc), (cause, rtc)
+
+
+def test_a_soft_reset_arms_no_watchdog_the_game_never_armed():
+    """Safe mode, or a board whose game never started: mpremote's soft reset
+    must not put the REPL session under a watchdog."""
+    for rtc in (b"", b"something of a user's", safeboot.RESET_MARK):
         m = Machine()
-        m.cause = cause
+        m.rtc = rtc
+        m.soft_reset()
         g = _run_boot_py(m)
-        assert m.wdt is None and m.timers == {} and g["BOOT_ERROR"] is None
+        assert m.wdt is None and m.timers == {} and g["BOOT_ERROR"] is None, rtc
+        assert m.run(60000) is False
+
+
+def test_the_watchdog_flag_follows_the_chip_through_resets():
+    """The game arms it; soft resets keep it armed and fed (main.py's start
+    leaves the flag); a reset of the chip disarms it and boot.py drops the
+    flag, so the soft resets after it arm nothing; a power cut loses it."""
+    assert ('b"%s"' % safeboot.WDT_ARMED.decode()) in _firmware_file("boot.py")  # the flag boot.py reads
+    m = Machine()
+    _run_boot_py(m)  # power on
+    assert safeboot.take_mark(m) is False
+    m.game_arms_watchdog()
+    assert m.rtc == safeboot.WDT_ARMED
+    for _ in range(3):  # mpremote, Ctrl-D at the REPL, ...
+        m.soft_reset()
+        _run_boot_py(m)
+        assert safeboot.take_mark(m) is False and m.rtc == safeboot.WDT_ARMED  # main.py's start
+        assert m.wdt is not None and m.run(30000) is False
+    for cause in (m.HARD_RESET, m.WDT_RESET):
+        m.game_arms_watchdog()
+        m.hard_reset(cause)  # e.g. the board started safe after it: nothing arms the watchdog again
+        _run_boot_py(m)
+        assert m.rtc == b""
+        m.soft_reset()
+        _run_boot_py(m)
+        assert m.wdt is None and m.timers == {}, cause
+    # a reset asked for: the mark replaces the flag, main.py reads it and clears it
+    m.game_arms_watchdog()
+    m.RTC().memory(safeboot.RESET_MARK)  # as a board's reset(deliberate=True)
+    m.hard_reset()
+    _run_boot_py(m)
+    assert safeboot.take_mark(m) is True and m.rtc == b""
+    m.soft_reset()
+    _run_boot_py(m)
+    assert m.wdt is None
+    m.game_arms_watchdog()
+    m.power_off()
+    _run_boot_py(m)
+    m.soft_reset()
+    _run_boot_py(m)
+    assert m.wdt is None
 
 
 def test_a_failing_boot_py_keeps_the_watchdog_fed_and_starts_safe():
     def body():
         m = Machine()
-        m.WDT(timeout=safeboot.WDT_MS)
+        m.game_arms_watchdog()
         m.soft_reset()
         g = _run_boot_py(m, "import no_such_wifi_module")  # a builder's code that fails
         assert "no_such_wifi_module" in g["BOOT_ERROR"]
@@ -232,7 +304,7 @@ def test_a_failing_boot_py_keeps_the_watchdog_fed_and_starts_safe():
 
 def test_boot_py_feeds_from_the_timer_the_games_feeder_takes_over():
     m = Machine()
-    m.WDT(timeout=safeboot.WDT_MS)
+    m.game_arms_watchdog()
     m.soft_reset()
     _run_boot_py(m)
     seen = []
@@ -367,7 +439,7 @@ def test_resets_asked_for_do_not_count_towards_safe_mode():
     def body():
         m = Machine()
         for _ in range(safeboot.LIMIT + 2):  # `reset` commands and deploys, seconds apart
-            safeboot.mark_reset(m)
+            m.RTC().memory(safeboot.RESET_MARK)  # as a board's reset(deliberate=True)
             m.cause = m.HARD_RESET
             assert _start(m)[:2] == (None, True)
             assert m.rtc == b""  # the mark is read once
@@ -429,6 +501,30 @@ def test_a_spiram_image_with_rows_on_gpio_16_and_17_starts_safe_and_says_why():
         store.write_atomic("profile.json", json.dumps(d).encode())
         try:
             assert _start(m, spi)[:2] == (None, True)
+        finally:
+            store.remove("profile.json")
+
+    _in_tmp(body)
+
+
+def test_a_pico_d4_with_rows_on_gpio_16_and_17_starts_safe_for_its_in_package_flash():
+    pico = "TinyPICO with ESP32-PICO-D4"
+
+    def body():
+        m = Machine()
+        reason, ran, ev = _start(m, pico)  # the built-in profile has rows on GPIO 16 and 17
+        assert (reason, ran, ev["safe"]) == (safeboot.CHIP, False, "chip")
+        assert "GPIO 16 and 17" in ev["msg"] and "flash inside the chip's package" in ev["msg"], ev
+        import json
+
+        from shove import profile
+
+        d = profile.default_dict()
+        d["matrix"]["rows"] = [4, 18, 19, 21, 22, 23, 25, 26]
+        d["matrix"]["cols"] = [13, 14, 27, 32, 33, 15, 2, 12]
+        store.write_atomic("profile.json", json.dumps(d).encode())
+        try:
+            assert _start(m, pico)[:2] == (None, True)
         finally:
             store.remove("profile.json")
 

@@ -1,13 +1,13 @@
 # The `config` command's settings: what is accepted, and what is refused whole
 # with `bad_config` (docs/protocol.md's table). Runs in both interpreters.
-from shove import protocol
+from shove import Refused
 from shove.settings import DEFAULT_CONFIG, check_config
 
 
 def _refused(cfg):
     try:
         check_config(cfg)
-    except protocol.ProtoError as e:
+    except Refused as e:
         return e.code
     return None
 

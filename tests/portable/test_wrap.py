@@ -80,7 +80,7 @@ def test_tick_differences_are_signed_and_stay_right_across_the_wrap():
     # the ESP32's ticks_diff: the difference of two 30-bit ticks, read as a
     # signed number from -2**29 to 2**29 - 1 (ticks more than half the period
     # apart are taken as the other way round)
-    from shove.scanner import ticks_add, ticks_diff
+    from shove import ticks_add, ticks_diff
 
     half = WRAP // 2
     table = (

@@ -13,8 +13,7 @@ import time
 import machine
 import micropython
 
-from shove import call, store
-from shove.pacing import UART_US_PER_BYTE
+from shove import RESET_MARK, UART_US_PER_BYTE, call, store
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 # Classic ESP32 GPIO registers (ESP32 TRM, "IO_MUX and GPIO Matrix"); other
@@ -294,8 +293,6 @@ class Board:
         micropython.kbd_intr(-1 if on else 3)
 
     def reset(self, deliberate=False):
-        if deliberate:  # not a bad start (safeboot.RESET_MARK)
-            from shove import safeboot
-
-            machine.RTC().memory(safeboot.RESET_MARK)
+        if deliberate:  # not a bad start (safeboot reads the mark)
+            machine.RTC().memory(RESET_MARK)
         machine.reset()

@@ -3,8 +3,8 @@
 # watchdog started, and the doctor's line test. Start-up and bring-up code,
 # loaded for it and let go after (as the virtual board's virtual_setup.py):
 # on a stock image a module's bytecode sits in the heap while it is loaded
-# (docs/performance.md, the heap). Safe boot's modules (`chip`, `safeboot`)
-# are imported here for the same reason and let go with it.
+# (docs/performance.md, the heap). The chip's check (`chip`) is imported here
+# for the same reason and let go with it.
 import array
 import os
 import time
@@ -12,7 +12,7 @@ import time
 import machine
 from machine import Pin
 
-from shove import release
+from shove import FEED_MS, WDT_ARMED, WDT_MS, release
 
 
 def check_chip():
@@ -119,12 +119,8 @@ def line_test(board):
 
 def start_watchdog(board, timeout_ms=None):
     """Armed once at the loop's start, fed from Timer(0) while the loop checks in (esp32.py's _tick)."""
-    from shove import safeboot  # its timings
-
-    try:
-        board._last_loop = time.ticks_ms()
-        board._wdt = machine.WDT(timeout=timeout_ms or safeboot.WDT_MS)
-        board._timer = machine.Timer(0)
-        board._timer.init(period=safeboot.FEED_MS, mode=machine.Timer.PERIODIC, callback=board._tick)
-    finally:
-        release("safeboot")
+    board._last_loop = time.ticks_ms()
+    machine.RTC().memory(WDT_ARMED)  # the flag boot.py reads after a soft reset
+    board._wdt = machine.WDT(timeout=timeout_ms or WDT_MS)
+    board._timer = machine.Timer(0)
+    board._timer.init(period=FEED_MS, mode=machine.Timer.PERIODIC, callback=board._tick)

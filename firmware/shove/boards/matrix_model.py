@@ -8,7 +8,7 @@
 # of closed crossings is unchanged.
 import array
 
-from shove.scanner import ticks_diff as _diff
+from shove import ticks_diff as _diff
 
 
 class MatrixModel:

@@ -239,7 +239,9 @@ class Bench:
         st["gap_os_max_us"] = b.gap_os_max_us
         st["gap_flash_max_us"] = b.gap_flash_max_us
         st["doze_reads"] = b.doze_reads
+        st["input_reads"] = b.input_reads  # idle reads with the host's bytes on their way in (since start)
         st["rx_dropped"] = s.dropped
+        st["rx_in"] = s.arrived  # bytes into the ring since start (with rx_dropped: every byte the host sent)
         st["rx_peak"] = s.peak  # since the last stats, like gap_max_us
         s.peak = s.ring
         st["rx_last_us"] = s.last_in

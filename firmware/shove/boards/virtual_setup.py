@@ -33,6 +33,7 @@ def build(board, profile, esp32_scale, Serial):
     board.gap_flash_max_us = 0  # and the flash's longest busy time inside one (Board.stretch)
     board.last_read = 0  # board time of the last matrix read
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
+    board.input_reads = 0  # idle reads made with a byte from the host on its way in or waiting
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
     board._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
     board._quiet = None  # ... and whether nothing waits that the board cannot see
@@ -89,10 +90,13 @@ def start_watchdog(board, timeout_ms):
     try:
         import machine
 
-        board._wdt = machine.WDT(timeout=timeout_ms)
         board._run_timers = machine._run_timers
     except (ImportError, AttributeError):
         return
+    from shove import WDT_ARMED
+
+    machine.RTC().memory(WDT_ARMED)  # the flag boot.py reads after a soft reset, as on the chip
+    board._wdt = machine.WDT(timeout=timeout_ms)
     board._last_loop = time.ticks_ms()
     board._timer = machine.Timer(0)
     board._timer.init(period=1000, mode=machine.Timer.PERIODIC, callback=board._tick)

@@ -14,8 +14,8 @@
 # look costs what one at the port's stdin ring does there.
 import sys
 
+from shove import UART_FIFO, UART_US_PER_BYTE
 from shove.boards.virtual_clock import readable
-from shove.pacing import UART_FIFO, UART_US_PER_BYTE
 
 LINE_LOG = 64  # console lines whose time of sending the control channel can tell
 RTOS_TICK_US = 10000
@@ -50,6 +50,7 @@ class Uart:
         self.ring = 0
         self._rx_at = 0  # board time the next byte on the wire arrives
         self.dropped = 0  # bytes lost to a full ring
+        self.arrived = 0  # bytes that went into the ring (since start)
         self.peak = 0  # the most bytes the ring has held
         self.last_in = 0  # board time the last byte came into the ring
 
@@ -138,6 +139,7 @@ class Uart:
         while len(q) > self.ring and self._rx_at <= total:
             if self.ring < RX_RING:
                 self.ring += 1
+                self.arrived += 1
                 self.last_in = self._rx_at
                 if self.ring > self.peak:
                     self.peak = self.ring

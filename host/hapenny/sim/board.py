@@ -130,7 +130,14 @@ class VirtualBoard:
         self._threads = []
 
     # ---- life cycle ---------------------------------------------------------------
+    # boards this process has started, and what hosts sent them (bytes to
+    # their ports, control requests): the test suite's summary tells by them
+    # which tests drove the firmware
+    starts = 0
+    host_sends = 0
+
     def start(self):
+        VirtualBoard.starts += 1
         self.board_dir.mkdir(parents=True, exist_ok=True)
         flashimg.import_folder(self.board_dir)  # a folder of plain files from before the image
         if self.refresh or not flashimg.image(self.board_dir).exists():  # a blank flash gets the current firmware
@@ -228,6 +235,18 @@ class VirtualBoard:
         if proc and proc.poll() is None:
             proc.kill()
 
+    @property
+    def watchdog_ms(self):
+        """The chip's watchdog: its timeout in ms while armed, else None (only
+        a reset of the chip disarms it, never a soft reboot)."""
+        with self._lock:
+            return self._wdt_ms
+
+    @property
+    def rtc_memory(self):
+        """machine.RTC().memory() as the next start will read it."""
+        return bytes.fromhex(self._rtc)
+
     def power_cut(self, off_s=0.0):
         """Cut the power at this instant (SIGKILL) and restore it after off_s."""
         self._cut = off_s
@@ -284,6 +303,7 @@ class VirtualBoard:
             except OSError:
                 time.sleep(0.05)
                 continue
+            VirtualBoard.host_sends += len(data)
             if self._kbd != 3:  # 0x03 is an ordinary byte to the firmware now
                 self._to_board(data)
                 continue
@@ -336,7 +356,9 @@ class VirtualBoard:
                 self._cut = False
                 self._restart("normal", WDT_RESET, WDT_PANIC)
             elif self._cut == "edit":
-                self._edit.wait(120)
+                while not self._edit.wait(0.2):  # off until power_on() (or stop())
+                    if self._stopping:
+                        return
                 self._cut = False
                 self._restart("normal", PWRON_RESET, POWER_ON)
             elif self._cut is not False:
@@ -411,6 +433,7 @@ class VirtualBoard:
 
     def control(self, op, timeout=5.0, **fields):
         """One control-channel request; returns the board's answer."""
+        VirtualBoard.host_sends += 1
         with self._ctl_cv:
             self._seq += 1
             seq = self._seq
@@ -511,19 +534,58 @@ class VirtualBoard:
         """Every file's path on the board's flash, {path: size}, none read."""
         return flashimg.files_retry(self.board_dir, read=flashimg.names)
 
-    def edit_flash(self, files=None, remove=()):
-        """Power off, change files on the flash from the host (as with the
-        flash taken out), power on again; returns once it is starting."""
+    def power_off(self):
+        """Cut the power until power_on() (as an unplugged board: a test can
+        look at what a client makes of it for as long as it needs)."""
         with self._lock:
             proc = self.proc
             self._edit = threading.Event()
         self._cut = "edit"
         self._kill()
         proc.wait()
+
+    def power_on(self):
+        """After power_off(): the board starts again."""
+        self._edit.set()
+
+    def edit_flash(self, files=None, remove=()):
+        """Power off, change files on the flash from the host (as with the
+        flash taken out), power on again; returns once it is starting."""
+        self.power_off()
         try:
             flashimg.put(self.board_dir, files or {}, remove=remove)
         finally:
-            self._edit.set()
+            self.power_on()
+
+    def send_whole(self, write, data, timeout=20.0):
+        """Put `data` into the board's input whole before it reads any of
+        it: the board is held (SIGSTOP) while `write(data)` (a client's
+        write to the port) goes through the relay. What the board then does
+        with the bytes is decided on its own clock (under the ESP32 timing
+        model they arrive one every 87 us from when it first looks), not by
+        when the operating system lets the client's and the relay's writes
+        through, which a loaded machine splits and delays."""
+        import array
+        import fcntl
+        import termios
+
+        def in_pipe():  # bytes the relay passed on that the board has not read
+            n = array.array("i", [0])
+            fcntl.ioctl(proc.stdin.fileno(), termios.FIONREAD, n)
+            return n[0]
+
+        with self._lock:
+            proc = self.proc
+        os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            write(data)
+            end = time.monotonic() + timeout
+            while in_pipe() < len(data):
+                if time.monotonic() > end:
+                    raise SimError("the relay passed on %d of %d bytes" % (in_pipe(), len(data)))
+                time.sleep(0.002)
+        finally:
+            os.kill(proc.pid, signal.SIGCONT)
 
     def wait_rearmed(self, timeout=5.0):
         """Until every closure scheduled has ended and the scanner is idle
