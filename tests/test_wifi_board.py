@@ -158,10 +158,20 @@ def test_a_drop_and_return_rejoins(board):
     assert w["address"] == "127.0.0.1"
 
 
+def test_no_network_in_reach_keeps_trying(board):
+    board.vb.air({})  # the router switched off
+    w = board.until("no network", lambda w: w["reason"] == "no_network")
+    assert w["state"] == "failed" and w["address"] is None
+    tries = w["tries"]
+    board.until("a retry", lambda w: w["tries"] > tries)
+    assert board.wifi()["state"] == "failed"
+
+
 def test_a_wrong_password_fails_and_retries_while_the_game_goes_on(board):
-    board.vb.air({"home": dict(HOME["home"], key="another-password")})
+    board.vb.air(HOME)
+    board.req("wifi", set={"ssid": "home", "key": "another-password"})  # mistyped: the network refuses it
     w = board.until("the refusal", lambda w: w["state"] == "failed")
-    assert w["reason"] == "wrong_password" and w["address"] is None
+    assert (w["reason"], w["address"], w["tries"]) == ("wrong_password", None, 1)
     p = board.status_pixels(lambda p: p[0][0] > 0)  # red, with no game
     assert p == [p[0]] * 3 and p[0][0] > 0 and p[0][1] == p[0][2] == 0
     board.req("new", players=["Ann", "Bob"])
@@ -175,14 +185,6 @@ def test_a_wrong_password_fails_and_retries_while_the_game_goes_on(board):
         assert ev["seg"] == seg
     board.until("a retry", lambda w: w["tries"] >= 2 and w["state"] == "failed")
     assert board.req("stats")["stats"]["darts"] == 3  # every dart scored while the network failed
-
-
-def test_no_network_in_reach_keeps_trying(board):
-    board.vb.air({})
-    w = board.until("no network", lambda w: w["reason"] == "no_network")
-    tries = w["tries"]
-    board.until("a retry", lambda w: w["tries"] > tries)
-    assert board.wifi()["state"] == "failed"
 
 
 def test_forget_leaves_and_clears(board):
