@@ -250,3 +250,16 @@ def test_a_radio_that_refuses_to_start_is_retried_with_backoff(net):
     net.WLAN.active = active
     run(net, j, 12000)
     assert j.state == wifi.JOINED
+
+
+def test_a_release_before_ipconfig_reads_the_address_from_ifconfig(net):
+    """v1.23 (the oldest release whose .mpy the firmware loads) has WLAN.ifconfig() but no ipconfig()."""
+    net.set_air(HOME)
+    ipconfig = net.WLAN.ipconfig
+    del net.WLAN.ipconfig  # this test's own copy of the model
+    try:
+        j, r, events = joiner()
+        run(net, j, 2000)
+        assert (j.state, j.address) == (wifi.JOINED, "192.168.1.40")
+    finally:
+        net.WLAN.ipconfig = ipconfig

@@ -135,7 +135,8 @@ class Joiner:
             import network  # before the interface starts, so DHCP and mDNS announce it
 
             network.hostname(self.name)
-            w = network.WLAN(network.WLAN.IF_STA)
+            # WLAN.IF_STA from v1.24; network.STA_IF before (both 0, ESP-IDF's WIFI_IF_STA)
+            w = network.WLAN(getattr(network.WLAN, "IF_STA", 0))
             w.active(True)  # on the chip this waits for the station to start (STA_START), once
             w.config(reconnects=0)
             self.wlan = w
@@ -152,7 +153,10 @@ class Joiner:
             return
         if s == _GOT_IP:
             self.fails = 0
-            self.address = w.ipconfig("addr4")[0]
+            try:
+                self.address = w.ipconfig("addr4")[0]
+            except AttributeError:  # before v1.24: ifconfig() only (address, mask, gateway, DNS)
+                self.address = w.ifconfig()[0]
             self._set(JOINED, None)
             return
         if ticks_diff(now, self.began) >= ATTEMPT_MS:
