@@ -183,6 +183,16 @@ MUTANTS = [
     # the wheel without the board profiles
     ("setup.py", 'DATA = {"firmware": HERE / "firmware", "profiles": HERE / "hardware" / "profiles"}',
      'DATA = {"firmware": HERE / "firmware"}', ["tests/test_package.py"]),
+    # the network's join: the port's own retries left on, the host name not set, a refusal not seen,
+    # a bad password taken, the password in a report
+    ("firmware/shove/wifi.py", "            w.config(reconnects=0)\n", "", ["tests/test_wifi_join.py"]),
+    ("firmware/shove/wifi.py", "            network.hostname(self.name)\n", "", ["tests/test_wifi_join.py"]),
+    ("firmware/shove/wifi.py", "elif s != self.first and s not in", "elif False and s not in",
+     ["tests/test_wifi_join.py"]),
+    ("firmware/shove/wifiset.py", '"key": check_key(s.get("key"))', '"key": s.get("key")',
+     ["tests/test_wifi_board.py"]),
+    ("firmware/shove/wifi.py", '"tries": self.tries}', '"tries": self.tries, "key": self._key}',
+     ["tests/test_wifi_board.py"]),
 ]
 
 

@@ -125,6 +125,9 @@ class App:
             if self.feeds >= _FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
                 self.feeds = 0
                 board.feed()
+                net = self.commands.net
+                if net is not None:  # the slow slice: the network's join (shove/wifi.py), never waiting
+                    net.step(board.ticks_ms())
             if self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
                 # more input waiting: read on after the next burst (a flood
                 # still lets the other slices have one turn in eight)

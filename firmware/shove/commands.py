@@ -30,6 +30,10 @@ class Commands:
         self.figures = figures  # the loop's own figures (stats)
         self.changed = changed  # the game or the strip's owner changed
         self.map_staged = None  # cells of a map sent in several lines
+        # commands of the parts above the lines (the network's `wifi`): name -> the
+        # module (shove.NAME) with its cmd_NAME, loaded for the command and let go after
+        self.more = {}
+        self.net = None  # the network's Joiner (shove/wifi.py) while a network is set
         self.lines = protocol.LineBuffer()
         self._sbuf = bytearray(SERIAL_MORE)  # the console's bytes of one serial slice
         self._sview = memoryview(self._sbuf)

@@ -71,6 +71,10 @@ def about(parts):
     out["leds"] = {"beds": parts.renderer.beds, "per_side": parts.renderer.per_side,
                    "status": parts.renderer.status, "count": parts.renderer.count,
                    "pin": parts.prof.leds["pin"]}  # -1: the profile has no strip (a C3's beds-only one)
+    net = getattr(parts, "net", None)
+    out["wifi"] = net.report() if net is not None else {"state": "off"}
+    # the firmware's modules in the heap now (besides diag and extra, loaded for this command)
+    out["modules"] = sorted(n for n in sys.modules if n.startswith("shove."))
     return out
 
 

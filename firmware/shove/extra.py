@@ -38,7 +38,13 @@ def cmd_info(c, cmd, after):
             "matrix": {"rows": c.prof.rows, "cols": c.prof.cols}, "platform": sys.platform,
             "variants": sorted(rules.VARIANTS), "leds": r.count,
             "strip": {"beds": r.beds, "per_side": r.per_side, "status": r.status},
-            "romfs": __file__.startswith("/rom/")}  # the package runs from a ROMFS image (deploy --romfs)
+            "romfs": __file__.startswith("/rom/"),  # the package runs from a ROMFS image (deploy --romfs)
+            "wifi": wifi_report(c)}
+
+
+def wifi_report(c):
+    """The network's state (shove/wifi.py), without the pairing code: `off` when none is set."""
+    return c.net.report() if c.net is not None else {"state": "off"}
 
 
 def cmd_map(c, cmd, after):

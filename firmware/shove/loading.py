@@ -44,7 +44,26 @@ def build(app, board, out, open_board, kept):
     k = app.keeper = Keeper(b, r, config, prof.cols, app.emit, changed, app.tick)
     k.map = read_map(app)
     k.game = read_game(app, k)
-    app.commands = Commands(k, b, prof, r, app.strip, app.tx, app.emit, app.tick, app.figures, changed)
+    c = app.commands = Commands(k, b, prof, r, app.strip, app.tx, app.emit, app.tick, app.figures, changed)
+    c.more["wifi"] = "wifiset"  # the network's command: set, forget, show
+    read_wifi(app, c)
+
+
+def read_wifi(app, c):
+    """The network's join, made only when a network is set: a board
+    without wifi.json loads nothing of it."""
+    data = app.board.read_file("wifi.json")
+    if data is None:
+        return
+    from shove import wifi
+
+    try:
+        cfg = wifi.load(data)
+    except ValueError as e:
+        store.quarantine(wifi.FILE)
+        _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
+        return
+    c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit)
 
 
 def _notice(app, path, msg):

@@ -15,7 +15,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import Refused, buttons, jrec, keeper, protocol, release, rules, segments, store
+from shove import Refused, buttons, call, jrec, keeper, protocol, release, rules, segments, store
 
 # handled by shove/extra.py, loaded for the command and let go after it
 EXTRA = ("config", "diag", "end", "info", "leds", "map", "stats")
@@ -283,6 +283,8 @@ def handle(c, line):
             fields = handler(c, cmd, after)
         elif name in EXTRA:
             fields = c.extra(name, cmd, after)
+        elif name in c.more:  # a command of a part above this one (Commands.more)
+            fields = call(c.more[name], "cmd_" + name, c, cmd, after)
         else:
             raise protocol.ProtoError("unknown_cmd", "unknown command %r" % name[:20])
         line = protocol.ok(id_, fields, c.tick)

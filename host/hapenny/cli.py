@@ -207,6 +207,55 @@ def _simple(cmd):
     return run
 
 
+def wifi_line(w):
+    """One line for a person: the board's network state (never a password: the board sends none)."""
+    st = w["state"]
+    if st == "off":
+        return "Wi-Fi: no network set (set one: hapenny wifi NETWORK)"
+    where = "%s.local" % w["name"]
+    if st == "joined":
+        sig = " signal %d dBm" % w["rssi"] if w.get("rssi") is not None else ""
+        return "Wi-Fi: joined %s as %s at %s%s" % (w["ssid"], where, w["address"], sig)
+    if st == "failed":
+        return "Wi-Fi: %s failed (%s); retrying (%d attempts so far)" % (w["ssid"], w["reason"], w["tries"])
+    return "Wi-Fi: joining %s as %s" % (w["ssid"], where)
+
+
+def cmd_wifi(args):
+    import getpass
+    import time
+
+    if args.forget and (args.network or args.hostname or args.password_stdin):
+        raise SystemExit("hapenny wifi: --forget takes no network, password or --hostname")
+    if (args.password_stdin or args.hostname) and not args.network:
+        raise SystemExit("hapenny wifi: name the network: hapenny wifi NETWORK")
+    fields = {}
+    if args.network:
+        if args.password_stdin:
+            key = sys.stdin.readline().rstrip("\r\n")
+        else:
+            key = getpass.getpass("password for %s (Enter for an open network): " % args.network)
+        fields["set"] = {"ssid": args.network, "key": key}
+        if args.hostname:
+            fields["set"]["name"] = args.hostname
+    elif args.forget:
+        fields["forget"] = True
+    link, _ = _connect(args)
+    w = link.request("wifi", **fields)["wifi"]
+    if "set" in fields and args.wait > 0:  # the join's outcome, unless asked not to wait
+        end = time.monotonic() + args.wait
+        while w["state"] == "joining" and time.monotonic() < end:
+            time.sleep(0.5)
+            w = link.request("wifi")["wifi"]
+    if args.json:
+        print(json.dumps(w))
+        return 0
+    print(wifi_line(w))
+    if w.get("code"):
+        print("pairing code: %s" % w["code"])
+    return 0
+
+
 def cmd_play(args):
     from hapenny.scoreboard import play
 
@@ -369,6 +418,18 @@ def build_parser():
     s = sub.add_parser("hint", parents=reply, help="where the thrower should aim next, and why")
     s.add_argument("--level", "-l", type=int, default=3, help="the thrower's skill, 1 (beginner) to 6 (default 3)")
     s.set_defaults(fn=cmd_hint)
+
+    s = sub.add_parser("wifi", parents=reply, help="put the board on the home Wi-Fi, show its state, or forget the "
+                       "network (the password is asked without echo and never shown again)")
+    s.add_argument("network", nargs="?", help="the network's name (SSID); none: show the state")
+    s.add_argument("--password-stdin", action="store_true",
+                   help="read the password from the first line of stdin (for scripts)")
+    s.add_argument("--hostname", help="the board's host name: it answers as NAME.local (default hapenny-XXXX "
+                   "from its MAC)")
+    s.add_argument("--forget", action="store_true", help="leave the network and clear its name and password")
+    s.add_argument("--wait", type=float, default=20.0, metavar="S",
+                   help="after setting a network, wait up to S seconds for the join's outcome (default 20)")
+    s.set_defaults(fn=cmd_wifi)
 
     s = sub.add_parser("play", parents=port,
                        help="live scoreboard: n next, u undo, h hint, type a segment to throw, q quit")

@@ -257,6 +257,28 @@ def heap_and_flash(link, about, rep, say):
             % about["timing"]["lockout_ms"])
 
 
+WIFI_CHECKS = {
+    "wrong_password": "the network refused the password: set it again with `hapenny wifi NETWORK`",
+    "no_network": "no network of that name in reach: its name (case matters), the router on, the board "
+                  "within its range (the ESP32 joins 2.4 GHz networks only)",
+}
+
+
+def wifi_finding(w, rep):
+    """The board's network, when one is set (the board never reports the password)."""
+    if not w or w["state"] == "off":
+        return
+    if w["state"] == "joined":
+        sig = ", signal %d dBm" % w["rssi"] if w.get("rssi") is not None else ""
+        rep.add("about", True, "Wi-Fi: joined %s as %s.local at %s%s" % (w["ssid"], w["name"], w["address"], sig))
+    elif w["state"] == "failed":
+        rep.add("about", False, "Wi-Fi: joining %s failed (%s) after %d attempts; the board keeps trying"
+                % (w["ssid"], w["reason"], w["tries"]),
+                WIFI_CHECKS.get(w["reason"], "the router's log; `hapenny wifi` shows the state"))
+    else:
+        rep.add("about", True, "Wi-Fi: joining %s as %s.local" % (w["ssid"], w["name"]))
+
+
 # the steps a person does at the board itself: look at the LEDs, press the buttons, throw darts
 PHYSICAL = ("leds", "buttons", "darts")
 
@@ -296,6 +318,7 @@ def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("abou
                     "under 32 KB of flash free: the journal and settings may not fit; remove stray files "
                     "with mpremote")
         heap_and_flash(link, about, rep, say)
+        wifi_finding(about.get("wifi"), rep)
     if "lines" in steps:
         lines = diag(link, "lines")
         say("matrix lines: %d rows, %d columns" % (lines["rows"], len(lines["pins"]) - lines["rows"]))

@@ -139,7 +139,21 @@ def describe(ev, state):
         return "%s ignored (%s)" % (ev["seg"], ev["why"])
     if kind == "storage":
         return "Board storage: %s %s" % (ev["file"], ev["error"])
+    if kind == "wifi":
+        return wifi_line(ev)
     return None
+
+
+def wifi_line(ev):
+    """The board's network changed (the `wifi` event)."""
+    st = ev.get("state")
+    if st == "joined":
+        return "Wi-Fi: joined, at %s" % ev.get("address")
+    if st == "failed":
+        return "Wi-Fi: joining failed (%s); the board keeps trying" % ev.get("reason")
+    if st == "joining":
+        return "Wi-Fi: the network was lost; joining again" if ev.get("reason") == "lost" else "Wi-Fi: joining"
+    return "Wi-Fi: off"
 
 
 class Scoreboard:

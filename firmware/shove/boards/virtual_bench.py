@@ -211,6 +211,14 @@ class Bench:
         elif op == "flash":
             b.flash.full = bool(msg["full"])
             self.send({"seq": seq, "ok": True})
+        elif op == "air":
+            # the networks in reach, their passwords and signal; the network
+            # model's times (the runtime's `network`, loaded only now: a board
+            # whose bench never changes the air, and whose firmware joins none, has it not)
+            import network
+
+            network.set_air(msg["aps"], msg.get("times"))
+            self.send({"seq": seq, "ok": True})
         elif op == "stats":
             self.send({"seq": seq, "stats": self._stats(flash_unseen(b.flash, stats))})
         else:

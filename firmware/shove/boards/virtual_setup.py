@@ -77,6 +77,12 @@ def build(board, profile, esp32_scale, Serial):
         board.bench = Bench(board, ctl)  # (it takes the flash's reports too)
     # the parts' own methods, called straight
     board.ticks_us, board.ticks_ms = board.clock.ticks_us, board.clock.ticks_ms
+    try:  # the runtime's `network` model keeps time by the board's clock (hapenny/sim/runtime/network.py)
+        import machine
+
+        machine.board_ticks_ms = board.ticks_ms
+    except ImportError:
+        pass
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (

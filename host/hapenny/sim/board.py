@@ -139,6 +139,7 @@ class VirtualBoard:
         self._wdt_ms = None
         self._wdt_due = 0.0
         self._rtc = ""  # machine.RTC().memory(), hex: kept across resets, lost in a power cut
+        self._air = None  # the Wi-Fi networks in reach (air()): the world's, so it outlives every reset
         self.wdt_resets = 0
         self.boots = 0
         self.frame = b""
@@ -212,6 +213,10 @@ class VirtualBoard:
         env["HAPENNY_BOOT"] = self._mode
         env["HAPENNY_RESET_CAUSE"] = str(self._cause)
         env["HAPENNY_RTC_MEM"] = self._rtc
+        if self._air is not None:
+            env["HAPENNY_AIR"] = json.dumps(self._air)
+        else:
+            env.pop("HAPENNY_AIR", None)
         if self.boot_held:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
@@ -513,6 +518,15 @@ class VirtualBoard:
 
     def button(self, name, ms=100):
         self.control("button", name=name, ms=ms)
+
+    def air(self, aps, times=None):
+        """The Wi-Fi networks in reach of the board (the runtime's `network`
+        model): {ssid: {"key": password, "rssi": dBm, "addr": the address
+        its DHCP gives}}; {} for none. A network left out drops the board
+        joined to it (noticed after the model's beacon time). `times`: the
+        model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
+        self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
+        self.control("air", aps=aps, times=self._air["times"])
 
     def pixels(self):
         """The frame last written to the strip, as [(r, g, b)]."""

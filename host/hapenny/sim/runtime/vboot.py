@@ -31,6 +31,27 @@ if os.getenv("HAPENNY_ROMFS") == "1":  # a board made with a ROMFS partition: it
 
     romfsdev.setup()
 
+
+
+class LazyNetwork:
+    """`network` (network.py here: the ESP32's station over a model of the
+    air), read from the host when first used. On the chip the module is
+    built in and costs no heap; here a board that never touches the network
+    carries none of its bytecode either. (The host's files are out of reach
+    of `import` once the flash is mounted at "/".)"""
+
+    def __getattr__(self, name):
+        g = {"__name__": "network"}
+        with flashdev.host_open(RUNTIME + "/network.py", "r") as f:
+            src = f.read()
+        exec(compile(src, "network.py", "exec"), g)
+        for k in g:
+            setattr(self, k, g[k])
+        return g[name]
+
+
+sys.modules["network"] = LazyNetwork()
+
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
 # from here on (flashdev.host_open reaches the simulator's pipes)

@@ -1,0 +1,135 @@
+# The `wifi` command: the home network's name and password stored on the
+# board (power-safe: a temporary file, then a rename), forgotten, or the
+# state shown. Loaded for the command and let go after it; the join itself
+# is shove/wifi.py's, loaded only while a network is set. The password goes
+# into wifi.json and the radio, never into a reply, an event or an error.
+import json
+
+from shove import protocol, release, store
+
+CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # as the host's web server's codes (hapenny/web/guard.py)
+CODE_LEN = 10
+NAME_MAX = 32  # MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _bad(msg):
+    return protocol.ProtoError("bad_wifi", msg)
+
+
+def check_ssid(s):
+    if not isinstance(s, str) or not 1 <= len(s.encode()) <= 32:
+        raise _bad("ssid: the network's name, 1 to 32 bytes")
+    return s
+
+
+def check_key(k):
+    """WPA2/WPA3 take a passphrase of 8 to 63 printable ASCII characters or
+    64 hex digits; an open network none (the empty string)."""
+    if not isinstance(k, str):
+        raise _bad("key: the password as a string (\"\" for an open network)")
+    if k == "":
+        return k
+    if len(k) == 64:
+        for ch in k:
+            if ch not in _HEX:
+                raise _bad("key: 64 characters must be hex digits (a raw key)")
+        return k
+    if not 8 <= len(k) <= 63:
+        raise _bad("key: 8 to 63 characters (WPA2/WPA3), or \"\" for an open network")
+    for ch in k:
+        if not " " <= ch <= "~":
+            raise _bad("key: printable ASCII characters only")
+    return k
+
+
+def check_name(n):
+    """A host name (RFC 1123 label, at most 32 as the port keeps): the board answers as NAME.local."""
+    if not isinstance(n, str) or not 1 <= len(n) <= NAME_MAX or n[0] == "-" or n[-1] == "-":
+        raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % NAME_MAX)
+    for ch in n:
+        if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "-" or "A" <= ch <= "Z"):
+            raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % NAME_MAX)
+    return n.lower()
+
+
+def default_name():
+    """hapenny-XXXX from the chip's MAC, so two boards on one network differ."""
+    try:
+        import machine
+
+        u = machine.unique_id()
+        return "hapenny-%02x%02x" % (u[-2], u[-1])
+    except (ImportError, AttributeError, IndexError):
+        return "hapenny"
+
+
+def new_code():
+    import os
+
+    out = []
+    while len(out) < CODE_LEN:
+        for b in os.urandom(16):
+            if b < 248 and len(out) < CODE_LEN:  # 248 = 8 x 31: no letter drawn more often than another
+                out.append(CODE_ALPHABET[b % 31])
+    return "".join(out)
+
+
+def stored(c):
+    from shove import wifi
+
+    data = c.board.read_file(wifi.FILE)
+    if data is None:
+        return None
+    try:
+        return wifi.load(data)
+    except ValueError:
+        return None
+
+
+def cmd_wifi(c, cmd, after):
+    for k in cmd:
+        if k not in ("cmd", "id", "set", "forget"):
+            raise _bad("wifi takes set (ssid, key, name) or forget, or nothing to show the state")
+    if "set" in cmd and "forget" in cmd:
+        raise _bad("set or forget, not both")
+    from shove import wifi
+
+    old = stored(c)
+    if "set" in cmd:
+        s = cmd["set"]
+        if not isinstance(s, dict):
+            raise _bad("set takes an object: ssid, key and optionally name")
+        for k in s:
+            if k not in ("ssid", "key", "name"):
+                raise _bad("set takes ssid, key and name only")
+        cfg = {"ssid": check_ssid(s.get("ssid")), "key": check_key(s.get("key")),
+               "name": check_name(s["name"]) if "name" in s else (old["name"] if old else default_name()),
+               "code": old["code"] if old else new_code()}
+        c.board.write_file(wifi.FILE, json.dumps(cfg).encode())  # power-safe (store.write_atomic)
+        if c.net is not None:
+            c.net.leave()
+        c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit)
+        c.changed()
+        after.append(("wifi", {"state": "joining", "reason": None, "address": None}))
+    elif "forget" in cmd:
+        if cmd["forget"] is not True:
+            raise _bad("forget takes true")
+        if c.net is not None:
+            c.net.leave()
+            c.net = None
+        store.remove(wifi.FILE)
+        c.renderer.net = wifi.OFF
+        c.changed()
+        release("wifi")  # nothing refers to it now: its code leaves the heap
+        after.append(("wifi", {"state": "off", "reason": None, "address": None}))
+        return {"wifi": {"state": "off", "reason": None, "ssid": None, "address": None, "rssi": None,
+                         "name": old["name"] if old else default_name(), "tries": 0, "code": None}}
+    if c.net is None:
+        r = {"state": "off", "reason": None, "ssid": None, "address": None, "rssi": None,
+             "name": old["name"] if old else default_name(), "tries": 0, "code": None}
+        release("wifi")
+    else:
+        r = c.net.report()
+        r["code"] = c.net.code  # USB is trusted: the pairing code is shown here only
+    return {"wifi": r}
