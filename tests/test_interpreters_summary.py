@@ -11,8 +11,8 @@ TESTS = Path(__file__).resolve().parent
 
 # (test id, where it runs); the hardware-in-the-loop one on a virtual board of the run's own
 PICK = (("hil/test_protocol.py::test_info_names_board_protocol_and_matrix", "board"),
-        ("portable/test_chip.py::test_only_the_classic_esp32_passes", "cpython"),
-        ("test_portable_on_micropython.py::test_under_micropython[test_chip-test_only_the_classic_esp32_passes]",
+        ("portable/test_chip.py::test_other_chips_are_refused_with_the_chips_that_are_supported", "cpython"),
+        ("test_portable_on_micropython.py::test_under_micropython[test_chip-test_other_chips_are_refused_with_the_chips_that_are_supported]",
          "micropython"))
 
 
