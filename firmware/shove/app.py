@@ -125,7 +125,9 @@ class App:
             if self.feeds >= _FEED_EVERY:  # the watchdog's check-in is due within seconds, not every slice
                 self.feeds = 0
                 board.feed()
-            if self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
+            if not self.tx.ready():  # no room for a reply: the input waits (in the UART's ring, as the chip's)
+                self.serial_run = 0
+            elif self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
                 # more input waiting: read on after the next burst (a flood
                 # still lets the other slices have one turn in eight)
                 self.serial_run += 1
@@ -137,7 +139,8 @@ class App:
         elif s == _BUTTONS:
             self.commands.buttons_slice()
         elif s == _TIMERS:
-            if self.due & _DUE_TIMERS and not self.keeper.timers():
+            # the computer's turn and auto next wait for room in the console's queue
+            if self.due & _DUE_TIMERS and self.tx.ready() and not self.keeper.timers():
                 self.due &= ~_DUE_TIMERS
         elif self.due & _DUE_STRIP:
             st = self.strip
@@ -195,7 +198,7 @@ class App:
                 n = _BURST
                 until = -1
                 tx = None  # output the board feeds to the UART inside a quiet burst
-                if not self.slice and not self.serial_run and self.commands.buttons.idle:
+                if not self.slice and not self.serial_run and c.buttons.idle and not c.waiting():
                     self.lean = False
                     due = self.due
                     if not due:  # a round of slices found nothing to do
