@@ -138,3 +138,43 @@ def test_computer_sides_at_full_speed_wait_for_the_reader_and_never_run_the_heap
     assert not rd.bad, rd.bad[:3]
     assert rd.lines > rd.darts
 
+
+def test_an_error_raised_with_a_line_half_sent_is_reported_after_it_in_a_line_of_its_own():
+    # The loop's catch-all reports an unexpected error as an `error` event;
+    # raised while a long reply is being paced out, the report goes out
+    # after the reply's last byte, never into the middle of it.
+    vb = VirtualBoard(timing="esp32").start()
+    link, info, ser = connect(vb.port)
+    rd = None
+    try:
+        link.request("new", players=["Ann", "Bob", "Cid", "Dee", "Eve", "Fay", "Gus", "Hal"])
+        link.drain()
+        boots = vb.boots
+        rd = Reader(ser)
+        vb.crash_mid_line()  # raised in the next service slice that finds a line partly sent
+        rid = 7001
+        ser.write(b'{"cmd":"state","id":7001}\n')  # about 1 KB: some 90 ms at 115200 baud
+        rep = rd.reply(rid)
+        end = time.monotonic() + 30
+        while not rd.errors:
+            assert time.monotonic() < end, "no error report"
+            time.sleep(0.05)
+        after = rd.reply(rd_send(ser, rd, "state"))  # the loop carried on: no reset
+    finally:
+        if rd:
+            rd.stop()
+        ser.close()
+        vb.stop()
+    assert rep["ok"] and len(rep["state"]["sides"]) == 8
+    err, = rd.errors
+    assert err["type"] == "RuntimeError" and "injected fault" in err["msg"] and err["errors"] == 1
+    assert any("service" in ln for ln in err["trace"]), err  # the traceback's innermost lines
+    assert not rd.bad, rd.bad[:3]  # the reply and the report each whole, nothing else on the line
+    assert rd.order[:2] == [rid, "error"]  # raised while the reply went out: reported after its end
+    assert after["ok"] and after["state"] == rep["state"] and vb.boots == boots
+
+
+def rd_send(ser, rd, cmd):
+    rid = 7002 + rd.lines
+    ser.write((json.dumps({"cmd": cmd, "id": rid}) + "\n").encode())
+    return rid

@@ -199,7 +199,10 @@ class Bench:
         elif op == "frame":
             self.send({"seq": seq, "frame": hexlify(b.frame).decode()})
         elif op == "crash":
-            b.crash = True
+            if msg.get("mid_line"):  # in the service slice, once the console is partway through a line
+                b.crash_mid = True
+            else:
+                b.crash = True
             self.send({"seq": seq, "ok": True})
         elif op == "hold":
             b.flash.hold = msg["stage"]

@@ -46,6 +46,7 @@ class Uart:
         self.lines_out = 0  # lines written to the console ...
         self.line_t = [0] * LINE_LOG  # ... and the board time each of the last few finished going out
         self.blocked_us = 0  # time the firmware waited on a full FIFO
+        self.mid_line = False
         self.rxq = bytearray()  # bytes on the wire (after the first `ring` of them, in the ring)
         self.ring = 0
         self._rx_at = 0  # board time the next byte on the wire arrives
@@ -63,6 +64,7 @@ class Uart:
             n = len(data) - off
         n = self.raw.write(memoryview(data)[off:off + n])
         self._fifo(n)
+        self.mid_line = n > 0 and data[off + n - 1] != 10  # a line partly sent (a test's fault waits for one)
         # when each line finished going into the UART, for the test bench
         # (a host that reads a line cannot tell when the board sent it)
         i = data.find(b"\n", off, off + n)

@@ -470,6 +470,13 @@ class VirtualBoard:
         """Make the firmware's scan loop raise once, as a bug outside the request handlers would."""
         self.control("crash")
 
+    def crash_mid_line(self):
+        """Make the board's service slice raise once, the next time one runs
+        while the console is partway through a line: a bug the loop's
+        catch-all reports while a line is being paced out (the ESP32 timing
+        model only: the plain one writes each line whole)."""
+        self.control("crash", mid_line=True)
+
     def flash_full(self, full=True):
         """Make the board's flash refuse (or take again) every write, as a full or worn one does."""
         self.control("flash", full=full)
