@@ -465,3 +465,6 @@ def button(c, name, kind):
             c.emit("new", {"state": new(k, k.config["players"], None, nxt)})
     except (rules.RuleError, protocol.ProtoError) as e:
         c.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
+    except OSError as e:  # the new-game button's config write the flash refused: nothing was applied
+        c.emit("refused", {"button": name, "error": "storage",
+                           "msg": "the flash refused the write (%s); nothing changed" % e})
