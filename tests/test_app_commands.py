@@ -704,3 +704,35 @@ def test_a_state_the_keeper_builds_for_an_event_reads_the_matrix_while_it_is_mad
     assert len(st["sides"]) == 4
     beds = len(a.keeper.game.rules.beds)
     assert len(reads) >= beds // 2, (len(reads), beds)
+
+
+def test_an_error_the_loop_catches_is_an_event_after_the_lines_queued_and_the_loop_goes_on(board, faults):
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+
+    def bug():
+        raise ValueError("a bug in a slice")
+
+    faults.setattr(a.keeper, "timers", bug)
+    a.tx.put('{"ev":"first"}')  # a line queued before it: reported after that one
+
+    def timers_slice():
+        a.slice, a.passes, a.due = 3, 8, 3  # the TIMERS slice, due
+        a._serve()
+
+    timers_slice()
+    first, ev = con.sent()
+    assert first == {"ev": "first"}
+    assert ev["ev"] == "error" and ev["type"] == "ValueError" and ev["msg"] == "ValueError: a bug in a slice"
+    assert ev["errors"] == 1 and any("bug" in ln for ln in ev["trace"])
+    # no memory for the report's module: a shorter line, still whole
+    from shove import fault
+
+    def no_memory(*args):
+        raise MemoryError()
+
+    faults.setattr(fault, "fields", no_memory)
+    timers_slice()
+    assert con.sent() == [{"ev": "error", "msg": "ValueError", "type": "ValueError", "errors": 2}]
+    faults.undo()
+    assert ask(con, {"id": 2, "cmd": "state"})[0]["ok"]  # the loop goes on

@@ -11,7 +11,6 @@
 # can fall into. The slices act through parts of their own: the game's
 # keeper, the strip, the console's queue (pacing), the commands.
 import gc
-import sys
 
 try:
     from micropython import const
@@ -45,7 +44,6 @@ _NEXT_SLICE = const((_BOARD, _BUTTONS, _TIMERS, _STRIP, _SERIAL))
 _FEED_EVERY = const(16)  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 _DUE_TIMERS = const(1)  # the computer's visit or auto next may act (the TIMERS slice)
 _DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
-_TRACE = const(320)  # an error report's traceback: its innermost lines, this many characters at most
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 _PROFILE_KEEPS = const(("name", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
@@ -84,17 +82,21 @@ class App:
         self.tx.put(protocol.event(name, fields, self.tick))
 
     def report(self, e, errors, note=""):
-        """An unexpected error as an `error` event: queued behind the lines
-        already waiting, so it never cuts one (nothing is printed to the
-        console directly), with its type, message and, where it fits, the
-        traceback's innermost lines. Without memory even for that, a
-        shorter line; without memory for that, nothing."""
+        """An unexpected error as an `error` event (shove/fault.py): queued
+        behind the lines already waiting, so it never cuts one (nothing is
+        printed to the console directly). Without memory for it, a shorter
+        line; without memory for that, nothing."""
         if isinstance(e, MemoryError):
             gc.collect()
         name = type(e).__name__
         try:
-            self.emit("error", {"msg": "%s: %s%s" % (name, str(e)[:200], note), "type": name, "errors": errors,
-                                "trace": _trace(e)})
+            from shove import fault
+
+            try:
+                f = fault.fields(e, errors, note)
+            finally:
+                release("fault")
+            self.emit("error", f)
         except Exception:
             try:
                 self.tx.put('{"ev":"error","msg":"%s%s","type":"%s","errors":%d}' % (name, note, name, errors))
@@ -294,33 +296,6 @@ class App:
             self.errors += 1
             self.passes = 0
             self.report(e, self.errors)
-
-
-def _trace(e):
-    """The traceback's lines (no heading, no closing message), innermost
-    last, as many of the innermost as fit _TRACE characters."""
-    pe = getattr(sys, "print_exception", None)
-    if pe is None:  # CPython
-        import traceback
-
-        text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    else:
-        import io
-
-        f = io.StringIO()
-        pe(e, f)
-        text = f.getvalue()
-    lines = text.split("\n")
-    out = []
-    room = _TRACE
-    for i in range(len(lines) - 3, 0, -1):  # [0] the heading; [-2] "Type: message"; [-1] ""
-        ln = lines[i].strip()
-        room -= len(ln)
-        if room < 0:
-            break
-        out.append(ln)
-    out.reverse()
-    return out
 
 
 def main():
