@@ -16,7 +16,7 @@ def fields(e, errors, note=""):
 def trace(e):
     pe = getattr(sys, "print_exception", None)
     if pe is None:  # CPython
-        import traceback
+        import traceback  # type: ignore[import-not-found]  # CPython's (the chip has print_exception)
 
         text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     else:

@@ -242,6 +242,7 @@ class Bench:
         # a closure is scheduled or still closed: the scanner may not
         # have seen it yet, so "idle" alone does not mean "decided"
         st["closing"] = not b.model.idle
+        st["buttons_down"] = b.buttons_down()
         st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
         st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0

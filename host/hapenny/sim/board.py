@@ -532,3 +532,22 @@ class VirtualBoard:
             if time.monotonic() > end:
                 raise SimError("the scanner did not re-arm within %.1f s" % timeout)
             time.sleep(0.005)
+
+    def wait_buttons_up(self, timeout=20.0, settle_us=200000):
+        """Until every button press has ended, and `settle_us` more of the
+        board's time (the firmware's debounce) has passed: a press after
+        that is a new one, not the last one held longer. On the board's
+        clock, which a busy host can slow."""
+        end = time.monotonic() + timeout
+        up_at = None
+        while True:
+            st = self.stats()
+            if st["buttons_down"]:
+                up_at = None
+            elif up_at is None:
+                up_at = st["board_us"]
+            elif st["board_us"] - up_at >= settle_us:
+                return
+            if time.monotonic() > end:
+                raise SimError("the buttons were not let go within %.1f s" % timeout)
+            time.sleep(0.01)
