@@ -736,3 +736,30 @@ def test_an_error_the_loop_catches_is_an_event_after_the_lines_queued_and_the_lo
     assert con.sent() == [{"ev": "error", "msg": "ValueError", "type": "ValueError", "errors": 2}]
     faults.undo()
     assert ask(con, {"id": 2, "cmd": "state"})[0]["ok"]  # the loop goes on
+
+
+def test_the_held_new_button_refused_by_the_flash_leaves_the_variant_as_it_was(board, faults):
+    # the variant is stored first, then the game: a flash that takes the one
+    # and refuses the other puts the variant back, so nothing changed
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    cfg = ask(con, {"id": 2, "cmd": "config"})[0]["config"]
+    st = ask(con, {"id": 3, "cmd": "state"})[0]["state"]
+    write = a.board.write_file
+
+    def game_refused(path, data):
+        if path == GAME_FILE:
+            raise OSError(28, "full")
+        write(path, data)
+
+    faults.setattr(a.board, "write_file", game_refused)
+    a.commands.button("new", buttons.LONG)
+    (ev,) = con.sent()
+    assert ev["ev"] == "refused" and ev["button"] == "new" and ev["error"] == "storage"
+    faults.undo()
+    assert ask(con, {"id": 4, "cmd": "config"})[0]["config"] == cfg
+    assert ask(con, {"id": 5, "cmd": "state"})[0]["state"] == st
+    a.commands.button("new", buttons.LONG)  # the flash taking writes again: the next variant
+    (ev,) = con.sent()
+    assert ev["ev"] == "new" and ev["state"]["variant"] != cfg["variant"]
+    assert ask(con, {"id": 6, "cmd": "config"})[0]["config"]["variant"] == ev["state"]["variant"]
