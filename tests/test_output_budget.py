@@ -109,7 +109,8 @@ def test_computer_sides_at_full_speed_wait_for_the_reader_and_never_run_the_heap
 
     try:
         assert rd.reply(send("config", set={"cpu_ms": 0}))["ok"]
-        assert rd.reply(new_game())["ok"]
+        rep = rd.reply(new_game())
+        assert rep["ok"], rep
         games = 0
         polls = 0
         end = time.monotonic() + 600  # a bound for a stuck board only
@@ -122,7 +123,8 @@ def test_computer_sides_at_full_speed_wait_for_the_reader_and_never_run_the_heap
             st = rep["state"]
             if st["phase"] == "over":  # the next game, as a host would start it
                 games += 1
-                assert rd.reply(new_game())["ok"]
+                rep = rd.reply(new_game())
+                assert rep["ok"], rep
             elif polls % 2:  # hints on: the coach's advice for the thrower, every other poll
                 rep = rd.reply(send("hint"))
                 assert rep["ok"] or rep["error"] in ("visit_over", "game_over"), rep

@@ -18,10 +18,14 @@
 # an error report) is queued anyway; a line that would take the queue past
 # its capacity makes the loop wait on the UART for the room (counted in
 # `waits`), so the queue never holds more and a line is never dropped or cut.
-# The queue holds the lines themselves, each one bytearray of its own: no
-# buffer grows to hold them all (a growing one must find its whole length
-# free in one piece, in a heap the game has cut up), and none is kept while
-# nothing waits.
+# The queue holds the lines themselves, no copy (MicroPython's str is a
+# buffer of its UTF-8 bytes: a memoryview over it tells their count and the
+# stream's write takes it), each followed by a shared newline: no buffer
+# grows to hold them all (a growing one must find its whole length free in
+# one piece, in a heap the game has cut up), and none is kept while nothing
+# waits.
+import sys
+
 from shove.scanner import ticks_add, ticks_diff
 
 UART_FIFO = 128  # bytes the REPL UART's FIFO takes without blocking
@@ -34,6 +38,8 @@ CAPACITY = 4096
 # A step that makes output may start while at most this much waits (22 ms
 # at 115200 baud: the next step's lines come before the UART runs dry).
 READY = 256
+_NL = memoryview(b"\n")
+_COPY = sys.implementation.name != "micropython"  # CPython's str is no buffer: its bytes are a copy
 
 
 class TxQueue:
@@ -47,7 +53,7 @@ class TxQueue:
     queue of its own beside this, and the loop asks each for ready()."""
 
     def __init__(self, out, text, us_per_byte, ticks_us, cap=CAPACITY):
-        self.q = []  # the lines waiting (bytearrays, each with its newline), oldest first
+        self.q = []  # what waits, oldest first: each line (a memoryview over its text), then _NL
         self.pos = 0  # what of q[0] has been written
         self.size = 0  # bytes waiting, all lines
         self.end = 0  # tick (us) the FIFO will have sent all it was given
@@ -63,13 +69,14 @@ class TxQueue:
         return self.size <= READY
 
     def put(self, line):
-        line += "\n"
         if self.out is None:  # a text console takes each line whole, at once
-            self.text.write(line)
+            self.text.write(line + "\n")
             return
-        b = bytearray(line, "utf-8")
-        self.q.append(b)
-        self.size += len(b)
+        b = memoryview(line.encode() if _COPY else line)
+        q = self.q
+        q.append(b)
+        q.append(_NL)
+        self.size += len(b) + 1
         if self.size > self.cap and self.per_byte:  # (unpaced, drain writes it all now)
             self._room()
         self.drain()
@@ -129,7 +136,8 @@ class TxQueue:
 
     def _write(self, n):
         """The next `n` bytes, from the lines as they are (no slice to
-        allocate: the stream's write(buf, off, n)); one call a line."""
+        allocate: the stream's write(buf, off, n)); a call a line and one
+        for its newline."""
         q = self.q
         out = self.out
         self.size -= n
