@@ -34,8 +34,24 @@ class Sink:
             return
         end = len(s) if n < 0 else off + n
         self.n += end - off
-        if s.find(b"MemoryError", off, end) >= 0 or s.find(b"no_memory", off, end) >= 0:
+        if _has(s, off, end, b"MemoryError") or _has(s, off, end, b"no_memory"):
             self.short += 1
+
+
+def _has(s, off, end, pat):
+    """pat in s[off:end], with no slice allocated (the queue gives memoryviews, which have no find)."""
+    if not isinstance(s, memoryview):
+        return s.find(pat, off, end) >= 0
+    first = pat[0]
+    n = len(pat)
+    for i in range(off, end - n + 1):
+        if s[i] == first:
+            j = 1
+            while j < n and s[i + j] == pat[j]:
+                j += 1
+            if j == n:
+                return True
+    return False
 
 
 class Machine:

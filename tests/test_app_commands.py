@@ -742,3 +742,62 @@ def test_a_long_line_is_read_in_growing_slices_its_printable_bytes_in_bulk(board
     # four times as much, back to back, with one other slice in eight
     assert asked[0] == SERIAL_SLICE and sum(1 for n in asked if n >= 4 * SERIAL_SLICE) >= 7, asked
     assert len(asked) <= 10 and slices <= 16, (asked, slices)
+
+
+def test_an_error_the_loop_catches_is_an_event_after_the_lines_queued_and_the_loop_goes_on(board, faults):
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+
+    def bug():
+        raise ValueError("a bug in a slice")
+
+    faults.setattr(a.keeper, "timers", bug)
+    a.tx.put('{"ev":"first"}')  # a line queued before it: reported after that one
+
+    def timers_slice():
+        a.slice, a.passes, a.due = 3, 8, 3  # the TIMERS slice, due
+        a._serve()
+
+    timers_slice()
+    first, ev = con.sent()
+    assert first == {"ev": "first"}
+    assert ev["ev"] == "error" and ev["type"] == "ValueError" and ev["msg"] == "ValueError: a bug in a slice"
+    assert ev["errors"] == 1 and any("bug" in ln for ln in ev["trace"])
+    # no memory for the report's module: a shorter line, still whole
+    from shove import fault
+
+    def no_memory(*args):
+        raise MemoryError()
+
+    faults.setattr(fault, "fields", no_memory)
+    timers_slice()
+    assert con.sent() == [{"ev": "error", "msg": "ValueError", "type": "ValueError", "errors": 2}]
+    faults.undo()
+    assert ask(con, {"id": 2, "cmd": "state"})[0]["ok"]  # the loop goes on
+
+
+def test_the_held_new_button_refused_by_the_flash_leaves_the_variant_as_it_was(board, faults):
+    # the variant is stored first, then the game: a flash that takes the one
+    # and refuses the other puts the variant back, so nothing changed
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    cfg = ask(con, {"id": 2, "cmd": "config"})[0]["config"]
+    st = ask(con, {"id": 3, "cmd": "state"})[0]["state"]
+    write = a.board.write_file
+
+    def game_refused(path, data):
+        if path == GAME_FILE:
+            raise OSError(28, "full")
+        write(path, data)
+
+    faults.setattr(a.board, "write_file", game_refused)
+    a.commands.button("new", buttons.LONG)
+    (ev,) = con.sent()
+    assert ev["ev"] == "refused" and ev["button"] == "new" and ev["error"] == "storage"
+    faults.undo()
+    assert ask(con, {"id": 4, "cmd": "config"})[0]["config"] == cfg
+    assert ask(con, {"id": 5, "cmd": "state"})[0]["state"] == st
+    a.commands.button("new", buttons.LONG)  # the flash taking writes again: the next variant
+    (ev,) = con.sent()
+    assert ev["ev"] == "new" and ev["state"]["variant"] != cfg["variant"]
+    assert ask(con, {"id": 6, "cmd": "config"})[0]["config"]["variant"] == ev["state"]["variant"]

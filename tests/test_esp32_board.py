@@ -191,8 +191,9 @@ def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
         # has room again two looks after a load
         mod.time.ticks_us = lambda: 1000000 + 10000 * look[0]
         tx = pacing.TxQueue(Out(), None, b.uart_us_per_byte, b.ticks_us)
-        tx.q = bytearray(b"x" * 100 + bytes(range(200)))
+        tx.q = [bytearray(b"x" * 100 + bytes(range(200)))]
         tx.pos = 100
+        tx.size = 200
         tx.end = 1010000
         snap = array.array("H", bytes(16))
         t0 = ptrs.gpio.accesses
@@ -204,7 +205,7 @@ def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
         # from position 100: a load at the first look whose clock has reached
         # the FIFO's end, the next once that load is sent, the rest after it
         assert writes == [(1, bytes(range(128))), (3, bytes(range(128, 200)))]
-        assert (tx.q, tx.pos) == (bytearray(), 0)  # all written: the queue starts afresh
+        assert (tx.q, tx.pos, tx.size) == ([], 0, 0)  # all written: the queue starts afresh
         assert tx.end == 1000000 + 30000 + 72 * 87
         assert ptrs.gpio.accesses - t0 == k * per_read
         # nothing waiting: no write at all

@@ -65,7 +65,7 @@ PARTS = (
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
     (8, "network", "wifi wifiset"),
-    (9, "loop", "app loading"),
+    (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot main boot"),
 )
 

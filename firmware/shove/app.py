@@ -10,6 +10,8 @@
 # are due: the fewer trips back to bytecode, the fewer gaps a short contact
 # can fall into. The slices act through parts of their own: the game's
 # keeper, the strip, the console's queue (pacing), the commands.
+import gc
+
 try:
     from micropython import const
 except ImportError:  # CPython
@@ -79,6 +81,28 @@ class App:
     def emit(self, name, fields=None):
         self.tx.put(protocol.event(name, fields, self.tick))
 
+    def report(self, e, errors, note=""):
+        """An unexpected error as an `error` event (shove/fault.py): queued
+        behind the lines already waiting, so it never cuts one (nothing is
+        printed to the console directly). Without memory for it, a shorter
+        line; without memory for that, nothing."""
+        if isinstance(e, MemoryError):
+            gc.collect()
+        name = type(e).__name__
+        try:
+            from shove import fault
+
+            try:
+                f = fault.fields(e, errors, note)
+            finally:
+                release("fault")
+            self.emit("error", f)
+        except Exception:
+            try:
+                self.tx.put('{"ev":"error","msg":"%s%s","type":"%s","errors":%d}' % (name, note, name, errors))
+            except Exception:
+                pass
+
     def scan_point(self):
         """One read of the matrix from inside long work (ms of bytecode on the
         chip): a short contact meanwhile still meets a read, its dart queued."""
@@ -128,7 +152,9 @@ class App:
                 net = self.commands.net
                 if net is not None:  # the slow slice: the network's join (shove/wifi.py), never waiting
                     net.step(board.ticks_ms())
-            if self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
+            if not self.tx.ready():  # no room for a reply: the input waits (in the UART's ring, as the chip's)
+                self.serial_run = 0
+            elif self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
                 # more input waiting: read on after the next burst (a flood
                 # still lets the other slices have one turn in eight)
                 self.serial_run += 1
@@ -140,7 +166,8 @@ class App:
         elif s == _BUTTONS:
             self.commands.buttons_slice()
         elif s == _TIMERS:
-            if self.due & _DUE_TIMERS and not self.keeper.timers():
+            # the computer's turn and auto next wait for room in the console's queue
+            if self.due & _DUE_TIMERS and self.tx.ready() and not self.keeper.timers():
                 self.due &= ~_DUE_TIMERS
         elif self.due & _DUE_STRIP:
             st = self.strip
@@ -170,7 +197,7 @@ class App:
             raise
         except BaseException as e:
             try:
-                self.emit("error", {"msg": "%s: %s; resetting" % (type(e).__name__, e), "errors": self.errors + 1})
+                self.report(e, self.errors + 1, "; resetting")
                 self.tx.flush()
             finally:
                 board.reset()
@@ -198,7 +225,7 @@ class App:
                 n = _BURST
                 until = -1
                 tx = None  # output the board feeds to the UART inside a quiet burst
-                if not self.slice and not self.serial_run and self.commands.buttons.idle:
+                if not self.slice and not self.serial_run and c.buttons.idle and not c.waiting():
                     self.lean = False
                     due = self.due
                     if not due:  # a round of slices found nothing to do
@@ -271,10 +298,7 @@ class App:
         except Exception as e:
             self.errors += 1
             self.passes = 0
-            try:
-                self.emit("error", {"msg": "%s: %s" % (type(e).__name__, e), "errors": self.errors})
-            except Exception:
-                pass
+            self.report(e, self.errors)
 
 
 def main():

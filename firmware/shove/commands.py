@@ -37,6 +37,7 @@ class Commands:
         self.lines = protocol.LineBuffer()
         self._sbuf = bytearray(SERIAL_MORE)  # the console's bytes of one serial slice
         self._sview = memoryview(self._sbuf)
+        self._at = self._end = 0  # bytes of _sbuf read but not yet taken in (read: a full queue)
         self.watch = handover.Watch()
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
         self.left_over = b""  # bytes read after the hand-over's, given back to the REPL
@@ -49,20 +50,27 @@ class Commands:
     def read(self, most):
         """Up to `most` bytes from the port; True when it stopped at that
         bound (more may be waiting: the next slice reads on, so input at the
-        full baud rate never backs up into the UART's ring)."""
+        full baud rate never backs up into the UART's ring). Once a line's
+        reply leaves the console's queue without room for another step
+        (pacing: ready), the bytes read after that line stay in the slice's
+        buffer for a later slice, and True says so."""
         buf = self._sbuf
-        self.tick()  # the take is a look and a read a byte on the chip (~30 us each): a read before and after
-        n = self.board.serial_take(buf, most)
-        if not n:
-            if self.lingering:  # the host has sent all it had: the lines' code goes now
-                self.lingering = False
-                release("request", "view")
-            return False
-        self.tick()
+        i = self._at
+        n = self._end
+        if i >= n:  # nothing held from an earlier slice: take from the port
+            self.tick()  # the take is a look and a read a byte on the chip (~30 us each): a read before and after
+            n = self.board.serial_take(buf, most)
+            if not n:
+                if self.lingering:  # the host has sent all it had: the lines' code goes now
+                    self.lingering = False
+                    release("request", "view")
+                return False
+            self.tick()
+            i = 0
+        self._at = self._end = 0
         watch = self.watch
         lines = self.lines
         now = -1
-        i = 0
         while i < n:
             if not watch.armed:  # printable bytes go straight into the line
                 i = lines.take(buf, self._sview, i, n)
@@ -78,6 +86,10 @@ class Commands:
                 if line is not None:
                     self.tick()
                     self.handle_line(line, True)
+                    if i < n and not self.tx.ready():  # the rest waits for room in the queue
+                        self._at = i
+                        self._end = n
+                        return True
             elif act != handover.DROP:
                 self.leaving = act  # the REPL's turn: what came after is the REPL's too
                 self.left_over = bytes(buf[i:n])
@@ -133,15 +145,20 @@ class Commands:
         """The buttons' slice: debounced presses, then what each does."""
         board = self.board
         bt = self.buttons
+        out = self._btn_events
         if board.buttons_down() or not bt.idle:
             now = board.ticks_ms()
-            out = self._btn_events
             for i in range(3):
                 bt.update(i, board.button(i), now, out)
             bt.idle = bt.settled()
-            while out:
-                name, kind = out.pop(0)
-                self.button(name, kind)
+        while out and self.tx.ready():  # a press's action waits for room in the console's queue
+            name, kind = out.pop(0)
+            self.button(name, kind)
+
+    def waiting(self):
+        """Input taken in and not yet acted on, for want of room in the
+        console's queue: a line's bytes, a button's press."""
+        return self._at < self._end or self._btn_events
 
     def button(self, name, kind):
         from shove import request  # as for a line: loaded for the press, let go after

@@ -401,6 +401,7 @@ def player(level):
 # after an undo or a reboot the same position gives the same dart, and a test
 # can predict every one. The app imports this module only for such games.
 UNDO_PAUSE = 3  # after an undo, wait this many paces: time for another undo
+RETRY_MS = 1000  # after a step the flash refused, the least wait before the next try
 
 
 class Autoplay:
@@ -437,6 +438,8 @@ class Autoplay:
                 keeper.announce(keeper.throw(self.dart(g), "cpu"))
         except Refused as e:  # the flash refused: nothing happened
             keeper.emit("refused", {"src": "cpu", "error": e.code, "msg": e.msg})
+            if self.wait < RETRY_MS:  # a refusal a second, not one a slice
+                self.wait = RETRY_MS
             return
         # its own move, counted now: an undo that comes before the next step
         # must still find the count lower and wait the longer pause

@@ -6,7 +6,7 @@
 # power cut loses at most the change not yet acknowledged.
 import gc
 
-from shove import Refused, events, jrec, jstore, release, rules, segments, ticks_diff
+from shove import Refused, events, jrec, jstore, release, rules, segments, ticks_add, ticks_diff
 from shove.settings import GAME_FILE  # noqa: F401 (shove/request.py's `save` writes it)
 
 # Past this many records the journal is rewritten whole (undone actions
@@ -15,6 +15,7 @@ JOURNAL_MAX_RECORDS = 600
 JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
 UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
 CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
+RETRY_MS = 1000  # a step on its own the flash refused (auto next) is tried again no sooner than this
 _mem_free = getattr(gc, "mem_free", None)  # MicroPython's (CPython has none: it collects every time)
 
 
@@ -210,6 +211,10 @@ class Keeper:
             if self.auto:
                 self.auto.step(self, now)
             if hold and ticks_diff(now, self.hold_since) >= auto:
-                self.advance()
+                try:
+                    self.advance()
+                except Refused as e:  # the flash refused: the hold stays; tried again later
+                    self.hold_since = ticks_add(now, RETRY_MS - auto) if auto < RETRY_MS else now
+                    self.emit("refused", {"src": "auto_next", "error": e.code, "msg": e.msg})
         g = self.game
         return g is not None and bool(hold or (g.cpu[g.turn] and g.phase != rules.OVER))

@@ -462,8 +462,17 @@ def button(c, name, kind):
             c.emit("new", {"state": new(k, k.config["players"], None, k.config["variant"])})
         elif name == "new" and kind == buttons.LONG:
             names = sorted(rules.VARIANTS)
-            nxt = names[(names.index(k.config["variant"]) + 1) % len(names)]
+            was = k.config["variant"]
+            nxt = names[(names.index(was) + 1) % len(names)]
             c.extra("config", {"set": {"variant": nxt}}, [])
-            c.emit("new", {"state": new(k, k.config["players"], None, nxt)})
+            try:
+                st = new(k, k.config["players"], None, nxt)
+            except Refused:  # the game refused: the variant it was for goes back too
+                c.extra("config", {"set": {"variant": was}}, [])
+                raise
+            c.emit("new", {"state": st})
     except Refused as e:
         c.emit("refused", {"button": name, "error": e.code, "msg": e.msg})
+    except OSError as e:  # the new-game button's config write the flash refused: nothing was applied
+        c.emit("refused", {"button": name, "error": "storage",
+                           "msg": "the flash refused the write (%s); nothing changed" % e})

@@ -224,24 +224,3 @@ def test_unmapped_crossing_is_reported(board):
     board.req("press", row=r, col=c, ms=20)
     ev = board.wait("unmapped")
     assert (ev["row"], ev["col"]) == (r, c)
-
-
-def test_a_refused_flash_write_changes_nothing(fresh_sim):
-    b = fresh_sim
-    b.new()
-    b.req("throw", seg="T5")
-    st = b.state()
-    cfg = b.req("config")["config"]
-    b.sim.flash_full()  # the flash cannot take the next write
-    for cmd, fields in (("throw", {"seg": "S1"}), ("next", {}), ("undo", {}), ("new", {"players": ["X"]})):
-        assert b.err(cmd, **fields) == "storage", cmd
-        assert b.state() == st, cmd
-    assert b.err("config", set={"auto_next_ms": 500}) == "storage"
-    assert b.req("config")["config"] == cfg
-    r, c = b.cells["S2"]
-    b.sim.close(r, c, ms=20)
-    assert b.wait("refused")["error"] == "storage"
-    assert b.state() == st  # a dart the flash could not store is not scored either
-    b.sim.flash_full(False)
-    b.settle()
-    assert b.req("throw", seg="S1")["state"]["moves"] == st["moves"] + 1

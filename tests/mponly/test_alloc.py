@@ -265,13 +265,13 @@ def test_a_command_lines_code_is_let_go_once_it_is_answered():
         for line in (b'{"cmd":"state","id":1}', b'{"cmd":"throw","seg":"S1","id":2}', b'{"cmd":"undo","id":3}'):
             a.commands.handle_line(line)
             assert "shove.request" not in sys.modules and "shove.view" not in sys.modules, line
-        a.tx.q = bytearray()  # the replies, as the console would have taken them
-        a.tx.pos = 0
+        a.tx.q = []  # the replies, as the console would have taken them
+        a.tx.pos = a.tx.size = 0
         gc.collect()
         before = gc.mem_alloc()
         a.commands.handle_line(b'{"cmd":"state","id":4}')
-        a.tx.q = bytearray()
-        a.tx.pos = 0
+        a.tx.q = []
+        a.tx.pos = a.tx.size = 0
         gc.collect()
         assert gc.mem_alloc() - before <= 64, gc.mem_alloc() - before
 

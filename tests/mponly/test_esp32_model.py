@@ -266,8 +266,8 @@ def test_serving_a_state_with_a_full_visit_leaves_no_long_stretch_unread():
         assert len(k.game.visit()) == 9
         shares = []
         for _ in range(5):
-            a.tx.q = bytearray()  # nothing queued from before (the console takes lines whole here)
-            a.tx.pos = 0
+            a.tx.q = []  # nothing queued from before (the console takes lines whole here)
+            a.tx.pos = a.tx.size = 0
             gc.collect()
             a.scan_point()
             board.gap_max_us = 0

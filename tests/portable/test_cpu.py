@@ -489,14 +489,17 @@ def test_the_board_plays_its_visit_at_its_pace_and_waits_for_people():
     # over virtual time (ms): each of the board's darts and its player change
     # come one pace after the last move, whoever made it; nothing while a
     # person throws or once the game is over; a refused dart is tried again
-    # a pace later
+    # a pace later, and a second later at the soonest (cpu.RETRY_MS: with a
+    # short pace, a full flash would be refused in every slice)
     pace = 100
     g = new_game(["cpu:4", "Bob"], seed=3)
     app = _Keeper(g, pace)
     auto = cpu.Autoplay()
     app.refuse = 1
-    table = [(0, 0), (99, 0), (100, 0), (150, 0), (199, 0), (200, 1), (299, 1), (300, 2), (399, 2),
-             (400, 3), (500, "next"), (600, "next"), (5000, "next")]
+    retry = 100 + cpu.RETRY_MS  # the refusal at 100
+    table = [(0, 0), (99, 0), (100, 0), (150, 0), (200, 0), (retry - 1, 0), (retry, 1), (retry + 99, 1),
+             (retry + 100, 2), (retry + 199, 2), (retry + 200, 3), (retry + 300, "next"), (retry + 400, "next"),
+             (5000, "next")]
     for now, want in table:
         auto.step(app, now)
         got = "next" if app.log[-2:] == ["next", "turn"] else len([x for x in app.log if isinstance(x, int)])

@@ -1,7 +1,7 @@
 # Output paced to the UART (shove/pacing.py): a write never gives the FIFO
 # more than it has room for (more would block the scan for RTOS ticks), and
 # nothing queued is lost or reordered. Runs in both interpreters.
-from shove.pacing import UART_FIFO, UART_US_PER_BYTE, TxQueue
+from shove.pacing import READY, UART_FIFO, UART_US_PER_BYTE, TxQueue
 
 
 class Port:
@@ -50,13 +50,14 @@ def test_flush_writes_everything_queued_at_once_and_then_nothing():
     tx.put("b" * 50)
     tx.flush()  # before a reset or the hand-over: the rest now, whatever the FIFO holds
     assert b"".join(port.calls) == b"a" * 200 + b"\n" + b"b" * 50 + b"\n"
-    assert len(port.calls) == 2
+    # the FIFO's load at the put, then the rest: a call a line, one a newline
+    assert len(port.calls) == 5
     tx.flush()
-    assert len(port.calls) == 2
+    assert len(port.calls) == 5
     tx.put("c")  # the queue starts afresh after it
     now[0] += 1000000
     tx.drain()
-    assert port.calls[-1] == b"c\n"
+    assert port.calls[-2:] == [b"c", b"\n"]
 
 
 def test_a_text_console_takes_each_line_whole_unpaced():
@@ -85,3 +86,48 @@ def test_the_fifo_is_never_given_more_than_its_room_counted_in_whole_bytes():
         now[0] = tx.end - still_sending_us  # a part of a byte still in it counts as a byte
         tx.drain()
         assert len(port.calls) == 2 and len(port.calls[1]) == room, (still_sending_us, len(port.calls[1]))
+
+
+def test_the_queue_never_holds_more_than_its_capacity_and_loses_or_cuts_nothing():
+    # lines of every size put while the UART drains at its pace: after each
+    # put the queue is within its capacity; a line that did not fit made
+    # the loop wait on the UART for the room (counted), oldest bytes first
+    now = [0]
+    port = Port()
+    tx = TxQueue(port, None, UART_US_PER_BYTE, lambda: now[0], cap=1000)
+    sent = []
+    for i, size in enumerate((10, 300, 600, 250, 990, 40, 1500, 5, 700, 700)):
+        line = chr(65 + i) * size
+        sent.append(line)
+        before, held = tx.waits, tx.size
+        tx.put(line)
+        over = held + size + 1 > 1000
+        assert tx.waits - before == (1 if over else 0), i
+        # past the capacity: written down to it, the FIFO then full (nothing more goes)
+        assert tx.size == 1000 if over else tx.size <= held + size + 1, (i, tx.size)
+        now[0] += 20 * UART_US_PER_BYTE  # some bytes' time between two lines
+        tx.drain()
+    assert tx.waits >= 3  # 990 behind 600, 1500 alone, 700 behind 700
+    tx.flush()
+    assert b"".join(port.calls) == "".join(s + "\n" for s in sent).encode()
+    assert tx.size == 0 and tx.q == []
+
+
+def test_a_step_may_start_only_while_at_most_ready_bytes_wait():
+    now = [0]
+    tx, port = queue(now)
+    assert tx.ready()
+    tx.put("z" * (UART_FIFO + READY))  # the FIFO takes its load; READY and the newline wait
+    assert tx.size == READY + 1 and not tx.ready()
+    now[0] += UART_US_PER_BYTE  # a byte's time: one more fits the FIFO
+    tx.drain()
+    assert tx.size == READY and tx.ready()
+
+
+def test_lines_in_utf8_are_queued_by_their_bytes():
+    now = [0]
+    tx, port = queue(now)
+    tx.put("\u00e9" * 100)  # 200 bytes, 100 characters
+    assert tx.size == 201 - UART_FIFO
+    tx.flush()
+    assert b"".join(port.calls).decode("utf-8") == "\u00e9" * 100 + "\n"

@@ -199,7 +199,10 @@ class Bench:
         elif op == "frame":
             self.send({"seq": seq, "frame": hexlify(b.frame).decode()})
         elif op == "crash":
-            b.crash = True
+            if msg.get("mid_line"):  # in the service slice, once the console is partway through a line
+                b.crash_mid = True
+            else:
+                b.crash = True
             self.send({"seq": seq, "ok": True})
         elif op == "hold":
             b.flash.hold = msg["stage"]
@@ -249,6 +252,7 @@ class Bench:
         # a closure is scheduled or still closed: the scanner may not
         # have seen it yet, so "idle" alone does not mean "decided"
         st["closing"] = not b.model.idle
+        st["buttons_down"] = b.buttons_down()
         st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
         st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0

@@ -27,6 +27,7 @@ def build(board, profile, esp32_scale, Serial):
     board.dead_buttons = []  # wiring faults (the control channel's `wiring`)
     board.strip_fault = None
     board.crash = False  # a test can make the scan loop raise once
+    board.crash_mid = False  # ... or the service slice, with a line partly sent
     board.gap_max_us = 0  # the longest the matrix went unread (the bench's stats reset it) ...
     board.gap_quiet_max_us = 0  # ... of the stretches the OS did not interrupt, of those it did,
     board.gap_os_max_us = 0

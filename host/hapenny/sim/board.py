@@ -540,6 +540,13 @@ class VirtualBoard:
         """Make the firmware's scan loop raise once, as a bug outside the request handlers would."""
         self.control("crash")
 
+    def crash_mid_line(self):
+        """Make the board's service slice raise once, the next time one runs
+        while the console is partway through a line: a bug the loop's
+        catch-all reports while a line is being paced out (the ESP32 timing
+        model only: the plain one writes each line whole)."""
+        self.control("crash", mid_line=True)
+
     def flash_full(self, full=True):
         """Make the board's flash refuse (or take again) every write, as a full or worn one does."""
         self.control("flash", full=full)
@@ -634,3 +641,22 @@ class VirtualBoard:
             if time.monotonic() > end:
                 raise SimError("the scanner did not re-arm within %.1f s" % timeout)
             time.sleep(0.005)
+
+    def wait_buttons_up(self, timeout=20.0, settle_us=200000):
+        """Until every button press has ended, and `settle_us` more of the
+        board's time (the firmware's debounce) has passed: a press after
+        that is a new one, not the last one held longer. On the board's
+        clock, which a busy host can slow."""
+        end = time.monotonic() + timeout
+        up_at = None
+        while True:
+            st = self.stats()
+            if st["buttons_down"]:
+                up_at = None
+            elif up_at is None:
+                up_at = st["board_us"]
+            elif st["board_us"] - up_at >= settle_us:
+                return
+            if time.monotonic() > end:
+                raise SimError("the buttons were not let go within %.1f s" % timeout)
+            time.sleep(0.01)
