@@ -405,6 +405,15 @@ def test_replaying_a_journal_allocates_little_a_dart():
     used = _alloc(replay)
     assert g.marks == played.marks and g.moves() == played.moves() == len(acts)
     assert used <= 40 * len(acts), used
+    # a bull-off's darts too: three sides all missing, round after round
+    played = rules.new_game(["Ann", "Bob", "Cid"], rules={"bull_off": True})
+    acts = [segments.MISS] * 90
+    for a in acts:
+        played.throw(a)
+    assert played.phase == rules.BULL_OFF
+    g = rules.new_game(["Ann", "Bob", "Cid"], rules={"bull_off": True})
+    used = _alloc(replay)
+    assert g.moves() == played.moves() and used <= 40 * len(acts), used
 
 
 def test_a_computer_decision_allocates_under_a_kilobyte():

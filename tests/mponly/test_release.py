@@ -17,6 +17,8 @@ def test_a_new_game_lets_the_rules_checks_go():
 
     g = rules.new_game(["Ann", "Bob"], variant="classic", rules={"beds": [15, 16, 17, 18, 19, 20, 25]})
     assert g.n == 2 and _loaded("shove.newgame") == []
+    # ... and so does a check of the configured players (settings)
+    assert rules.make_sides(["Ann", "Bob"]) == [["Ann"], ["Bob"]] and _loaded("shove.newgame") == []
 
 
 def test_a_hint_lets_the_coach_go_and_in_a_people_game_the_computers_code_too():
