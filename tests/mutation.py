@@ -8,6 +8,17 @@ The figures go into docs/reliability.md, between the `mutmut` markers.
     python tests/mutation.py            run, then write the figures
     python tests/mutation.py --report   write the figures of the last run (and its coverage)
     python tests/mutation.py --fresh    forget every kept result first
+    python tests/mutation.py --chip-entries 12 40-45 rank
+                                        listed equivalents (by number in the file,
+                                        or a word of theirs) applied by hand and tried
+                                        on the MicroPython side (no mutmut run needed)
+
+A survivor of the CPython tests is not yet a survivor: the second phase
+(chip_phase) applies it to the firmware of a scratch copy of the tree and runs
+the tests that see what the chip sees (MicroPython's heap and allocation
+tests, the virtual board under the ESP32's heap and timing model, the heap
+tour's checks); one they catch counts as killed. CHIP=0 leaves that phase out
+(while working on one module's CPython tests; never for the figures).
 
 Exit status 1 if a mutant survived that tests/mutants_equivalent.txt does not
 list, or if a mutant has no test.
@@ -331,6 +342,332 @@ def coverage(measure=True):
     return kept["missing"]
 
 
+# ---- the second phase: what the chip sees ---------------------------------------------
+# A survivor of the CPython tests is tried once more before it may be listed
+# as equivalent: applied to the firmware itself (in a scratch copy of the
+# tree, the one the MicroPython port and the virtual board load), against the
+# tests that run it inside MicroPython: the portable and MicroPython-only
+# tests (the heap's and the allocation's among them), the virtual board
+# under the ESP32's heap and timing model, and the heap tour's checks on the
+# 32-bit WebAssembly port capped at the chip's grown heap. Only survivors
+# come here, and they come in groups (CHIP_GROUP mutants at once, never two
+# on one line): a group whose tests pass counts every member as surviving;
+# one that fails is halved until the mutants that fail alone are found, and
+# each of those is tried once more before it counts as caught (a timing
+# test that failed on a loaded machine does not catch twice). Verdicts are
+# kept until the firmware, the tests or this phase change.
+CHIP_TESTS = ("tests/test_portable_on_micropython.py", "tests/test_esp32_timing.py")
+CHIP_TOUR_DARTS = 30  # the heap tour's games, short: its checks are no memory error and no step failed
+CHIP_GROUP = int(os.environ.get("CHIP_GROUP", "25"))
+CHIP_LOG = STAGE / "mutants" / "hapenny-chip.json"
+CHIP_TOUR = """
+import sys
+import wasm_heap
+r = wasm_heap.tour(cap=wasm_heap.CHIP_CAP, darts=%d)
+print(r.get("memory_errors"), r.get("steps_failed"), r.get("failed"))
+sys.exit(1 if r.get("memory_errors") or r.get("steps_failed") else 0)
+""" % CHIP_TOUR_DARTS
+
+
+def _func_of(name):
+    """'shove.cpu.xǁPlayerǁrank__mutmut_3' or 'shove.cpu.xǁPlayerǁrank' -> ('cpu', 'Player', 'rank')."""
+    name = re.sub(r"__mutmut_\d+$", "", name)
+    mod, _, f = name.rpartition(".")
+    if f.startswith("x\u01c1"):
+        _, cls, fn = f.split("\u01c1")
+        return mod.split(".")[-1], cls, fn
+    return mod.split(".")[-1], None, f[2:]
+
+
+def _span(text, cls, fn):
+    """(first, last) line index (0-based, inclusive) of a function or method in a module's text."""
+    import ast
+    for node in ast.parse(text).body:
+        if cls is None and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn:
+            return node.lineno - 1, node.end_lineno - 1
+        if cls is not None and isinstance(node, ast.ClassDef) and node.name == cls:
+            for sub in node.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == fn:
+                    return sub.lineno - 1, sub.end_lineno - 1
+    raise KeyError("%s.%s" % (cls, fn) if cls else fn)
+
+
+def _nth(lines, lo, hi, text, n):
+    """Index of the n-th line (0-based) in lines[lo..hi] whose stripped text is `text`."""
+    for i in range(lo, hi + 1):
+        if lines[i].strip() == text:
+            if n == 0:
+                return i
+            n -= 1
+    raise KeyError(text)
+
+
+def mutant_edits(key):
+    """A mutmut mutant as line edits on its firmware file: (module, [(line index,
+    old line, new line)]), read from mutmut's kept mutants (cwd: STAGE)."""
+    import difflib
+
+    import libcst as cst
+    from mutmut.mutation.diff_apply import read_functions_from_index, read_mutant_function, \
+        read_mutants_module, read_original_function
+    mod, cls, fn = _func_of(key)
+    path = Path("shove") / (mod + ".py")
+    funcs = read_functions_from_index(key, path)
+    if funcs is None:
+        module = read_mutants_module(path)
+        funcs = (read_original_function(module, key), read_mutant_function(module, key))
+    old, new = (cst.Module([f]).code.strip("\n").split("\n") for f in funcs)
+    text = (ROOT / "firmware" / "shove" / (mod + ".py")).read_text()
+    lines = text.split("\n")
+    lo, hi = _span(text, cls, fn)
+    ops = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+    edits = []
+    for tag, i1, i2, j1, j2 in ops:
+        if tag == "equal":
+            continue
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            raise ValueError("%s: not a change of whole lines" % key)
+        for i, j in zip(range(i1, i2), range(j1, j2)):
+            nth = sum(1 for ln in old[:i] if ln.strip() == old[i].strip())
+            at = _nth(lines, lo, hi, old[i].strip(), nth)
+            indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+            edits.append((at, lines[at], indent + new[j].strip()))
+    return mod, edits
+
+
+def entry_edits(entry):
+    """An entry of mutants_equivalent.txt as the line edits it may mean: one
+    (module, [edit]) for each line of its function that reads like its
+    original line (`return -1` may be any of five)."""
+    func, old, new, _ = entry
+    mod, cls, fn = _func_of(func)
+    text = (ROOT / "firmware" / "shove" / (mod + ".py")).read_text()
+    lines = text.split("\n")
+    lo, hi = _span(text, cls, fn)
+    out = []
+    for i in range(lo, hi + 1):
+        if lines[i].strip() == old:
+            indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+            out.append((mod, [(i, lines[i], indent + new)]))
+    return out
+
+
+class ChipTree:
+    """A scratch copy of the tree (the files git knows) whose firmware the
+    mutants are applied to; its tests run with its own host package and
+    firmware on the path, as tests/mutants.py runs them."""
+
+    def __init__(self, where):
+        import tempfile
+        self.tmp = tempfile.mkdtemp(prefix="hapenny-chip-", dir=where)
+        self.base = Path(self.tmp) / "tree"
+        out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+        for rel in out.splitlines():
+            if (ROOT / rel).is_file():
+                dst = self.base / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / rel, dst)
+        wasm = ROOT / "build" / "wasm"  # the WebAssembly port's npm package: one install serves every copy
+        if wasm.is_dir():
+            (self.base / "build").mkdir(exist_ok=True)
+            (self.base / "build" / "wasm").symlink_to(wasm)
+        sys.path.insert(0, str(ROOT / "tests"))
+        from mphelp import micropython_path
+        self.env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(self.base / "host"), str(self.base / "firmware")]))
+        self.env.pop("MUTANT_UNDER_TEST", None)
+        if micropython_path():
+            self.env.setdefault("HAPENNY_MICROPYTHON", micropython_path())
+
+    def apply(self, groups):
+        """groups: [(module, [(line index, old, new)])]; returns the files' texts to put back."""
+        by_mod = {}
+        for mod, edits in groups:
+            by_mod.setdefault(mod, []).extend(edits)
+        saved = {}
+        for mod, edits in by_mod.items():
+            path = self.base / "firmware" / "shove" / (mod + ".py")
+            text = path.read_text()
+            saved[path] = text
+            lines = text.split("\n")
+            for at, old, new in edits:
+                if lines[at] != old:
+                    raise ValueError("%s:%d is not %r" % (path.name, at + 1, old))
+                lines[at] = new
+            path.write_text("\n".join(lines))
+        return saved
+
+    def run(self, groups, tour=True):
+        """The MicroPython-side checks with `groups` applied: None if all pass,
+        else what failed first."""
+        saved = self.apply(groups)
+        try:
+            for t in CHIP_TESTS:
+                proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                                       "-p", "no:xdist", t], cwd=self.base, env=self.env, capture_output=True,
+                                      text=True, timeout=900)
+                if proc.returncode not in (0, 5):
+                    failed = [ln for ln in proc.stdout.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+                    return (failed[0] if failed else t + ": exit %d" % proc.returncode)[:300]
+            if tour:
+                proc = subprocess.run([sys.executable, "-c", CHIP_TOUR], cwd=self.base / "bench", env=self.env,
+                                      capture_output=True, text=True, timeout=1800)
+                if proc.returncode:
+                    return ("heap tour: memory errors, steps failed: " + (proc.stdout.strip() or proc.stderr[-300:]))[:300]
+            return None
+        finally:
+            for path, text in saved.items():
+                path.write_text(text)  # (newer than the mutant: the next build compiles it again)
+
+    def close(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _lines_of(edits):
+    return {(mod, at) for mod, es in edits for at, _, _ in es}
+
+
+def chip_judge(cands, jobs=2, tour=True, log=None, size=None):
+    """cands: {name: [(module, [edit])]} (one mutant each); returns {name: None
+    (survived) or what caught it}. Groups of up to CHIP_GROUP, never two
+    mutants on one line; a failing group is halved down to the mutants that
+    fail alone, and each of those is tried again before it counts."""
+    import queue
+    import threading
+    log = log or (lambda text: print(text, flush=True))
+    verdict = {}
+    pending = queue.Queue()
+    groups = []
+    for name in sorted(cands):
+        for g in groups:
+            if len(g) < (size or CHIP_GROUP) and not (_lines_of(cands[name]) & set().union(*(_lines_of(cands[n]) for n in g))):
+                g.append(name)
+                break
+        else:
+            groups.append([name])
+    for g in groups:
+        pending.put(g)
+    lock = threading.Lock()
+    left = [len(groups)]
+    if tour:  # the WebAssembly port's npm package, installed once (build/wasm) for every copy
+        subprocess.run([sys.executable, "-c", "import wasm_heap; wasm_heap.ensure_package()"], cwd=ROOT / "bench",
+                       check=True)
+    trees = [ChipTree(STAGE) for _ in range(max(1, jobs))]
+    # the scratch copy must pass unmutated, or "caught" would mean nothing
+    clean = trees[0].run([], tour)
+    if clean is not None:  # (once more: a timing test may fail once on a loaded machine)
+        clean = trees[0].run([], tour)
+    if clean is not None:
+        for t in trees:
+            t.close()
+        raise SystemExit("the MicroPython-side checks fail on the firmware as it is: %s" % clean)
+
+    def work(tree):
+        while True:
+            with lock:
+                if left[0] == 0:
+                    return
+            try:
+                g = pending.get(timeout=1)
+            except queue.Empty:
+                continue
+            why = tree.run([e for n in g for e in cands[n]], tour)
+            if why is not None and len(g) == 1:
+                again = tree.run(cands[g[0]], tour)  # caught twice, or a flake
+                why = why if again is not None else None
+            with lock:
+                if why is None:
+                    for n in g:
+                        verdict[n] = None
+                elif len(g) == 1:
+                    verdict[g[0]] = why
+                    log("caught on the chip: %s (%s)" % (g[0], why))
+                else:
+                    half = len(g) // 2
+                    pending.put(g[:half])
+                    pending.put(g[half:])
+                    left[0] += 2
+                left[0] -= 1
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in trees]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for t in trees:
+        t.close()
+    return verdict
+
+
+def _chip_digest():
+    """What a kept verdict depends on: the firmware, the tests and benches, and this phase's code."""
+    import inspect
+    h = hashlib.sha256()
+    for top in ("firmware", "tests", "bench"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc" and \
+                    path.name not in ("mutation.py", "mutants_equivalent.txt"):
+                h.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    h.update((inspect.getsource(ChipTree) + repr(CHIP_TESTS) + CHIP_TOUR).encode())
+    return h.hexdigest()
+
+
+def chip_phase(results, jobs):
+    """Every survivor of the CPython tests (`results`: load_results()) not
+    judged yet is tried on the MicroPython side; the verdicts are kept, and
+    load_results() counts those caught as killed."""
+    survivors = [k for m in results for k, s in results[m].items() if s == "survived"]
+    if not survivors:
+        return
+    kept = json.loads(CHIP_LOG.read_text()) if CHIP_LOG.exists() else {}
+    digest = _chip_digest()
+    if kept.get("digest") != digest:
+        kept = {"digest": digest, "verdicts": {}}
+    os.chdir(STAGE)
+    todo = {}
+    for k in survivors:
+        if k in kept["verdicts"]:
+            continue
+        try:
+            todo[k] = [mutant_edits(k)]
+        except (KeyError, ValueError) as e:
+            print("not tried on the chip: %s (%s)" % (k, e))
+    os.chdir(ROOT)
+    if todo:
+        print("%d survivors of the CPython tests tried on the MicroPython side, %d at a time" % (len(todo), jobs),
+              flush=True)
+        kept["verdicts"].update(chip_judge(todo, jobs))
+        CHIP_LOG.write_text(json.dumps(kept))
+
+
+def chip_entries(args):
+    """`--chip-entries [N|N-M|TEXT ...]`: the listed equivalents (numbered in
+    the file's order; or those whose function, lines or reason contain TEXT)
+    applied by hand and tried on the MicroPython side, as the second phase
+    tries survivors; no mutmut run needed."""
+    pick, words = set(), []
+    for a in args:
+        lo, _, hi = a.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            pick.update(range(int(lo), int(hi or lo) + 1))
+        else:
+            words.append(a)
+    todo = {}
+    for n, e in enumerate(load_equivalent(), 1):
+        if (pick or words) and n not in pick and not any(w in part for w in words for part in e):
+            continue
+        for i, edits in enumerate(entry_edits(e)):
+            todo["%03d.%d %s" % (n, i, e[0])] = [edits]
+        if not entry_edits(e):
+            print("entry %d (%s: %s): no such line in the function" % (n, e[0], e[1]))
+    if not todo:
+        return 0
+    verdict = chip_judge(todo, int(JOBS))
+    for k in sorted(verdict):
+        print("%-9s %s" % ("CAUGHT" if verdict[k] else "survived", k) + ("  (%s)" % verdict[k] if verdict[k] else ""))
+    return 0
+
+
 # ---- inside the staged tree: mutmut itself ------------------------------------------
 def _patch_mutmut():
     """Leave message text alone (MESSAGE_ARG); mutmut has no setting for one argument."""
@@ -452,7 +789,20 @@ def load_results():
             continue
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         out[m] = {k: STATUS.get(v, "suspicious (%s)" % v) for k, v in codes.items()}
+    # survivors of the CPython tests that the MicroPython side caught (chip_phase)
+    for k in chip_caught():
+        m = k.split(".x")[0].split(".")[-1]
+        if out.get(m, {}).get(k) == "survived":
+            out[m][k] = "killed"
     return out
+
+
+def chip_caught():
+    """{mutant: what caught it} kept by the second phase, while it still holds."""
+    kept = json.loads(CHIP_LOG.read_text()) if CHIP_LOG.exists() else {}
+    if not kept or kept.get("digest") != _chip_digest():
+        return {}
+    return {k: v for k, v in kept["verdicts"].items() if v}
 
 
 def diffs(keys):
@@ -567,6 +917,16 @@ def report(write=True, measure=True):
                 section[-1] += (" It used %.1f minutes of CPU time (user + system, every process it started): "
                                 "%.2f s a mutant, so about %.1f minutes on two idle cores." % (
                                     took["cpu"] / 60.0, took["cpu"] / took["tried"], took["cpu"] / 120.0))
+    chip = chip_caught()
+    kept = json.loads(CHIP_LOG.read_text()) if CHIP_LOG.exists() else {}
+    judged = [k for m in results for k in results[m] if k in kept.get("verdicts", {})] if kept.get(
+        "digest") == _chip_digest() else []
+    if judged:
+        section += ["", "The second phase tried %d survivors of the CPython tests on the MicroPython side "
+                    "(the tests inside MicroPython, the ESP32-heap virtual board, the heap tour's checks): "
+                    "%d were caught there." % (len(judged), sum(1 for k in judged if k in chip))]
+    for k in sorted(k for k in chip if any(k in results[m] for m in results)):
+        print("CAUGHT ON THE CHIP %s: %s" % (k, chip[k]))
     for m in PURE:
         if missing[m]:
             src = (ROOT / "firmware" / "shove" / (m + ".py")).read_text().splitlines()
@@ -609,6 +969,8 @@ def main(argv):
         for k, v in diffs(argv[1:]).items():
             print(k, v)
         return 0
+    if argv[:1] == ["--chip-entries"]:
+        return chip_entries(argv[1:])
     if argv[:1] == ["--report"]:
         stage()
         return report(measure=False)
@@ -665,6 +1027,8 @@ def main(argv):
     for m in SELECT:
         seen[m] = digest
     mark.write_text(json.dumps(seen))
+    if os.environ.get("CHIP", "1") != "0":  # (CHIP=0: CPython's phase alone, while working on a module's tests)
+        chip_phase(load_results(), int(JOBS))
     after = load_results()
     tried = sum(1 for m in PURE for k, st in after[m].items()
                 if st != "not run" and (k in again or before[m].get(k, "not run") == "not run"))

@@ -128,12 +128,23 @@ def test_a_game_through_the_commands_with_their_replies_events_and_refusals(boar
     assert reply["state"]["variant"] == "pub" and reply["state"]["sides"][0]["members"] == ["Ann", "Cy"]
 
 
-def test_a_winning_dart_sends_its_dart_then_the_win(board):
+def _states_built(k, mp):
+    """A list that grows by one for each state the keeper builds (a
+    millisecond a side on the chip, and its heap until the line is out)."""
+    built = []
+    real = k.state
+    mp.setattr(k, "state", lambda: built.append(1) or real())
+    return built
+
+
+def test_a_winning_dart_sends_its_dart_then_the_win(board, monkeypatch):
     a, con, _ = board
     ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20], "marks": 1}})
+    built = _states_built(a.keeper, monkeypatch)
     reply, dart, win = ask(con, {"id": 2, "cmd": "throw", "seg": "S20"})
     assert reply["state"]["phase"] == "over" and reply["state"]["winner"] == 0
     assert dart["ev"] == "dart" and win["ev"] == "win" and win["winner"] == 0
+    assert win["state"] == reply["state"] and len(built) == 1  # one state, for the reply and the win
     refused(con, {"id": 3, "cmd": "throw", "seg": "S20"}, "game_over")
 
 
@@ -402,9 +413,11 @@ def test_a_win_the_gift_left_pending_is_announced_at_the_next_and_a_failed_direc
     # the visit's end makes Bob the winner; the flash could not make the next
     # visit's directory then, which a later record makes: not a refusal
     faults.setattr(k.jstore, "boundary", lambda visit: (_ for _ in ()).throw(OSError(28, "full")))
+    built = _states_built(k, faults)
     reply, win = ask(con, {"id": 4, "cmd": "next"})
     assert reply["ok"] is True and reply["state"]["winner"] == 1
     assert win["ev"] == "win" and win["winner"] == 1 and win["name"] == "Bob" and win["state"] == reply["state"]
+    assert len(built) == 1  # one state, for the reply and the win
 
 
 def test_next_announces_every_visit_that_starts_in_a_bull_off_and_in_a_game_of_one(board):

@@ -314,3 +314,18 @@ def test_the_board_tells_when_each_line_went_into_the_uart(quiet_board):
     assert times == [s1["sent_us"]] and times[0] > s0["board_us"]
     # only the last 64 lines are kept
     assert vb.control("line_times", **{"from": s1["lines_out"] - 70})["times"][:6] == [None] * 6
+
+
+def test_games_of_six_and_eight_sides_are_answered_on_the_chips_heap(quiet_board):
+    # The heap here is as tight as the chip's: a `new` of many sides, its
+    # reply the whole state built in pieces, must be answered, not refused
+    # as no_memory (a state cut finer than SLICE_DEPTH held several hundred
+    # pieces at once and ran it out).
+    vb, link = quiet_board
+    for n, variant in ((6, "classic"), (8, "extended")):
+        rep = link.request("new", players=["P%d" % i for i in range(n)], variant=variant, rules={"darts": 9})
+        assert len(rep["state"]["sides"]) == n
+        assert len(link.request("state")["state"]["sides"]) == n
+    assert link.request("stats")["stats"]["errors"] == 0
+    link.request("new", players=["Ann", "Bob"], rules={"darts": 9})  # the fixture's game again
+    link.drain()

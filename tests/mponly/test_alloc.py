@@ -365,3 +365,70 @@ def test_a_hand_over_to_the_repl_in_a_burst_of_lines_lets_their_code_go():
         assert "shove.request" not in sys.modules and "shove.view" not in sys.modules
 
     _with_app(body)
+
+
+def _alloc(fn):
+    gc.collect()
+    gc.disable()
+    try:
+        before = gc.mem_alloc()
+        fn()
+        return gc.mem_alloc() - before
+    finally:
+        gc.enable()
+
+
+def test_replaying_a_journal_allocates_little_a_dart():
+    # A power cut's start-up and an undo's redo replay the game's records
+    # (Game.apply): a replayed dart makes no result (its lists, its tuple),
+    # only the undo log grows (now and then, by a quarter). 300 records:
+    # about 22 bytes each on this 64-bit port; making the results costs
+    # over 130.
+    from shove import rules, segments
+
+    codes = [segments.encode(s) for s in ("S1", "T20", "MISS", "D5", "S19", "T17", "S3", "MISS", "D16")]
+    played = rules.new_game(["Ann", "Bob", "Cid"], rules={"darts": 9})
+    acts = []
+    while played.phase != rules.OVER and len(acts) < 300:
+        if played.phase == rules.HOLD:
+            played.next()
+            acts.append(rules.NEXT_ACTION)
+        else:
+            c = codes[len(acts) % len(codes)]
+            played.throw(c)
+            acts.append(c)
+    g = rules.new_game(["Ann", "Bob", "Cid"], rules={"darts": 9})
+
+    def replay():
+        for a in acts:
+            g.apply(a)
+    used = _alloc(replay)
+    assert g.marks == played.marks and g.moves() == played.moves() == len(acts)
+    assert used <= 40 * len(acts), used
+    # a bull-off's darts too: three sides all missing, round after round
+    played = rules.new_game(["Ann", "Bob", "Cid"], rules={"bull_off": True})
+    acts = [segments.MISS] * 90
+    for a in acts:
+        played.throw(a)
+    assert played.phase == rules.BULL_OFF
+    g = rules.new_game(["Ann", "Bob", "Cid"], rules={"bull_off": True})
+    used = _alloc(replay)
+    assert g.moves() == played.moves() and used <= 40 * len(acts), used
+
+
+def test_a_computer_decision_allocates_under_a_kilobyte():
+    # The board's darts are chosen without a list of every candidate (only
+    # the coach asks for one, for its reasons): a decision allocates a few
+    # hundred bytes on this port, the candidates' list over 3 KB more.
+    from shove import cpu, rules, segments
+
+    g = rules.new_game(["cpu:4", "Bob"], seed=3)
+    p = cpu.player(4)
+    p.choose(g)  # its tables made, once
+    for s in ("S20", "S19", "T18", None, "S17", "D16"):
+        if s is None:
+            g.next()
+            continue
+        g.throw(segments.encode(s))
+        used = _alloc(lambda: p.choose(g))
+        assert used <= 1024, (s, used)

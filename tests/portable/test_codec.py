@@ -122,6 +122,34 @@ def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():
     assert len(line) > 1300 and max(pieces) <= 400, (len(line), max(pieces))
 
 
+def test_a_state_line_is_held_in_about_a_hundred_pieces_whatever_the_sides():
+    # The pieces are all on the heap until the line is joined: cut only
+    # SLICE_DEPTH levels down (a side is one piece), a state of 2 to 8 sides
+    # is about a hundred of them. Cut finer, the same text costs several
+    # hundred small strings at once, and a 6-sided `new` ran the ESP32's
+    # heap out (no_memory).
+    from shove import rules
+
+    real = protocol._enc_sliced
+    for n, variant in ((2, "classic"), (6, "classic"), (8, "extended")):
+        st = rules.new_game(["P%d" % i for i in range(n)], variant=variant).to_state()
+        for build in (lambda tick: protocol.ok(1, {"state": st}, tick),
+                      lambda tick: protocol.event("new", {"state": st}, tick)):
+            held = []
+
+            def spy(obj, tick, depth, out):
+                if not held:
+                    held.append(out)  # the outermost call's list: every piece of the line
+                return real(obj, tick, depth, out)
+            protocol._enc_sliced = spy
+            try:
+                line = build(lambda: None)
+            finally:
+                protocol._enc_sliced = real
+            assert line == build(None)
+            assert 80 <= len(held[0]) <= 120, (n, len(held[0]))
+
+
 def test_line_buffer_splits_lines_and_strips_cr():
     lb = protocol.LineBuffer()
     assert feed_all(lb, b'{"cmd":"info"}\r\n{"a":1}\n\n') == [b'{"cmd":"info"}', b'{"a":1}', b""]

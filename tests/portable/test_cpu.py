@@ -47,6 +47,10 @@ def test_rings_of_the_steel_board():
                     (99.5, "T20"), (106.5, "T20"), (107.5, "SO20"), (161.5, "SO20"), (162.5, "D20"),
                     (169.5, "D20"), (170.5, "MISS"), (300.0, "MISS")):
         assert segments.name(throwing.segment_at(f, 0.0, y)) == name, (y, name)
+    # a dart on a wire scores the ring outside it, in both interpreters (the
+    # same seed, the same darts): each ring's edge is where the next begins
+    for i, name in enumerate(("SB", "SI20", "T20", "SO20", "D20", "MISS")):
+        assert segments.name(throwing.segment_at(f, 0.0, f[i])) == name, (f[i], name)
 
 
 def test_every_aim_point_lies_in_its_segment_on_every_face():

@@ -113,9 +113,21 @@ def test_a_new_brightness_reaches_the_next_frame():
     g.throw(segments.encode("T1"))
     r = leds.Renderer(brightness=64)
     r.render(g, 0)
+    made = []  # shades written into the table (the chip: a millisecond or so of bytecode each time)
+    real = r._shade
+
+    def spy(t, o, rgb, scale):
+        if t is r._tab:
+            made.append(o)
+        return real(t, o, rgb, scale)
+    r._shade = spy
+    for now in (0, 40, 1000):
+        r.render(g, now)
+    assert made == []  # ... and not again while the brightness stays
     r.brightness = 200
     r.render(g, 0)
     assert px(r, 0) == tuple(c * 200 // 255 for c in leds.COLOURS[0])
+    assert len(made) == 3 * len(leds.COLOURS) + 2
 
 
 def test_a_frame_reads_the_matrix_after_each_bed_and_is_the_same_frame():

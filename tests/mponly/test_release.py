@@ -1,0 +1,54 @@
+# MicroPython only: code needed once in a while is let go after use
+# (shove.release), so its bytecode holds no heap while darts are thrown.
+# In CPython release() does nothing: only this interpreter can tell.
+import sys
+
+from test_alloc import _with_app
+
+CPU = ("shove.cpu", "shove.throwing")  # keeper.CPU_MODULES
+
+
+def _loaded(*names):
+    return [n for n in names if n in sys.modules]
+
+
+def test_a_new_game_lets_the_rules_checks_go():
+    from shove import rules
+
+    g = rules.new_game(["Ann", "Bob"], variant="classic", rules={"beds": [15, 16, 17, 18, 19, 20, 25]})
+    assert g.n == 2 and _loaded("shove.newgame") == []
+    # ... and so does a check of the configured players (settings)
+    assert rules.make_sides(["Ann", "Bob"]) == [["Ann"], ["Bob"]] and _loaded("shove.newgame") == []
+
+
+def test_a_hint_lets_the_coach_go_and_in_a_people_game_the_computers_code_too():
+    def body(a, row, col):
+        k = a.keeper
+        assert k.auto is None
+        a.commands.handle_line(b'{"cmd":"hint","id":1}')
+        assert k.renderer.hint_at >= 0  # it was answered: the strip blinks the target
+        assert _loaded("shove.coach", *CPU) == []
+        # a game with a side of the board's: its player stays loaded, the coach goes
+        a.commands.handle_line(b'{"cmd":"new","players":["cpu:2","Bob"],"id":2}')
+        k.timers()  # the computer's turn: its player is made
+        assert k.auto is not None and _loaded(*CPU) == list(CPU)
+        a.commands.handle_line(b'{"cmd":"hint","id":3}')
+        assert _loaded("shove.coach") == [] and _loaded(*CPU) == list(CPU)
+
+    _with_app(body)
+
+
+def test_a_people_game_after_a_computer_game_lets_the_computers_code_go():
+    def body(a, row, col):
+        k = a.keeper
+        a.commands.handle_line(b'{"cmd":"new","players":["cpu:3","cpu:4"],"id":1}')
+        k.timers()
+        first = k.auto
+        assert first is not None and _loaded(*CPU) == list(CPU)
+        # another game of the board's keeps its player (and its code)
+        a.commands.handle_line(b'{"cmd":"new","players":["cpu:5","Bob"],"id":2}')
+        assert k.auto is first and _loaded(*CPU) == list(CPU)
+        a.commands.handle_line(b'{"cmd":"new","players":["Ann","Bob"],"id":3}')
+        assert k.auto is None and _loaded(*CPU) == []
+
+    _with_app(body)
