@@ -663,9 +663,19 @@ def chip_entries(args):
     if not todo:
         return 0
     verdict = chip_judge(todo, int(JOBS))
+    # an entry is one mutant: where its line reads the same at several places
+    # (`return -1`), it is caught only if every one of them is
+    per = {}
     for k in sorted(verdict):
-        print("%-9s %s" % ("CAUGHT" if verdict[k] else "survived", k) + ("  (%s)" % verdict[k] if verdict[k] else ""))
-    return 0
+        per.setdefault(k.split(".")[0] + k[k.index(" "):], []).append(verdict[k])
+    caught = 0
+    for e, vs in sorted(per.items()):
+        hit = all(vs)
+        caught += hit
+        print("%-9s %s" % ("CAUGHT" if hit else "survived", e) + ("  (%s)" % vs[0] if hit else "") +
+              ("  (%d of its %d places caught)" % (sum(1 for v in vs if v), len(vs)) if len(vs) > 1 else ""))
+    print("%d of %d entries caught on the MicroPython side" % (caught, len(per)))
+    return 1 if caught else 0
 
 
 # ---- inside the staged tree: mutmut itself ------------------------------------------
