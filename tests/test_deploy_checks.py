@@ -345,3 +345,33 @@ def test_a_board_that_never_hands_over_its_repl_fails_clearly_instead_of_hanging
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_probe_enters_the_raw_repl_again_when_late_bytes_spoil_the_handshake():
+    """mpremote's raw-paste handshake meets a byte the board sent before it:
+    the first command fails; the probe enters again and asks once more, and
+    a second failure is not hidden."""
+    from mpremote.transport import TransportError
+
+    class Transport:  # the serial transport's two calls the probe makes
+        def __init__(self, fails):
+            self.fails, self.entered, self.sent = fails, 0, 0
+
+        def exec(self, cmd):
+            self.sent += 1
+            if self.fails:
+                self.fails -= 1
+                raise TransportError("could not exec command (response: b'R\\x01')")
+            return b"{'platform': 'esp32', 'machine': 'x with ESP32', 'mpy': 0, 'version': [1, 29, 0]}\r\n"
+
+        def enter_raw_repl(self, soft_reset=True):
+            assert soft_reset is False  # the board's game and files stay as they are
+            self.entered += 1
+
+    t = Transport(fails=1)
+    assert deploy.probe(t)["platform"] == "esp32" and (t.entered, t.sent) == (1, 2)
+    t = Transport(fails=0)
+    deploy.probe(t)
+    assert (t.entered, t.sent) == (0, 1)
+    with pytest.raises(TransportError):
+        deploy.probe(Transport(fails=2))

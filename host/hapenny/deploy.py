@@ -238,9 +238,22 @@ def remote_hashes(t):
 
 
 def probe(t):
+    """The board's platform, machine, .mpy format and release: the first
+    command after entering the raw REPL. Bytes the board sent before it (a
+    game's last lines, a second banner when it was at the raw REPL already)
+    can arrive late and put mpremote's raw-paste handshake out of step
+    (`could not exec command`); the raw REPL is then entered again and the
+    command sent once more (mpremote falls back to the plain raw REPL)."""
     import ast
 
-    return ast.literal_eval(t.exec(_PROBE).decode().strip())
+    from mpremote.transport import TransportError
+
+    try:
+        text = t.exec(_PROBE)
+    except TransportError:
+        t.enter_raw_repl(soft_reset=False)
+        text = t.exec(_PROBE)
+    return ast.literal_eval(text.decode().strip())
 
 
 def check_board(board, target, files, mpy_cross=None):
