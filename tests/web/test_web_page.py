@@ -9,12 +9,14 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from hapenny.sim.board import VirtualBoard
+
+import website
+from website import free_port
 
 CHROMIUM = os.environ.get("HAPENNY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
@@ -40,66 +42,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--host-resolver-rules=MAP rebind.test 127.0.0.1"]
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Site:
-    def __init__(self, tmp):
-        self.vb = VirtualBoard(board_dir=tmp / "flash", fast=True).start()  # no timing measured here
-        self.http = free_port()
-        self.url = "http://127.0.0.1:%d/" % self.http
-        self.start_server()
-
-    def start_server(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
-                                      "--listen", "127.0.0.1:%d" % self.http],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.proc.stdout.readline()
-        while line and "open http" not in line:
-            line = self.proc.stdout.readline()
-        assert "open %s" % self.url in line, line
-        self.wait(lambda s: s["connected"] and s["config"] is not None)
-
-    def snapshot(self):
-        with urllib.request.urlopen(self.url + "api/snapshot", timeout=5) as r:
-            return json.loads(r.read())
-
-    def cmd(self, **body):
-        """A command through the server to the board itself (the server owns the port)."""
-        req = urllib.request.Request(self.url + "api/cmd", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                return json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return json.loads(e.read())
-
-    def wait(self, cond, timeout=30.0):
-        end = time.monotonic() + timeout
-        while True:
-            s = self.snapshot()
-            if cond(s):
-                return s
-            assert time.monotonic() < end, s
-            time.sleep(0.05)
-
+class Site(website.Site):
     def cells(self):
         st = self.cmd(cmd="state")
         assert st["ok"]
         return st
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.vb.stop()
 
 
 @pytest.fixture(scope="module")

@@ -16,21 +16,14 @@ for the module; each test starts its own game.
 - A page reloaded mid-visit shows the visit's darts and the last gift.
 Screenshots at 4K and of throwing on a phone for docs/web.md are taken
 under `make web-shots` (HAPENNY_SHOTS=1) only: they check nothing."""
-import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from hapenny.sim.board import VirtualBoard
+import website
 
 CHROMIUM = os.environ.get("HAPENNY_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
@@ -48,45 +41,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 TARGET_PX = 24  # WCAG 2.2's minimum target (2.5.8): a 24x24 CSS px square
 
 
-class Server:
+class Server(website.Site):
     """A virtual board and `hapenny web` asking for a pairing code, as beyond this computer."""
+    WAIT_S = 10.0
 
     def __init__(self, tmp):
-        self.vb = VirtualBoard(board_dir=tmp / "flash", fast=True).start()
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        http = s.getsockname()[1]
-        s.close()
-        self.url = "http://127.0.0.1:%d/" % http
-        self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
-                                      "--listen", "127.0.0.1:%d" % http, "--code", CODE],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.proc.stdout.readline()
-        while line and "open http" not in line:
-            line = self.proc.stdout.readline()
-        assert line.startswith("open %s#code=%s" % (self.url, CODE)), line
-        self.wait(lambda s: s["connected"] and s["config"] is not None)
-
-    def snapshot(self):
-        with urllib.request.urlopen(self.url + "api/snapshot", timeout=5) as r:
-            return json.loads(r.read())
+        super().__init__(tmp, code=CODE)
 
     def cmd(self, **body):
-        req = urllib.request.Request(self.url + "api/cmd", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "X-Hapenny-Code": CODE})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            reply = json.loads(r.read())
+        reply = super().cmd(**body)
         assert reply["ok"], reply
         return reply
-
-    def wait(self, cond, timeout=10.0):
-        end = time.monotonic() + timeout
-        while True:
-            s = self.snapshot()
-            if cond(s):
-                return s
-            assert time.monotonic() < end, s
-            time.sleep(0.05)
 
     def new_game(self, *darts):
         """Ann and Bob on `classic`, Ann having thrown `darts`; the server has seen them all."""
@@ -95,14 +60,6 @@ class Server:
             self.cmd(cmd="throw", seg=seg)
         return self.wait(lambda s: s["state"] is not None and [d["seg"] for d in s["visit"]] == list(darts)
                          and [x["name"] for x in s["state"]["sides"]] == ["Ann", "Bob"])
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.vb.stop()
 
 
 @pytest.fixture(scope="module")
