@@ -1,6 +1,8 @@
 # Protocol codec, journal and power-safe store. Runs in both interpreters.
 import os
 
+import scratch
+
 from shove import protocol, request, store
 
 
@@ -220,14 +222,7 @@ def test_replies_and_events_are_one_json_line():
 
 
 def _tmpdir(name):
-    path = "/tmp/hapenny-test-" + name
-    try:
-        os.mkdir(path)
-    except OSError:
-        pass
-    for f in os.listdir(path):
-        os.remove(path + "/" + f)
-    return path
+    return scratch.folder(name)
 
 
 def test_store_replaces_whole_files():

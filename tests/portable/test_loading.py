@@ -23,12 +23,7 @@ class Start:
 
 
 def _in_scratch(name, files):
-    path = "/tmp/hapenny-test-" + name
-    try:
-        os.mkdir(path)
-    except OSError:
-        pass
-    scratch.empty(path)
+    path = scratch.folder(name)
     for f, data in files.items():
         with open(path + "/" + f, "wb") as fh:
             fh.write(data if isinstance(data, bytes) else data.encode())
