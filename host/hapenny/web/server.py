@@ -249,7 +249,7 @@ def serve(port, listen="127.0.0.1:8080", out=print, code=None):
 
     async def main():
         runner, listener, bound = await start(port, host, tcp, access)
-        out("hapenny web: the board on %s" % port)
+        out("hapenny web: the board on %s" % port.split("#")[0])  # a board on the network: not its code
         out("open %s" % page_url("127.0.0.1" if host in ("0.0.0.0", "", "::") else host, bound, code))
         if not local:
             out("Listening beyond this computer: anyone on this network can watch; playing needs "
