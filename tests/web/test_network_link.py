@@ -28,6 +28,7 @@ class UsbTarget:
     def __init__(self, tmp):
         self.vb = VirtualBoard(board_dir=tmp / "flash", fast=True).start()
         self.port, self.code = self.vb.port, None
+        self.stores_map = True
 
     def close(self):
         self.vb.stop()
@@ -40,6 +41,7 @@ class WebTarget:
         self.site = Site(tmp, code=CODE)
         self.vb = self.site.vb
         self.port, self.code = self.site.url, CODE
+        self.stores_map = False  # hapenny web's commands read the map only; the board's own server stores it
 
     def close(self):
         self.site.close()
@@ -179,3 +181,53 @@ def test_web_serves_a_board_on_the_network(target):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_learn_by_closures(target, tmp_path):
+    """The learn wizard: the board's raw closures arrive as over USB; a
+    server that stores no map leaves the learning in the profile file."""
+    link, _, conn = connect(target.port, code=target.code)
+    cells = link.request("map")["cells"]
+    conn.close()
+    truth = {seg: (r, c) for r, c, seg in cells}
+    segs = [s for s in ("T9", "D1", "S5") if s in truth]
+    out_file = tmp_path / "learned.json"
+    proc = subprocess.Popen([HAPENNY, "learn", "--segments", ",".join(segs), "--out", str(out_file),
+                             *port_args(target)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, bufsize=1)
+    try:
+        for seg in segs:
+            line = proc.stdout.readline()
+            while line and not line.startswith("["):
+                line = proc.stdout.readline()
+            assert line.split("]")[1].strip() == seg, line
+            target.vb.wait_rearmed(WAIT_S)
+            target.vb.close(*truth[seg], ms=20)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        proc.kill()
+    learned = sorted(json.loads(out_file.read_text())["map"])
+    assert learned == sorted([r, c, s] for s, (r, c) in truth.items() if s in segs)
+    link, _, conn = connect(target.port, code=target.code)
+    try:
+        assert link.request("config")["config"]["learn"] is False  # put back, stored or not
+        now = link.request("map")["cells"]
+        if target.stores_map:
+            assert proc.returncode == 0 and sorted(now) == learned
+            link.set_map(cells)
+        else:
+            assert proc.returncode == 1 and "did not store the map" in err and str(out_file) in err
+            assert now == cells
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("target", ["network"], indirect=True)
+def test_doctor_and_wifi_do_over_the_network_what_needs_no_cable(target):
+    out = cli(target, "doctor").stdout
+    assert "ok   about   firmware 0.1.0, this hapenny 0.1.0" in out and "ok   about   free heap" in out
+    for step in ("lines", "leds", "buttons", "darts"):
+        assert "skip %-7s needs the USB cable" % step in out
+    assert "FAIL" not in out and "3 finding(s), 0 failed; not run over the network" in out
+    w = json.loads(cli(target, "wifi", "--json").stdout)
+    assert w == {"state": "off"}  # the virtual board has no network set; never a code
