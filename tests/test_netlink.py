@@ -27,13 +27,15 @@ class StandIn:
     headers) in turn, and /api/events with `stream` (bytes, then the
     connection closes: HTTP/1.0 framing, as a small server sends it)."""
 
-    def __init__(self, answers=(), stream=b""):
+    def __init__(self, answers=(), stream=b"", keep_alive=False):
         self.answers = list(answers)
         self.stream = stream
         self.seen = []  # (method, path, headers, body)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
             def log_message(self, *a):
                 pass
 
@@ -41,6 +43,11 @@ class StandIn:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 outer.seen.append(("POST", self.path, dict(self.headers), json.loads(body)))
                 status, reply, extra = outer.answers.pop(0) if outer.answers else (200, INFO, {})
+                if status is None:  # drop the connection: without an answer, or after it unannounced
+                    self.close_connection = True
+                    if reply is None:
+                        return
+                    status = 200
                 data = json.dumps(reply).encode()
                 self.send_response(status)
                 for k, v in dict(extra, **{"Content-Type": "application/json",
@@ -189,3 +196,20 @@ def test_commands_that_need_the_cable_say_so_in_one_line(args):
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "needs the USB cable" in r.stderr and "refused" not in r.stderr, r.stderr
     assert "secret" not in r.stdout + r.stderr
+
+
+def test_a_command_goes_again_only_when_a_kept_connection_was_closed_before_it(stand_in):
+    """A server may close an idle kept-alive connection: the command then
+    never reached it and goes once more on a new one. A new connection
+    dropped without an answer may have run the command: it is not sent twice."""
+    s = stand_in([(200, INFO, {}), (None, {"ok": True, "state": None}, {}),
+                  (200, {"ok": True, "state": None}, {"Connection": "close"}), (None, None, {})], keep_alive=True)
+    link, _, t = connect(s.url, code="c", events=False)  # info: kept alive
+    try:
+        link.request("state")  # answered, then its connection closed unannounced
+        link.request("throw", seg="T5")  # the kept connection is dead: sent once more, on a new one
+        with pytest.raises(NetError, match="cannot reach the board"):
+            link.request("next")  # a new connection, dropped without an answer
+    finally:
+        t.close()
+    assert [b["cmd"] for _, _, _, b in s.seen] == ["info", "state", "throw", "next"]

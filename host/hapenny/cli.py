@@ -369,7 +369,14 @@ def cmd_web(args):
     parse_listen(args.listen)  # clear errors before the port is opened
     if args.code:
         check_code(args.code)
-    serve(choose_port(args.port), args.listen, code=args.code)
+    port = choose_port(args.port)
+    if _on_network(args) is not None:
+        # a board on the network: its pairing code and address checked once, now, in words (the
+        # server's own retries would only guess the same wrong code again and again)
+        from hapenny.connect import connect
+
+        connect(port, events=False)[2].close()
+    serve(port, args.listen, code=args.code)
 
 
 def cmd_sim(args):

@@ -169,8 +169,9 @@ class HttpTransport:
     def post(self, body):
         """One command, the reply object (the board's own refusals included)."""
         data = json.dumps(body, separators=(",", ":")).encode()
-        for attempt in (0, 1):
-            if self._conn is None:
+        while True:
+            kept = self._conn is not None  # kept alive from an earlier command
+            if not kept:
                 self._conn = self._connection(self.cmd_s)
             try:
                 self._conn.request("POST", "/api/cmd", data, self._headers({"Content-Type": "application/json"}))
@@ -180,7 +181,9 @@ class HttpTransport:
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
                 self._conn.close()
                 self._conn = None
-                if attempt:  # a kept-alive connection the server had closed: once more on a new one
+                # a kept connection the server had closed while idle: the command never reached it, so
+                # it goes again on a new one (on a new connection it may have run: never twice)
+                if not kept:
                     raise self._unreachable(e)
             except (OSError, http.client.HTTPException) as e:
                 self._conn.close()

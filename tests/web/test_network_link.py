@@ -158,6 +158,10 @@ def test_the_pairing_code_comes_from_the_flag_the_url_or_the_environment(target)
                        timeout=60, env=no_env)
     assert r.returncode == 1 and "refused the pairing code" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    # hapenny web checks the board's code once, before serving, rather than guess again and again
+    r = subprocess.run([HAPENNY, "web", "--port", target.port + "#code=not-the-code", "--listen", "127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=60, env=no_env)
+    assert r.returncode == 1 and "refused the pairing code" in r.stderr and not r.stdout
 
 
 @pytest.mark.parametrize("target", ["network"], indirect=True)
