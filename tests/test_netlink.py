@@ -213,3 +213,36 @@ def test_a_command_goes_again_only_when_a_kept_connection_was_closed_before_it(s
     finally:
         t.close()
     assert [b["cmd"] for _, _, _, b in s.seen] == ["info", "state", "throw", "next"]
+
+
+def _record(name_bytes, ip):
+    return name_bytes + b"\x00\x01\x80\x01" + (120).to_bytes(4, "big") + b"\x00\x04" + socket.inet_aton(ip)
+
+
+def test_a_name_on_the_network_found_by_an_mdns_query_of_our_own():
+    """For a computer whose resolver does not look up NAME.local: one query,
+    and the answer's A record for that name (names compressed, others' records
+    skipped). A stand-in responder answers on this machine."""
+    from hapenny.netlink import mdns_lookup
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as responder:
+        responder.bind(("127.0.0.1", 0))
+        asked = []
+
+        def answer():
+            query, peer = responder.recvfrom(512)
+            asked.append(query)
+            other = b"\x05other\x05local\x00"  # "local" at offset 12 + 6: the next name points there
+            reply = b"\x00\x01\x84\x00\x00\x00\x00\x02\x00\x00\x00\x00" + _record(other, "10.0.0.1") + \
+                _record(b"\x09dartboard\xc0\x12", "192.168.1.50")
+            responder.sendto(reply, peer)
+
+        th = threading.Thread(target=answer)
+        th.start()
+        assert mdns_lookup("dartboard.local", timeout=30, group=responder.getsockname()) == "192.168.1.50"
+        th.join()
+        assert b"\x09dartboard\x05local\x00\x00\x01\x80\x01" in asked[0]  # A, IN, answer to us directly
+        th = threading.Thread(target=answer)  # an answer for another name only: not ours
+        th.start()
+        assert mdns_lookup("nobody.local", timeout=0.5, group=responder.getsockname()) is None
+        th.join()

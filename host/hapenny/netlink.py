@@ -80,14 +80,88 @@ def parse_address(text):
     return Address(parts.hostname.rstrip("."), port, code)
 
 
+MDNS_GROUP = ("224.0.0.251", 5353)
+MDNS_S = 2.0  # how long a one-shot mDNS query waits for the board's answer
+
+
+def _dns_name(data, i):
+    """The name at data[i] (labels, or a pointer to them) and the offset after it."""
+    labels, end, hops = [], None, 0
+    while True:
+        n = data[i]
+        if n & 0xC0 == 0xC0:  # a pointer to labels earlier in the message
+            if end is None:
+                end = i + 2
+            i = (n & 0x3F) << 8 | data[i + 1]
+            hops += 1
+            if hops > 32:
+                raise ValueError("a loop of name pointers")
+            continue
+        if n == 0:
+            return ".".join(labels), (end if end is not None else i + 1)
+        labels.append(data[i + 1:i + 1 + n].decode("utf-8", "replace"))
+        i += 1 + n
+
+
+def mdns_answer(data, name):
+    """The IPv4 address an mDNS response gives `name` (an A record), or None."""
+    try:
+        qd, an, ns, ar = (int.from_bytes(data[k:k + 2], "big") for k in (4, 6, 8, 10))
+        i = 12
+        for _ in range(qd):
+            i = _dns_name(data, i)[1] + 4
+        for _ in range(an + ns + ar):
+            rname, i = _dns_name(data, i)
+            rtype, rlen = int.from_bytes(data[i:i + 2], "big"), int.from_bytes(data[i + 8:i + 10], "big")
+            rdata = data[i + 10:i + 10 + rlen]
+            i += 10 + rlen
+            if rtype == 1 and rlen == 4 and len(rdata) == 4 and rname.lower().rstrip(".") == name.lower():
+                return socket.inet_ntoa(rdata)
+    except (IndexError, ValueError):
+        pass
+    return None
+
+
+def mdns_lookup(name, timeout=MDNS_S, group=MDNS_GROUP):
+    """NAME.local's IPv4 address by one mDNS query (RFC 6762 5.1: from a
+    port of our own, so the board answers us directly), for a computer whose
+    own resolver does not look up .local names; None if nothing answers."""
+    import time
+
+    q = b"\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"  # one question
+    q += b"".join(bytes([len(p)]) + p for p in (x.encode() for x in name.split("."))) + b"\x00"
+    q += b"\x00\x01\x80\x01"  # A, IN with the unicast-response bit
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 255)
+        end = time.monotonic() + timeout
+        try:
+            sock.sendto(q, group)
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                sock.settimeout(left)
+                data, _ = sock.recvfrom(9000)
+                found = mdns_answer(data, name)
+                if found:
+                    return found
+        except OSError:  # socket.timeout included; a network with no route for multicast
+            return None
+
+
 def resolve(addr):
     """The IP address to connect to: a name (NAME.local through the system's
-    mDNS resolver) is looked up once, so every request goes to the same board."""
+    mDNS resolver, else one query of our own) is looked up once, so every
+    request goes to the same board."""
+    local = addr.host.lower().endswith(".local")
     try:
         infos = socket.getaddrinfo(addr.host, addr.port, type=socket.SOCK_STREAM)
     except socket.gaierror:
+        found = mdns_lookup(addr.host) if local else None
+        if found:
+            return found
         hint = (" (its name on the network is NAME.local; is it on, and on this network? "
-                "`hapenny wifi` over USB shows its name and address)" if addr.host.endswith(".local") else "")
+                "`hapenny wifi` over USB shows its name and address)" if local else "")
         raise NetError("cannot find the board %s on the network%s" % (addr.host, hint))
     infos.sort(key=lambda i: i[0] != socket.AF_INET)  # IPv4 first: the board's own server has only that
     return infos[0][4][0]
