@@ -246,3 +246,9 @@ def test_a_name_on_the_network_found_by_an_mdns_query_of_our_own():
         th.start()
         assert mdns_lookup("nobody.local", timeout=0.5, group=responder.getsockname()) is None
         th.join()
+
+
+def test_a_board_on_the_network_with_another_protocol_is_refused_clearly(stand_in):
+    s = stand_in([(200, {"ok": True, "protocol": 2, "version": "9.0"}, {})])
+    with pytest.raises(PortError, match="protocol 2; this hapenny speaks 1: deploy matching firmware"):
+        connect(s.url, events=False)
