@@ -125,7 +125,8 @@ class Bridge:
             self._last_rx = time.monotonic()
         while self.link.events:
             self._event(self.link.events.popleft())
-        if time.monotonic() - self._last_rx > QUIET_S:
+        # a board on the network says it is there by its stream's pings (its transport's quiet_s)
+        if time.monotonic() - self._last_rx > getattr(self.link.t, "quiet_s", QUIET_S):
             self.link.request("stats", timeout=ANSWER_S)  # LinkError if it does not answer
             self._last_rx = time.monotonic()
             while self.link.events:

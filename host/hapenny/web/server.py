@@ -21,13 +21,16 @@ MAX_BODY = 4096  # a new game with rule overrides is well under 1 KB; the board 
 BODY_S = 5.0  # a command's body has this long to arrive
 MAX_CLIENTS = 64  # pages watching at once
 PING_S = 10  # the stream's heartbeat when nothing happens
-# what a page may ask, and the fields each may carry
+# what a page (or `hapenny --port http://...`) may ask, and the fields each
+# may carry: the board's own server takes the same over the network
 COMMANDS = {
     "next": set(), "undo": set(), "state": set(), "end": set(),
     "new": {"players", "teams", "variant", "rules", "cpu", "seed"},
     "config": {"set"},
     "throw": {"seg"},
     "hint": {"level"},
+    # read only: a board's map is changed at the board itself (its own server, or USB)
+    "info": set(), "stats": set(), "leds": set(), "map": set(),
 }
 
 
@@ -246,7 +249,7 @@ def serve(port, listen="127.0.0.1:8080", out=print, code=None):
 
     async def main():
         runner, listener, bound = await start(port, host, tcp, access)
-        out("hapenny web: the board on %s" % port)
+        out("hapenny web: the board on %s" % port.split("#")[0])  # a board on the network: not its code
         out("open %s" % page_url("127.0.0.1" if host in ("0.0.0.0", "", "::") else host, bound, code))
         if not local:
             out("Listening beyond this computer: anyone on this network can watch; playing needs "
