@@ -9,6 +9,7 @@ ms on the board's clock) and every wait is for an event or a state, never a
 fixed time. The join's timing itself is table-tested in tests/test_wifi_join.py."""
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import pytest
 from hapenny import doctor
 from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
+from hapenny.web.server import qr_text
 
 BIN = Path(sys.executable).parent
 PASSWORD = "Tr0ub4dor&3-secret"
@@ -124,6 +126,8 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
     w = json.loads(r.stdout)
     assert (w["state"], w["address"], w["name"]) == ("joined", "127.0.0.1", "dartboard")
     assert len(w["code"]) == 10
+    # the board's own page, the code in its fragment (the virtual board's server may sit on another port than 80)
+    assert re.fullmatch(r"http://127\.0\.0\.1(:\d+)?/#code=%s" % w["code"], w["url"]), w["url"]
     info = board.req("info")["wifi"]
     assert info == {"state": "joined", "reason": None, "ssid": "home", "address": "127.0.0.1", "rssi": -57,
                     "name": "dartboard", "tries": 1}
@@ -138,6 +142,10 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
                for f in rep.findings)
     r = board.cli("wifi")
     assert "joined home as dartboard.local at 127.0.0.1" in r.stdout and "pairing code: %s" % w["code"] in r.stdout
+    # the page's addresses, at the board's address and its name, and the first one's QR code to scan
+    local = w["url"].replace("127.0.0.1", "dartboard.local")
+    assert "  %s\n  %s\n" % (w["url"], local) in r.stdout
+    assert qr_text(w["url"]) in r.stdout and qr_text(w["url"]).count("\n") > 10
 
 
 def test_the_board_joins_again_at_start(board):
@@ -172,6 +180,8 @@ def test_a_wrong_password_fails_and_retries_while_the_game_goes_on(board):
     board.req("wifi", set={"ssid": "home", "key": "another-password"})  # mistyped: the network refuses it
     w = board.until("the refusal", lambda w: w["state"] == "failed")
     assert (w["reason"], w["address"], w["tries"]) == ("wrong_password", None, 1)
+    r = board.cli("wifi")  # not on the network: no page to open yet, the code alone
+    assert "pairing code: %s" % w["code"] in r.stdout and "http://" not in r.stdout
     p = board.status_pixels(lambda p: p[0][0] > 0)  # red, with no game
     assert p == [p[0]] * 3 and p[0][0] > 0 and p[0][1] == p[0][2] == 0
     board.req("new", players=["Ann", "Bob"])
@@ -192,7 +202,7 @@ def test_forget_leaves_and_clears(board):
     r = board.cli("wifi", "--forget", "--json")
     assert r.returncode == 0, r.stderr
     w = json.loads(r.stdout)
-    assert (w["state"], w["ssid"], w["code"]) == ("off", None, None)
+    assert (w["state"], w["ssid"], w["code"], w["url"]) == ("off", None, None, None)
     assert "wifi.json" not in board.vb.names()
     assert not {"shove.wifi", "shove.wifiset"} & set(board.modules())
     assert board.status_pixels(lambda p: p == [(0, 0, 0)] * 3) == [(0, 0, 0)] * 3
