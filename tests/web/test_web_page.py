@@ -623,3 +623,54 @@ def test_the_pages_copy_follows_events_exactly_as_the_hosts(browser, site):
             assert g == w, (i, evs[i])
         assert len(got) == len(want)
     page.close()
+
+
+def test_a_stream_as_the_board_serves_it_is_drawn_whole(browser, site):
+    """The board's own server sends `"visit": []` and `"last": null` and
+    lets the state name the visit's darts, then the board's events as they
+    are: the page takes the darts from the state and applies the next dart
+    itself (the streams here are that server's, word for word)."""
+    from shove import events, protocol, rules, segments
+
+    g = rules.new_game(["Ann", "Bob"], None, "classic", None)
+    for seg in ("T5", "D3"):
+        g.throw(segments.encode(seg))
+    snap = "event: snapshot\ndata: %s\n\n" % json.dumps(dict(site.snapshot(), state=g.to_state(), visit=[], last=None),
+                                                        separators=(",", ":"))
+    code = segments.encode("S9")
+    side = g.turn
+    dart = "event: event\ndata: %s\n\n" % protocol.event("dart", events.dart(g, code, "matrix", side, g.throw(code),
+                                                                            (1, 2))).strip()
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    streams = []
+    body = ["retry: 3600000\n\n" + snap]  # the snapshot alone, and no reconnecting for an hour
+
+    def serve(route):
+        streams.append(1)
+        route.fulfill(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+                      body=body[0])
+
+    page.route("**/api/events", serve)
+    page.goto(site.url)
+    darts = page.locator(".visit .dart")
+    expect(darts).to_have_count(2)  # from the state: the snapshot's own list is empty
+    expect(darts.nth(0)).to_contain_text("T5 3 marks on 5")
+    expect(darts.nth(1)).to_contain_text("D3 2 marks on 3")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(2)
+    body[0] = "retry: 1000\n\n" + snap + dart  # reloaded: the snapshot, then the visit's last dart
+    page.reload()
+    expect(darts).to_have_count(3)
+    expect(darts.nth(2)).to_contain_text("S9 1 mark on 9")
+    expect(page.locator('tr[data-side="0"] td[data-bed="9"]')).to_have_text("/")
+    expect(page.locator("#turn")).to_contain_text("Ann's visit is over")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(3)
+    # each time the stream ends the page opens it again: the snapshot replaces its copy, so nothing doubles
+    seen = len(streams)
+    end = time.monotonic() + 30
+    while len(streams) < seen + 2:
+        assert time.monotonic() < end, "the page did not open its stream again"
+        page.wait_for_timeout(100)
+    expect(darts).to_have_count(3)
+    assert len(page.evaluate("snap.visit")) <= 3
+    assert page.evaluate("snap.state")["moves"] == 3 and page.evaluate("snap.last")["seg"] == "S9"
+    page.close()
