@@ -479,6 +479,19 @@ def test_beyond_this_computer_the_page_plays_only_with_the_code_from_its_url(bro
         expect(player.locator("#next")).to_be_visible()
         player.click("#next")
         expect(watcher.locator("#turn")).to_contain_text("Bob throws")
+        # the code typed in on a watching screen (as read off the board's beds): a wrong one says so
+        watcher.fill("#code", "TestCode-124")
+        watcher.click("#watching button[type=submit]")
+        expect(watcher.locator("#error")).to_have_text(re.compile("not the pairing code"))
+        expect(watcher.locator("#next")).to_be_hidden()
+        watcher.fill("#code", " TestCode-123 ")
+        watcher.click("#watching button[type=submit]")
+        expect(watcher.locator("#next")).to_be_visible()
+        expect(watcher.locator("#watching")).to_be_hidden()
+        watcher.click("#next")
+        expect(player.locator("#turn")).to_contain_text("Ann throws")
+        watcher.reload()  # kept, as a code from the address is
+        expect(watcher.locator("#next")).to_be_visible()
         watcher.close()
         player.close()
     finally:

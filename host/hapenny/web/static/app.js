@@ -339,10 +339,15 @@ function showError(msg) {
 // and sends it in a header with each command.
 const CODE_KEY = "hapenny-code";
 
+function keepCode(c) {
+  sessionCode = c;
+  try { localStorage.setItem(CODE_KEY, c); } catch (e) { /* private mode: this page's life only */ }
+}
+
 function takeCode() {
   const m = /(?:^#|&)code=([A-Za-z0-9_-]+)/.exec(location.hash);
   if (m) {
-    try { localStorage.setItem(CODE_KEY, m[1]); } catch (e) { sessionCode = m[1]; }
+    keepCode(m[1]);
     history.replaceState(null, "", location.pathname + location.search); // off the address bar
   }
 }
@@ -367,7 +372,8 @@ async function checkAccess() {
     document.body.classList.toggle("watching", !r.play);
     $("watching").hidden = r.play;
     if (!r.play) setThrowing(false);
-  } catch (e) { /* the server is away: the status badge says so */ }
+    return r.play;
+  } catch (e) { return null; /* the server is away: the status badge says so */ }
 }
 
 async function send(body) {
@@ -398,6 +404,16 @@ function setup() {
   $("throw").onclick = tapped;
   $("show-throw").onclick = () => setThrowing($("throw").hidden);
   $("error").onclick = () => showError("");
+  $("watching").onsubmit = async (ev) => {
+    // the code typed in: read off the board's beds, or from what hapenny web or hapenny wifi printed
+    ev.preventDefault();
+    const c = $("code").value.replace(/\s+/g, "");
+    if (!/^[A-Za-z0-9_-]+$/.test(c)) { showError("The pairing code is letters and digits only"); return; }
+    keepCode(c);
+    const play = await checkAccess();
+    if (play === false) showError("That is not the pairing code: try again");
+    else if (play) { $("code").value = ""; showError(""); }
+  };
   $("next").onclick = () => send({ cmd: "next" });
   $("undo").onclick = () => send({ cmd: "undo" });
   $("hint").onclick = async () => {
