@@ -622,7 +622,7 @@ def test_the_pages_copy_follows_events_exactly_as_the_hosts(browser, site):
     from hapenny.web import bridge
 
     page = open_page(browser, site)
-    for start, evs in random_games(120, 39):
+    for start, evs in random_games(60, 39):
         snap = {"connected": True, "info": None, "config": None, "state": start,
                 "visit": bridge.visit_of(start, []), "last": None}
         want = []
