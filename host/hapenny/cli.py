@@ -254,6 +254,17 @@ def wifi_line(w):
     return "Wi-Fi: joining %s as %s" % (w["ssid"], where)
 
 
+def board_urls(w):
+    """The board's own page while it is joined, the pairing code in the
+    fragment (a browser never sends it: hapenny/web/server.py page_url): at
+    its address, then at NAME.local. [] otherwise."""
+    if w.get("state") != "joined" or not w.get("address") or not w.get("code"):
+        return []
+    port = w.get("port") or 80
+    return ["http://%s%s/#code=%s" % (host, "" if port == 80 else ":%d" % port, w["code"])
+            for host in (w["address"], "%s.local" % w["name"])]
+
+
 def cmd_wifi(args):
     import getpass
     import time
@@ -287,12 +298,20 @@ def cmd_wifi(args):
         while w["state"] == "joining" and time.monotonic() < end:
             time.sleep(0.5)
             w = link.request("wifi")["wifi"]
+    urls = board_urls(w)
     if args.json:
-        print(json.dumps(w))
+        print(json.dumps(dict(w, url=urls[0] if urls else None)))
         return 0
     print(wifi_line(w))
     if w.get("code"):
         print("pairing code: %s" % w["code"])
+    if urls:
+        from hapenny.web.server import qr_text
+
+        print("the scoreboard on a phone, tablet or TV on this network (the address carries the code):")
+        for u in urls:
+            print("  %s" % u)
+        print(qr_text(urls[0]))
     return 0
 
 
