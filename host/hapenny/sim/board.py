@@ -70,6 +70,10 @@ def chip_heap(chip):
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
+# ... and on the classic ESP32, the ESP-IDF heap model (runtime/idfheap.py, its
+# `esp32`: 8.5 KB once loaded, at the first stats or diag) and its socket
+# wrapper (runtime/vsocket.py: 2.1 KB, once the firmware imports `socket`)
+IDF_MODEL_HEAP = 11 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -242,7 +246,8 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
+                                            + (IDF_MODEL_HEAP if self.chip == "esp32" else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
@@ -527,6 +532,16 @@ class VirtualBoard:
         model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
         self.control("air", aps=aps, times=self._air["times"])
+
+    def idf(self, hold=None, clear=False):
+        """The classic ESP32's ESP-IDF heap model on the board (runtime/idfheap.py):
+        free, largest (as ESP-IDF reports it), min_free, the GC heap's areas,
+        growths, wifi (initialised), started, sockets (open) and faults (each
+        refused allocation, any second growth: what a test must fail on).
+        `hold`: bytes the bench holds back from it from now on (0: none), to
+        make the board's next allocation fail. `clear`: the faults are cleared once read."""
+        f = {} if hold is None else {"hold": hold}
+        return self.control("idf", clear=clear, **f)["idf"]
 
     def pixels(self):
         """The frame last written to the strip, as [(r, g, b)]."""

@@ -33,24 +33,40 @@ if os.getenv("HAPENNY_ROMFS") == "1":  # a board made with a ROMFS partition: it
 
 
 
-class LazyNetwork:
-    """`network` (network.py here: the ESP32's station over a model of the
-    air), read from the host when first used. On the chip the module is
-    built in and costs no heap; here a board that never touches the network
-    carries none of its bytecode either. (The host's files are out of reach
-    of `import` once the flash is mounted at "/".)"""
+class Lazy:
+    """A runtime module (network.py, idfheap.py ...) read from the host when
+    first used. On the chip such a module is built in and costs no heap;
+    here a board that never touches it carries none of its bytecode either.
+    (The host's files are out of reach of `import` once the flash is mounted
+    at "/".) `given`: names the module's code finds ready."""
+
+    def __init__(self, name, file, given=None):
+        self._lazy = (name, file, given)
 
     def __getattr__(self, name):
-        g = {"__name__": "network"}
-        with flashdev.host_open(RUNTIME + "/network.py", "r") as f:
+        mod, file, given = self._lazy
+        g = {"__name__": mod}
+        if given:
+            g.update(given)
+        with flashdev.host_open(RUNTIME + "/" + file, "r") as f:
             src = f.read()
-        exec(compile(src, "network.py", "exec"), g)
+        exec(compile(src, file, "exec"), g)
         for k in g:
             setattr(self, k, g[k])
         return g[name]
 
 
-sys.modules["network"] = LazyNetwork()
+# `network`: the ESP32's station over a model of the air
+sys.modules["network"] = Lazy("network", "network.py")
+# The classic ESP32's `esp32` (its ESP-IDF heap, which Wi-Fi and every socket
+# take from: idfheap.py), and its `socket`: the unix port's own, charged to
+# that heap (vsocket.py). The S3 and C3 have more RAM and no model here: no
+# `esp32`, as on the unix port, and its sockets uncharged.
+if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
+    import socket as _socket  # noqa: E402  the unix port's own, before its name is taken
+
+    sys.modules["esp32"] = Lazy("esp32", "idfheap.py")
+    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": sys.modules["esp32"]})
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
