@@ -71,8 +71,8 @@ def chip_heap(chip):
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
 # ... and on the classic ESP32, the ESP-IDF heap model (runtime/idfheap.py, its
-# `esp32`: 8.5 KB once loaded, at the first stats or diag) and its socket
-# wrapper (runtime/vsocket.py: 2.1 KB, once the firmware imports `socket`)
+# `esp32`: 8.5 KB, loaded at start) and its socket wrapper (runtime/vsocket.py:
+# 2.1 KB, once the firmware imports `socket`)
 IDF_MODEL_HEAP = 11 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)

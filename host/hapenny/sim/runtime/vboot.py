@@ -61,12 +61,15 @@ sys.modules["network"] = Lazy("network", "network.py")
 # The classic ESP32's `esp32` (its ESP-IDF heap, which Wi-Fi and every socket
 # take from: idfheap.py), and its `socket`: the unix port's own, charged to
 # that heap (vsocket.py). The S3 and C3 have more RAM and no model here: no
-# `esp32`, as on the unix port, and its sockets uncharged.
+# `esp32`, as on the unix port, and its sockets uncharged. The model is loaded
+# now, while the heap is empty: compiled later, at the firmware's first
+# `stats` in a full heap, its source and parse would not fit beside the game.
 if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
     import socket as _socket  # noqa: E402  the unix port's own, before its name is taken
+    import idfheap  # noqa: E402
 
-    sys.modules["esp32"] = Lazy("esp32", "idfheap.py")
-    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": sys.modules["esp32"]})
+    sys.modules["esp32"] = idfheap
+    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": idfheap})
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
