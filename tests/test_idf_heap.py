@@ -129,6 +129,19 @@ def test_a_second_growth_is_flagged_and_fails_the_check(esp32):
         within_one_growth(esp32, h)
 
 
+def test_a_bench_reporting_the_live_heap_grows_it_once_and_sees_a_second_growth(esp32):
+    h = esp32.Heap()
+    assert h.gc_capacity(57344) == 56000  # micropython#14421's "GC: total: 112000" for two such areas
+    assert h.gc_live(40000) == 0 and len(h.areas) == 1  # the first area holds it
+    assert h.gc_live(70000) == 1 and h.areas[1][1] == 57344  # a doubling
+    assert h.gc_live(100000) == 1  # inside one growth
+    assert h.gc_live(50000) == 0 and h.growths == 1  # the grown area emptied: handed back ...
+    assert h.gc_live(60000) == 1 and h.growths == 2  # ... and taken again: still one at a time
+    assert not esp32.FAULTS
+    assert h.gc_live(130000) == 2  # more than two areas hold: a second growth
+    assert esp32.FAULTS == [("growth", 2, h.areas[2][1])]
+
+
 def test_wifi_takes_its_buffers_at_wlan_and_its_start_at_active(esp32):
     h = esp32.heap()
     free = h.total_free()

@@ -208,6 +208,29 @@ class Heap:
                 h, _ = self.areas.pop(k)
                 self.release(h)
 
+    def gc_capacity(self, n):
+        """The bytes an area of n bytes holds for objects (py/gc.c's
+        gc_setup_area on 32 bits with finalisers, no weak references: 16-byte
+        blocks, a byte of allocation table for 4, of finaliser table for 8;
+        56,000 of 57,344; a grown area's own header, some 30 B, left out)."""
+        return (n - 1) * 8 // 524 * 64
+
+    def gc_live(self, live):
+        """The GC heap after a collection, `live` bytes (32-bit objects)
+        still needed, the allocation that asked for the collection included:
+        a growth when they do not fit the areas held (gc_try_add_heap, with
+        the shortfall as its failed allocation); the grown areas handed back
+        when the first holds them all (optimistic: on the chip one object
+        left in a grown area keeps it). A bench (the heap tour) reports its
+        steps so; the virtual board itself reports nothing (its 64-bit heap
+        is not the chip's). The number of grown areas held after."""
+        room = sum(self.gc_capacity(n) for _, n in self.areas)
+        if live > room:
+            self.gc_grow(live - room)
+        elif len(self.areas) > 1 and live <= self.gc_capacity(self.areas[0][1]):
+            self.gc_sweep(range(1, len(self.areas)))
+        return len(self.areas) - 1
+
     # ---- Wi-Fi and sockets ---------------------------------------------------------------
     def wifi_init(self):
         """network.WLAN(): esp_initialise_wifi, once (a refusal leaves
