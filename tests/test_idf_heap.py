@@ -3,6 +3,7 @@ the port's split-heap rules, Wi-Fi's and each socket's memory, and the
 budget the board's server keeps to, on the model alone (its numbers and
 their sources are in the module). The same model on the virtual board, with
 its `network` and `socket`, is tested in tests/test_idf_heap_board.py."""
+import ast
 import importlib.util
 from pathlib import Path
 
@@ -74,6 +75,14 @@ def test_the_grown_board_starts_with_what_micropython_18859_read(esp32):
     assert all(r[0] >= r[1] >= r[2] and r[3] <= r[1] for r in info)
     assert esp32.idf_heap_info(esp32.HEAP_EXEC) == []
     within_one_growth(esp32, h)
+
+
+def test_the_board_reports_the_models_start_until_it_reads_the_model(esp32):
+    """vboot.py's IDF_START stands for the model until Wi-Fi or a socket loads it."""
+    tree = ast.parse((RUNTIME / "vboot.py").read_text())
+    start = next(ast.literal_eval(n.value) for n in tree.body
+                 if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "IDF_START")
+    assert start == esp32.idf_heap_info(esp32.HEAP_DATA)
 
 
 def test_a_growth_doubles_the_heap_when_esp_idf_has_room(esp32):

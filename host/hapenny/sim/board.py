@@ -70,10 +70,6 @@ def chip_heap(chip):
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
-# ... and on the classic ESP32, the ESP-IDF heap model (runtime/idfheap.py, its
-# `esp32`: 8.5 KB, loaded at start) and its socket wrapper (runtime/vsocket.py:
-# 2.1 KB, once the firmware imports `socket`)
-IDF_MODEL_HEAP = 11 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -246,8 +242,7 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
-                                            + (IDF_MODEL_HEAP if self.chip == "esp32" else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)

@@ -61,15 +61,28 @@ sys.modules["network"] = Lazy("network", "network.py")
 # The classic ESP32's `esp32` (its ESP-IDF heap, which Wi-Fi and every socket
 # take from: idfheap.py), and its `socket`: the unix port's own, charged to
 # that heap (vsocket.py). The S3 and C3 have more RAM and no model here: no
-# `esp32`, as on the unix port, and its sockets uncharged. The model is loaded
-# now, while the heap is empty: compiled later, at the firmware's first
-# `stats` in a full heap, its source and parse would not fit beside the game.
+# `esp32`, as on the unix port, and its sockets uncharged. The model is read
+# at its first use (Wi-Fi's start, a socket, the bench): until then nothing
+# has changed the heap it starts with, and idf_heap_info() gives that
+# (IDF_START: tests/test_idf_heap.py checks it is the model's), so a board
+# that never joins a network carries none of its bytecode.
+IDF_START = [(4452, 4452, 4352, 4452), (78852, 21504, 21504, 21504), (13440, 13440, 13312, 13440),
+             (112208, 54860, 53248, 54860)]
+
+
+def _idf_start(capabilities):
+    return IDF_START if capabilities & 4 else []
+
+
 if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
     import socket as _socket  # noqa: E402  the unix port's own, before its name is taken
-    import idfheap  # noqa: E402
 
-    sys.modules["esp32"] = idfheap
-    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": idfheap})
+    _esp32 = Lazy("esp32", "idfheap.py")
+    _esp32.HEAP_DATA = 4  # MALLOC_CAP_8BIT, as idfheap.py has them
+    _esp32.HEAP_EXEC = 1
+    _esp32.idf_heap_info = _idf_start  # replaced by the model's once it is read
+    sys.modules["esp32"] = _esp32
+    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": _esp32})
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
