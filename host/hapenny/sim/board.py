@@ -528,6 +528,16 @@ class VirtualBoard:
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
         self.control("air", aps=aps, times=self._air["times"])
 
+    def idf(self, hold=None, clear=False):
+        """The classic ESP32's ESP-IDF heap model on the board (runtime/idfheap.py):
+        free, largest (as ESP-IDF reports it), min_free, the GC heap's areas,
+        growths, wifi (initialised), started, sockets (open) and faults (each
+        refused allocation, any second growth: what a test must fail on).
+        `hold`: bytes the bench holds back from it from now on (0: none), to
+        make the board's next allocation fail. `clear`: the faults are cleared once read."""
+        f = {} if hold is None else {"hold": hold}
+        return self.control("idf", clear=clear, **f)["idf"]
+
     def pixels(self):
         """The frame last written to the strip, as [(r, g, b)]."""
         f = bytes.fromhex(self.control("frame")["frame"])
