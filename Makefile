@@ -117,8 +117,9 @@ bench-long: $(STAMP)
 # proves the chip would fit (docs/performance.md, "How that port collects"). It always prints its JSON (the
 # failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met.
 # PEOPLE=1: the game between people alone (make bench's run at the first heap: HEAP=57344 PEOPLE=1)
+# PROFILE=<name>: on that board's profile (an S3's or C3's at its caps: HEAP=131072 PROFILE=c3-supermini-beds)
 wasm-heap: $(STAMP)
-	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people)
+	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people) $(if $(PROFILE),PROFILE=$(PROFILE))
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level), the
 # evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores) and
