@@ -9,7 +9,7 @@ export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 ESPTOOL4 := $(VENV)/esptool4
 
-.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
+.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long bench-chips wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -110,6 +110,12 @@ bench: $(STAMP)
 # length in row 2, as make bench had before: 551 s on an idle machine, over 1,000 s on a loaded one)
 bench-long: $(STAMP)
 	$(BIN)/python bench/run.py --long
+
+# the ESP32-S3's and ESP32-C3's rows beside the classic chip's (bench/chips_record.py; about 20 minutes:
+# the loop period and 3,000 contacts of 0.5 ms a chip on the ESP32 model, then the heap tour at their caps),
+# into bench/results.json and docs/performance.md; PARTS="capture" or "heap" for one of them
+bench-chips: $(STAMP)
+	$(BIN)/python bench/chips_record.py $(PARTS)
 
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's

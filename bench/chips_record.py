@@ -1,0 +1,86 @@
+"""The ESP32-S3's and ESP32-C3's rows beside the classic chip's, measured
+now, alone, into bench/results.json and docs/performance.md (the rest of
+the table stays the last whole `make bench` run's):
+
+    python bench/chips_record.py [capture] [heap]      (make bench-chips)
+
+capture: the ESP32 factor measured now (as `make bench` does), then on the
+ESP32 timing model each chip's board, the classic one too, measured the same
+way in the same run: the loop's period and 3,000 contacts of 0.5 ms
+(esp32_model.measure_chip; about 5 minutes a chip, so not in `make bench`,
+which must stay under ten). heap: the 32-bit heap tour at the S3's and C3's
+caps on their own profiles (wasm_heap.chip_caps). Each part records the
+commit, the load and the time it came from."""
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import report  # noqa: E402
+import run  # noqa: E402
+
+CHIPS = ("esp32", "esp32s3", "esp32c3")
+
+
+def _factor():
+    argv = sys.argv[:]
+    del sys.argv[1:]  # (bench/esp32_scale.py takes a first argument as its benchmarks' folder)
+    try:
+        return run.esp32_factor()
+    finally:
+        sys.argv[:] = argv
+
+
+def capture():
+    """{chip: esp32_model.measure_chip's figures, "run": where they came from}."""
+    import esp32_model
+
+    t0 = time.monotonic()
+    factor = _factor()
+    factor_s = round(time.monotonic() - t0, 1)
+    old = os.environ.get("HAPENNY_ESP32_SCALE")
+    os.environ["HAPENNY_ESP32_SCALE"] = str(factor["factor"])
+    try:
+        out = {chip: esp32_model.measure_chip(chip) for chip in CHIPS}
+    finally:
+        if old is None:
+            del os.environ["HAPENNY_ESP32_SCALE"]
+        else:
+            os.environ["HAPENNY_ESP32_SCALE"] = old
+    info = run.run_info()
+    info.update(factor=factor["factor"], factor_source=factor["source"], factor_seconds=factor_s,
+                seconds=round(time.monotonic() - t0, 1))
+    out["run"] = info
+    return out
+
+
+def heap():
+    import wasm_heap
+
+    t0 = time.monotonic()
+    out = wasm_heap.chip_caps()
+    info = run.run_info()
+    info["seconds"] = round(time.monotonic() - t0, 1)
+    out["run"] = info
+    return out
+
+
+def record(parts):
+    results = json.loads(report.RESULTS.read_text())
+    if "capture" in parts:
+        results["esp32_chips"] = capture()
+        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    if "heap" in parts:
+        results["wasm_heap"]["chip_caps"] = heap()
+        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    report.write_docs()
+    return results
+
+
+if __name__ == "__main__":
+    parts = [a for a in sys.argv[1:] if a in ("capture", "heap")] or ["capture", "heap"]
+    r = record(parts)
+    print(json.dumps({"esp32_chips": r.get("esp32_chips"), "chip_caps": r["wasm_heap"].get("chip_caps")}, indent=1))
