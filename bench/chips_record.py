@@ -2,15 +2,17 @@
 now, alone, into bench/results.json and docs/performance.md (the rest of
 the table stays the last whole `make bench` run's):
 
-    python bench/chips_record.py [capture] [heap]      (make bench-chips)
+    python bench/chips_record.py [capture] [scan] [heap]      (make bench-chips)
 
 capture: the ESP32 factor measured now (as `make bench` does), then on the
 ESP32 timing model each chip's board, the classic one too, measured the same
 way in the same run: the loop's period and 3,000 contacts of 0.5 ms
 (esp32_model.measure_chip; about 5 minutes a chip, so not in `make bench`,
-which must stay under ten). heap: the 32-bit heap tour at the S3's and C3's
-caps on their own profiles (wasm_heap.chip_caps). Each part records the
-commit, the load and the time it came from."""
+which must stay under ten). scan: a matrix read's cost on each chip, by its
+native and its bytecode path (bench/chip_scan.py), at the same factor when
+measured with capture. heap: the 32-bit heap tour at the S3's and C3's caps
+on their own profiles (wasm_heap.chip_caps). Each part records the commit,
+the load and the time it came from."""
 import json
 import os
 import sys
@@ -57,6 +59,21 @@ def capture():
     return out
 
 
+def scan(factor=None, source="the capture's, measured in the same run"):
+    """bench/chip_scan.py's figures at `factor` (None: measured now)."""
+    import chip_scan
+
+    t0 = time.monotonic()
+    if factor is None:
+        f = _factor()
+        factor, source = f["factor"], f["source"]
+    out = chip_scan.measure(factor)
+    info = run.run_info()
+    info.update(factor_source=source, seconds=round(time.monotonic() - t0, 1))
+    out["run"] = info
+    return out
+
+
 def heap():
     import wasm_heap
 
@@ -70,8 +87,15 @@ def heap():
 
 def record(parts):
     results = json.loads(report.RESULTS.read_text())
+    chips = results.setdefault("esp32_chips", {})
     if "capture" in parts:
-        results["esp32_chips"] = capture()
+        chips.update(capture())
+        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    if "scan" in parts:
+        # at the capture's factor, so that the rows price alike: measured in this run, or the recorded run's
+        rec = chips.get("run", {}).get("factor")
+        chips["scan"] = scan(rec, "the capture's, measured in the same run" if "capture" in parts else
+                             "the recorded capture's (commit %s)" % chips["run"]["commit"] if rec else None)
         report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     if "heap" in parts:
         results["wasm_heap"]["chip_caps"] = heap()
@@ -81,6 +105,6 @@ def record(parts):
 
 
 if __name__ == "__main__":
-    parts = [a for a in sys.argv[1:] if a in ("capture", "heap")] or ["capture", "heap"]
+    parts = [a for a in sys.argv[1:] if a in ("capture", "scan", "heap")] or ["capture", "scan", "heap"]
     r = record(parts)
     print(json.dumps({"esp32_chips": r.get("esp32_chips"), "chip_caps": r["wasm_heap"].get("chip_caps")}, indent=1))

@@ -96,16 +96,7 @@ def table_rows(r):
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
-    for chip, label in (("esp32s3", "ESP32-S3 (240 MHz, dual core)"), ("esp32c3", "ESP32-C3 (160 MHz, single core)")):
-        k = r.get("esp32_chips", {}).get(chip)
-        if not k:
-            continue
-        c = k["capture_500us"]
-        rows.append(("  %s: loop period / pulse 500 us" % label,
-                     "%.1f us a pass (goal <= 100) / %.2f%% scored (%d/%d; goal >= 99.9 %% of 3,000), doubled %d%s "
-                     "(profile %s; the scan's reads charged as the classic chip's)" % (
-                         k["loop_period_us"], 100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"],
-                         c["doubled"], _bound(c), k["profile"])))
+    rows += chip_rows(r.get("esp32_chips"))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
@@ -117,4 +108,38 @@ def table_rows(r):
     if "web_latency" in r:
         rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
                                                                    "(%(samples)d darts; goal 200)" % r["web_latency"]))
+    return rows
+
+
+CHIP_LABEL = {"esp32": "ESP32 (240 MHz)", "esp32s3": "ESP32-S3 (240 MHz)", "esp32c3": "ESP32-C3 (160 MHz)"}
+
+
+def chip_rows(k):
+    """`make bench-chips` (bench/chips_record.py): each chip's own board on
+    the ESP32 model, the classic one measured again beside them in the same
+    run; a matrix read's price by its native and its bytecode path."""
+    if not k or "run" not in k:
+        return []
+    run = k["run"]
+    rows = [("10 chips on the ESP32 model (make bench-chips)", "x%d factor measured in that run (%.0f s), commit %s%s, "
+             "%s, load average %.1f at its end" % (run["factor"], run["seconds"], run["commit"],
+                                                   " with local changes" if run["dirty"] else "", run["date"],
+                                                   run["load_at_end"] or 0.0))]
+    for chip in ("esp32", "esp32s3", "esp32c3"):
+        c = k.get(chip)
+        if not c:
+            continue
+        p = c["capture_500us"]
+        rows.append(("  %s, %s: loop period / pulse 500us" % (CHIP_LABEL[chip], c["profile"]),
+                     "%.1f us a pass, median of %d windows (goal <= 100) / %.2f%% scored (%d/%d), doubled %d%s%s" % (
+                         c["loop_period_us"], c["loop_windows"], 100.0 * p["scored"] / p["pulses"], p["scored"],
+                         p["pulses"], p["doubled"], _unread(p), _bound(p))))
+    sc = k.get("scan")
+    if sc:
+        for chip in ("esp32", "esp32s3", "esp32c3"):
+            n, b = sc[chip]["native"], sc[chip]["bytecode"]
+            rows.append(("  a matrix read, %s %dx%d: native / bytecode (mem32)" % (
+                CHIP_LABEL[chip].split(" ")[0], sc[chip]["rows"], sc[chip]["cols"]),
+                "%.1f / %.0f us (%d register accesses, %.2f us); the bytecode path allocates %d B a read on 32 bits" % (
+                    n["us"], b["us"], sc[chip]["accesses"], n["registers_us"], b["alloc_per_scan_32bit"])))
     return rows
