@@ -111,7 +111,7 @@ bench: $(STAMP)
 bench-long: $(STAMP)
 	$(BIN)/python bench/run.py --long
 
-# the ESP32-S3's and ESP32-C3's rows beside the classic chip's (bench/chips_record.py; about 20 minutes:
+# the ESP32-S3's and ESP32-C3's rows beside the classic chip's (bench/chips_record.py; about 15 minutes:
 # the loop period and 3,000 contacts of 0.5 ms a chip on the ESP32 model, then the heap tour at their caps),
 # into bench/results.json and docs/performance.md; PARTS="capture", "scan" or "heap" for one of them
 bench-chips: $(STAMP)
