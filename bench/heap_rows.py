@@ -27,20 +27,7 @@ def rows(w):
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
             _errors(p), _failed(p))),
-    ] + _chip_cap_rows(w) + _demand_rows(t)
-
-
-def _chip_cap_rows(w):
-    """The ESP32-S3's and -C3's caps (a 64 KB first heap, 128 KB once grown), each on its own board's profile."""
-    rows = []
-    for chip, c in sorted(w.get("chip_caps", {}).items()):
-        if chip == "run":
-            continue
-        t, p = c["tour_capped_128k"], c["people_capped_64k"]
-        rows.append(("  heap capped at 128 KB / 64 KB, %s: whole tour / game between people" % c["profile"],
-                     "%d MemoryError%s, largest free block after %s / %s MemoryError%s (goal 0 both)" % (
-                         t["memory_errors"], _failed(t), _kb(t["largest_free_block"] or 0), _errors(p), _failed(p))))
-    return rows
+    ] + _demand_rows(t)
 
 
 def _eight_rows(t):
