@@ -117,7 +117,7 @@ def idle_cpu(timing=None, seconds=3.0):
 
 
 class Run:
-    def __init__(self, vb, link, cells):
+    def __init__(self, vb, link, cells, pause_us=0):
         self.vb = vb
         self.link = link
         self.cells = cells
@@ -127,6 +127,7 @@ class Run:
         link.line_of = {}
         self.line_offset = None  # the board's count of console lines less the link's
         self.changed_at = None  # the board's time at the last player change or new game (stepped_up)
+        self.pause_us = pause_us  # how long after it a visit's first dart comes (NEXT_PAUSE_US; 0: at once)
 
     def _sync_lines(self):
         """Match the link's line count to the board's, once both are quiet
@@ -167,12 +168,12 @@ class Run:
         self.changed_at = self.vb.stats()["board_us"]
 
     def stepped_up(self):
-        """Until NEXT_PAUSE_US of the board's time since the last player
-        change or new game: the storage it set off (an erase, the journal
-        written whole) is done by then, as it is before a person throws."""
-        if self.changed_at is None:
+        """Until pause_us of the board's time since the last player change
+        or new game: the storage it set off (an erase, the journal written
+        whole) is done by then, as it is before a person throws."""
+        if self.changed_at is None or not self.pause_us:
             return
-        while self.vb.stats()["board_us"] < self.changed_at + NEXT_PAUSE_US:
+        while self.vb.stats()["board_us"] < self.changed_at + self.pause_us:
             time.sleep(0.005)
         self.changed_at = None
 
@@ -252,10 +253,12 @@ class Run:
 # second dart was lost, is named beside the loss (docs/performance.md, "The
 # flash a dart writes": such stretches carry the host's time)
 OS_STRETCH_US = 20000
-# A visit's first dart comes this long after the player change (or the new game) on the
-# board's clock: a person steps up and takes aim. Thrown within a few ms of `next`, it
-# landed in the change's storage (its erase, a collection) and was missed one time in
-# some hundred on the model (bench/chips_record.py's first runs: every miss a visit's first)
+# In the chips' rows (measure_chip) a visit's first dart comes this long after the player
+# change (or the new game) on the board's clock: a person steps up and takes aim. Thrown
+# within a few ms of `next`, as measure() throws it (its run must stay in make bench's ten
+# minutes), it lands in the change's storage (an erase, a collection): the chips' first
+# whole runs missed 1 to 3 % of their 0.5 ms contacts so, on the classic chip too, every
+# miss a visit's first; 900 of 900 with the pause
 NEXT_PAUSE_US = 300000
 VISIT_SPACING_US = 80000  # a closure, the lockout, re-arm and a margin
 
@@ -431,7 +434,8 @@ def measure_chip(chip, quick=False):
     """An ESP32-S3's or -C3's virtual board (its clock, console and profile)
     on the ESP32 timing model, as measure() takes the classic chip's: the
     loop's period, then the 0.5 ms contacts with nothing else happening, one
-    at a time (3,000 of them, the capture row). Each matrix read is charged
+    at a time (3,000 of them, the capture row), a visit's first NEXT_PAUSE_US
+    after the player change. Each matrix read is charged
     READ_US (virtual_clock.py) as on the classic chip; the bytecode around it
     runs at the chip's clock (virtual_esp32.chip_scale). bench/chip_scan.py
     prices each chip's own read."""
@@ -439,9 +443,10 @@ def measure_chip(chip, quick=False):
     with VirtualBoard(timing="esp32", chip=chip) as vb, own_core(vb):
         link, info, ser = connect(vb.port)
         try:
-            run = Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]})
+            run = Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]}, NEXT_PAUSE_US)
             run.fresh_game()
-            out = {"profile": info["board"], "loop_period_us": round(_loop_period(vb, 2.0, LOOP_WINDOWS), 1), "loop_windows": LOOP_WINDOWS}
+            out = {"profile": info["board"], "next_pause_us": NEXT_PAUSE_US,
+                   "loop_period_us": round(_loop_period(vb, 2.0, LOOP_WINDOWS), 1), "loop_windows": LOOP_WINDOWS}
             out["capture_500us"], _ = contacts(vb, run, random.Random(7), 500, 40 if quick else IDLE_HALF_MS)
             out["stalls_skipped"] = vb.stats()["stalls"]
         finally:
