@@ -86,20 +86,34 @@ def heap():
 
 
 def record(parts):
+    """The parts measured, then written into bench/results.json and the page
+    at once (each part's run info taken before anything is written, so that
+    it says whether the code was the commit's); each part kept in
+    build/chips-partial.json as it is done."""
     results = json.loads(report.RESULTS.read_text())
     chips = results.setdefault("esp32_chips", {})
+    partial = report.ROOT / "build" / "chips-partial.json"
+    partial.parent.mkdir(exist_ok=True)
+    got = {}
     if "capture" in parts:
-        chips.update(capture())
-        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        got["capture"] = capture()
+        partial.write_text(json.dumps(got, indent=1))
     if "scan" in parts:
         # at the capture's factor, so that the rows price alike: measured in this run, or the recorded run's
-        rec = chips.get("run", {}).get("factor")
-        chips["scan"] = scan(rec, "the capture's, measured in the same run" if "capture" in parts else
-                             "the recorded capture's (commit %s)" % chips["run"]["commit"] if rec else None)
-        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        cap = got.get("capture", chips)
+        rec = cap.get("run", {}).get("factor")
+        got["scan"] = scan(rec, "the capture's, measured in the same run" if "capture" in got else
+                           "the recorded capture's (commit %s)" % cap["run"]["commit"] if rec else None)
+        partial.write_text(json.dumps(got, indent=1))
     if "heap" in parts:
-        results["wasm_heap"]["chip_caps"] = heap()
-        report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+        got["heap"] = heap()
+        partial.write_text(json.dumps(got, indent=1))
+    chips.update(got.get("capture", {}))
+    if "scan" in got:
+        chips["scan"] = got["scan"]
+    if "heap" in got:
+        results["wasm_heap"]["chip_caps"] = got["heap"]
+    report.RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     report.write_docs()
     return results
 
