@@ -139,9 +139,11 @@ def chip_rows(k, caps=None):
             t, f = caps[chip]["tour_capped_128k"], caps[chip]["people_capped_64k"]
             heap = " / heap capped at 128 KB: whole tour %d MemoryError, at 64 KB: people %s (goal 0)" % (
                 t["memory_errors"], ("%d" if f.get("reported", True) else "at least %d") % f["memory_errors"])
-        first = "" if rows else "10 (make bench-chips: x%d, commit %s%s, %s, load %.1f) " % (
+        later = sorted({x["run"]["commit"] for x in (sc, caps or {}) if x.get("run", {}).get("commit") not in
+                        (None, run["commit"])})  # a read's price and the heap caps measured on another commit
+        first = "" if rows else "10 (make bench-chips: x%d, commit %s%s, %s, load %.1f%s) " % (
             run["factor"], run["commit"], " with local changes" if run["dirty"] else "", run["date"],
-            run["load_at_end"] or 0.0)
+            run["load_at_end"] or 0.0, "; a read, the heap: %s" % ", ".join(later) if later else "")
         rows.append(("%s%s, %s: loop period / pulse 500us%s%s" % (
             first or "  ", CHIP_LABEL[chip], c["profile"], " / a read" if read else "", " / heap" if heap else ""),
                      "%.1f us a pass, median of %d windows (goal <= 100) / %.2f%% scored (%d/%d), doubled %d%s%s%s%s" % (
