@@ -63,9 +63,7 @@ def test_a_chips_own_board_starts_in_the_port_as_that_chip(tmp_path):
     steps = [wasm_heap.SETUP, "H.boot()", "H.load()", "H.start_app()", report]
     _, _, st = wasm_heap.run(steps, profile="c3-supermini-beds")
     assert st["raised"] == 0, st
-    assert '{"rows": 5, "chip": "esp32c3"}' in wasm_heap.LAST_OUT.splitlines()
-    _, _, st = wasm_heap.run(steps, profile="c3-supermini-beds", env={})  # the C3's profile on a classic ESP32
-    assert st["raised"] and "safe boot kept the game from starting" in wasm_heap.LAST_OUT, st
+    assert '{"rows": 5, "chip": "esp32c3"}' in wasm_heap.LAST_OUT.splitlines()  # (the board is "esp32" unless told)
 
 
 def test_romfs_keeps_the_firmwares_code_out_of_the_heap():
