@@ -9,7 +9,7 @@ export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 ESPTOOL4 := $(VENV)/esptool4
 
-.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long wasm-heap mutants figures clean
+.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long bench-chips wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -111,14 +111,21 @@ bench: $(STAMP)
 bench-long: $(STAMP)
 	$(BIN)/python bench/run.py --long
 
+# the ESP32-S3's and ESP32-C3's rows beside the classic chip's (bench/chips_record.py; about 15 minutes:
+# the loop period and 3,000 contacts of 0.5 ms a chip on the ESP32 model, then the heap tour at their caps),
+# into bench/results.json and docs/performance.md; PARTS="capture", "scan" or "heap" for one of them
+bench-chips: $(STAMP)
+	$(BIN)/python bench/chips_record.py $(PARTS)
+
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's
 # driver gets its own share on top). That port collects only between steps: a run with 0 memory errors
 # proves the chip would fit (docs/performance.md, "How that port collects"). It always prints its JSON (the
 # failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met.
 # PEOPLE=1: the game between people alone (make bench's run at the first heap: HEAP=57344 PEOPLE=1)
+# PROFILE=<name>: on that board's profile (an S3's or C3's at its caps: HEAP=131072 PROFILE=c3-supermini-beds)
 wasm-heap: $(STAMP)
-	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people)
+	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people) $(if $(PROFILE),PROFILE=$(PROFILE))
 
 # the computer player: its skill levels against cricket MPR (10,000 visits a level), the
 # evidence that it plays well (10,000 games a comparison; about 8 minutes on two cores) and

@@ -96,6 +96,31 @@ def _capped(w, key, what, cap, people=False):
             "`make wasm-heap HEAP=%d%s`" % (cap, " PEOPLE=1" if people else ""), _met(not n))
 
 
+LABEL = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
+
+
+def _chip_loop(r, chip):
+    k = r["esp32_chips"][chip]
+    return ("the main loop's period, %s" % LABEL[chip], "%.1f µs a pass, median of %d windows (goal at most 100 µs)"
+            % (k["loop_period_us"], k["loop_windows"]), "`make bench-chips`", _met(k["loop_period_us"] <= 100))
+
+
+def _chip_capture(r, chip):
+    goal, today, _, met = _capture(r["esp32_chips"][chip])
+    return ("%s, %s" % (goal, LABEL[chip]), today, "`make bench-chips`", met)
+
+
+def _chips_grown(r):
+    """The S3's and C3's grown heap (128 KB, the same cap on both), each on its own board's profile."""
+    caps = r["wasm_heap"]["chip_caps"]
+    runs = [caps[c]["tour_capped_128k"] for c in ("esp32s3", "esp32c3")]
+    return ("the whole tour inside the grown heap, ESP32-S3 and ESP32-C3", "%s MemoryError (goal 0)" % " and ".join(
+        ("%d" if t.get("reported", True) else "at least %d") % t["memory_errors"] for t in runs),
+            "`make wasm-heap HEAP=131072 PROFILE=%s`, `...=%s`" % (caps["esp32s3"]["profile"],
+                                                                  caps["esp32c3"]["profile"]),
+            _met(not any(t["memory_errors"] for t in runs)))
+
+
 def _cpu(r):
     c = r["cpu_player"]
     return ("a computer's dart, and its code", "%.1f ms on the ESP32 estimate, slowest case (goal 50 ms); "
@@ -125,7 +150,11 @@ def rows(r):
               lambda: _heap(w, "bringup_peak", "the bring-up tools"),
               lambda: _capped(w, "tour_capped_112k", "the whole tour inside the grown heap", 114688),
               lambda: _capped(w, "people_capped_56k", "a game between people inside the first heap", 57344, True),
-              lambda: _cpu(r), lambda: _web(r), lambda: _bench(r)]
+              lambda: _cpu(r), lambda: _web(r)]
+    for chip in ("esp32s3", "esp32c3"):  # `make bench-chips`: each chip's own board, beside the classic one
+        makers += [lambda c=chip: _chip_loop(r, c), lambda c=chip: _chip_capture(r, c)]
+    makers.append(lambda: _chips_grown(r))
+    makers.append(lambda: _bench(r))
     out = []
     for make in makers:
         try:

@@ -27,18 +27,7 @@ def rows(w):
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
             _errors(p), _failed(p))),
-    ] + _chip_cap_rows(w) + _demand_rows(t)
-
-
-def _chip_cap_rows(w):
-    """The ESP32-S3's and -C3's caps: a 64 KB first heap, 128 KB once grown."""
-    c, p = w.get("tour_capped_128k"), w.get("people_capped_64k")
-    if not (c and p):
-        return []
-    return [("  heap capped at 128 KB (ESP32-S3, -C3 grown): whole tour", "%d MemoryError (goal 0)%s; largest free "
-             "block after %s" % (c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
-            ("  heap capped at 64 KB (ESP32-S3, -C3 first heap): game between people", "%s MemoryError (goal 0)%s" % (
-                _errors(p), _failed(p)))]
+    ] + _demand_rows(t)
 
 
 def _eight_rows(t):

@@ -96,16 +96,7 @@ def table_rows(r):
     if "flash" in r:
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
-    for chip, label in (("esp32s3", "ESP32-S3 (240 MHz, dual core)"), ("esp32c3", "ESP32-C3 (160 MHz, single core)")):
-        k = r.get("esp32_chips", {}).get(chip)
-        if not k:
-            continue
-        c = k["capture_500us"]
-        rows.append(("  %s: loop period / pulse 500 us" % label,
-                     "%.1f us a pass (goal <= 100) / %.2f%% scored (%d/%d; goal >= 99.9 %% of 3,000), doubled %d%s "
-                     "(profile %s; the scan's reads charged as the classic chip's)" % (
-                         k["loop_period_us"], 100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"],
-                         c["doubled"], _bound(c), k["profile"])))
+    rows += chip_rows(r.get("esp32_chips"), r.get("wasm_heap", {}).get("chip_caps"))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (
@@ -117,4 +108,45 @@ def table_rows(r):
     if "web_latency" in r:
         rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
                                                                    "(%(samples)d darts; goal 200)" % r["web_latency"]))
+    return rows
+
+
+CHIP_LABEL = {"esp32": "ESP32 (240 MHz)", "esp32s3": "ESP32-S3 (240 MHz)", "esp32c3": "ESP32-C3 (160 MHz)"}
+
+
+def chip_rows(k, caps=None):
+    """`make bench-chips` (bench/chips_record.py): each chip's own board on
+    the ESP32 model, the classic one measured again beside them in the same
+    run (the first row says which run); a matrix read's price by its native
+    and its bytecode path; the S3's and C3's heap caps (`caps`:
+    wasm_heap.chip_caps), on their own boards' profiles."""
+    if not k or "run" not in k:
+        return []
+    run = k["run"]
+    sc = k.get("scan", {})
+    rows = []
+    for chip in ("esp32", "esp32s3", "esp32c3"):
+        c = k.get(chip)
+        if not c:
+            continue
+        p = c["capture_500us"]
+        read = heap = ""
+        if chip in sc:
+            n, b = sc[chip]["native"], sc[chip]["bytecode"]
+            read = " / a read %.1f us native, %.0f us bytecode (%d register accesses, %.2f us; %d B a bytecode read " \
+                   "on 32 bits)" % (n["us"], b["us"], sc[chip]["accesses"], n["registers_us"], b["alloc_per_scan_32bit"])
+        if caps and chip in caps:
+            t, f = caps[chip]["tour_capped_128k"], caps[chip]["people_capped_64k"]
+            heap = " / heap capped at 128 KB: whole tour %d MemoryError, at 64 KB: people %s (goal 0)" % (
+                t["memory_errors"], ("%d" if f.get("reported", True) else "at least %d") % f["memory_errors"])
+        later = sorted({x["run"]["commit"] for x in (sc, caps or {}) if x.get("run", {}).get("commit") not in
+                        (None, run["commit"])})  # a read's price and the heap caps measured on another commit
+        first = "" if rows else "10 (make bench-chips: x%d, commit %s%s, %s, load %.1f%s) " % (
+            run["factor"], run["commit"], " with local changes" if run["dirty"] else "", run["date"],
+            run["load_at_end"] or 0.0, "; a read, the heap: %s" % ", ".join(later) if later else "")
+        rows.append(("%s%s, %s: loop period / pulse 500us%s%s" % (
+            first or "  ", CHIP_LABEL[chip], c["profile"], " / a read" if read else "", " / heap" if heap else ""),
+                     "%.1f us a pass, median of %d windows (goal <= 100) / %.2f%% scored (%d/%d), doubled %d%s%s%s%s" % (
+                         c["loop_period_us"], c["loop_windows"], 100.0 * p["scored"] / p["pulses"], p["scored"],
+                         p["pulses"], p["doubled"], _unread(p), _bound(p), read, heap)))
     return rows

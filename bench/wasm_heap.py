@@ -27,11 +27,26 @@ PACKAGE = "@micropython/micropython-webassembly-pyscript"
 VERSION = "1.27.0"
 NODE_DIR = ROOT / "build" / "wasm"
 HEAP = 256 * 1024
+PROFILE = "generic-8x8"  # the board the tour plays on (a chip's own: chip_caps)
 GOAL = 40 * 1024
 
 
-# The port's os lacks getenv (the virtual board asks for its settings): none set.
-OS_SHIM = "from uos import *\n\n\ndef getenv(key, default=None):\n    return default\n"
+# The port's os lacks getenv (the virtual board asks for its settings): none
+# set but the chip a profile names, its console and its name (os.uname().machine, which
+# start-up checks the profile against), as `hapenny sim --chip` sets them.
+OS_SHIM = "from uos import *\n\n_ENV = %r\n\n\ndef getenv(key, default=None):\n    return _ENV.get(key, default)\n"
+
+
+def chip_env(profile):
+    """The virtual board's settings for the chip `profile` names (none: the classic ESP32)."""
+    from hapenny import firmware
+    from hapenny.sim.board import CHIPS
+
+    chip = json.loads(firmware.profile_path(profile).read_text()).get("chip")
+    if not chip:
+        return {}
+    c = CHIPS[chip]
+    return {"HAPENNY_CHIP": chip, "HAPENNY_CONSOLE": c["console"], "HAPENNY_MCU": "%s with %s" % (c["board"], c["mcu"])}
 DECORATOR = re.compile(r"^\s*@micropython\.(native|viper)\b.*$", re.M)
 
 
@@ -49,12 +64,13 @@ def ensure_package():
     return mod
 
 
-def stage(tmp):
-    """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the profile, the os shim."""
+def stage(tmp, profile=PROFILE, env=None):
+    """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the
+    profile, the os shim (its settings `env`; None: chip_env(profile))."""
     from hapenny import firmware
 
-    files = {"/shim/os.py": OS_SHIM.encode(),
-             "/flash/profile.json": firmware.profile_path("generic-8x8").read_bytes()}
+    files = {"/shim/os.py": (OS_SHIM % (chip_env(profile) if env is None else env)).encode(),
+             "/flash/profile.json": firmware.profile_path(profile).read_bytes()}
     for rel in firmware.sources("sim"):
         if rel in firmware.SOURCE_ONLY:
             continue
@@ -271,14 +287,14 @@ def driver_share(tmp, files):
     return int(got[-1].split()[1])
 
 
-def run(steps, cap=None, heapsize=HEAP, driver=True):
+def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
     readings in bytes, the steps that raised). With `cap`, the heap is the
     cap plus the driver's own share (`driver`; else the cap alone), and may
     not grow."""
     steps = [_guard(s, i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
-        files = stage(tmp)
+        files = stage(tmp, profile, env)
         given = cap + (driver_share(tmp, files) if driver else 0) if cap else None
         proc = _node(tmp, files, steps, heapsize, given)
     out = proc.stdout
@@ -297,13 +313,13 @@ def run(steps, cap=None, heapsize=HEAP, driver=True):
     return json.loads(rep[-1]), free, steps_info
 
 
-def tour(cap=None, darts=1000, people_only=False):
+def tour(cap=None, darts=1000, people_only=False, profile=PROFILE):
     """The tour's figures (bytes), at a heap capped at `cap` or uncapped.
     Peaks are the live heap after a collection, the tour's own driver (its
     code and state, `driver`) taken out: what the interpreter and the
     firmware hold."""
     steps = tour_steps(darts, people_only)
-    r, free, st = run(steps, cap)
+    r, free, st = run(steps, cap, profile=profile)
     if r is None:
         # Under a cap the firmware did not fit and the heap stayed full to
         # the end: steps whose own code could not be compiled raised
@@ -456,16 +472,30 @@ def module_costs():
 def measure():
     """Everything `make bench` shows: the tour uncapped (the peaks: a failed
     allocation under a cap would cut the tour short), the whole tour at the
-    chip's grown heap and the people's game at its first heap (the memory
-    errors), and each module's cost."""
+    classic chip's grown heap and the people's game at its first heap (the
+    memory errors), and each module's cost. (The S3's and C3's caps: chip_caps.)"""
     free = tour()
     chip = tour(CHIP_CAP)
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
-    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS,
-           # the S3's and C3's caps
-           "tour_capped_128k": tour(S3_C3_CAP), "people_capped_64k": tour(S3_C3_PLAY_CAP, people_only=True)}
+    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS}
     out.update(layer_shares(free, mods))
+    return out
+
+
+def chip_caps():
+    """The ESP32-S3's and -C3's caps, each on its own board's profile (the
+    virtual board's, as `hapenny sim --chip` makes it): the whole tour at the
+    grown heap (128 KB), the people's game at the first (64 KB). Four tours,
+    some two minutes: `make bench-chips` (bench/chips_record.py), not in
+    measure(), whose run must leave `make bench` under ten minutes."""
+    from hapenny.sim.board import CHIPS
+
+    out = {}
+    for chip in ("esp32s3", "esp32c3"):
+        prof = CHIPS[chip]["profile"]
+        out[chip] = {"profile": prof, "tour_capped_128k": tour(S3_C3_CAP, profile=prof),
+                     "people_capped_64k": tour(S3_C3_PLAY_CAP, people_only=True, profile=prof)}
     return out
 
 
@@ -514,9 +544,12 @@ def main(argv):
     cap = None
     darts = 1000
     people = "--people" in argv  # the game between people alone, as make bench's run at the first heap
+    profile = PROFILE
     for a in argv:
         try:
-            if a.startswith("HEAP=") or a.isdigit():
+            if a.startswith("PROFILE="):  # a chip's own board: PROFILE=c3-supermini-beds
+                profile = a[8:]
+            elif a.startswith("HEAP=") or a.isdigit():
                 cap = int(a.split("=")[-1]) or None
             elif a.startswith("DARTS="):
                 darts = int(a[6:])
@@ -531,7 +564,8 @@ def main(argv):
         if "--soak" in argv:
             print(json.dumps(soak(), indent=1))
             return 0
-        out = tour(cap, darts, people_only=people)
+        out = tour(cap, darts, people_only=people, profile=profile)
+        out["profile"] = profile
         out["failed"] = [_short(f) for f in out.get("failed", [])]
         if out.get("people_peak") is not None:  # a run that could not report has no peak to share out
             out.update(layer_shares(out, module_costs()))

@@ -5,11 +5,17 @@ taken off. The scan routine then runs as bytecode and reaches the GPIO
 registers through machine.mem32 (boards/esp32_mem32.py); here it runs in
 the MicroPython unix port against a model of the C3's registers."""
 import json
+import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from hapenny import firmware, mpyformat
 from mphelp import FIRMWARE, micropython_path, mp_env
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 
 # In MicroPython: the C3's GPIO registers (base 0x60004000: OUT_W1TS +8, OUT_W1TC +0xC, IN +0x3C,
 # and nothing else) with a matrix wired to them, machine.mem32 over them, then the scan
@@ -95,3 +101,20 @@ def test_the_bytecode_scan_reads_each_crossing_through_mem32_without_allocating(
     assert got["snaps"] == want
     assert got["idle_reads"] == 16  # an idle burst reads on while all is open
     assert got["alloc"] == 0, got  # the registers' objects are kept: a scan makes none
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
+def test_on_32_bits_a_bytecode_read_allocates_nothing_at_any_chips_addresses(tmp_path):
+    """The unix port's small ints hold 62 bits; the chip's hold 31, and the
+    S3's and C3's GPIO block (0x60004000 on) is past them: on MicroPython's
+    32-bit WebAssembly port, the bytecode scan with `io` as the board makes
+    it (esp32_setup.gpio_io) reads each chip's matrix with no heap at all."""
+    import chip_scan
+
+    bc = tmp_path / "bc"
+    firmware.build("esp32bc", bc)
+    base = chip_scan.gpio_base()
+    boards = [("esp32", base["esp32"], [16, 17, 18, 19], [4, 13, 32, 33], 8),
+              ("esp32s3", base["esp32s3"], [4, 5, 38, 39], [8, 9, 40, 41], 8),
+              ("esp32c3", base["esp32c3"], [0, 1, 3, 4, 5], [6, 7, 10, 2, 8, 9], 8)]
+    assert chip_scan.alloc_32bit(tmp_path, bc, boards) == {"esp32": 0, "esp32s3": 0, "esp32c3": 0}

@@ -51,6 +51,21 @@ def test_a_cap_is_enforced_the_heap_does_not_grow_past_it():
     assert capped["memerr"] == 1 and st["raised"] == 0  # only the 80 KB step failed, and the run went on
 
 
+@pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
+def test_a_chips_own_board_starts_in_the_port_as_that_chip(tmp_path):
+    """The tour at an S3's or C3's caps plays on that chip's profile: the
+    virtual board is that chip (its name, its console), or start-up would
+    refuse a profile made for another chip's pins."""
+    shim = wasm_heap.stage(tmp_path, "c3-supermini-beds")["/shim/os.py"].decode()
+    assert "'HAPENNY_CHIP': 'esp32c3'" in shim and "with ESP32-C3" in shim and "usb-serial-jtag" in shim
+    assert wasm_heap.chip_env("generic-8x8") == {}  # the classic chip's profile: nothing set, as before
+    report = "import json; print(json.dumps({'rows': H.T.a.prof.rows, 'chip': H.T.a.board.chip}))"
+    steps = [wasm_heap.SETUP, "H.boot()", "H.load()", "H.start_app()", report]
+    _, _, st = wasm_heap.run(steps, profile="c3-supermini-beds")
+    assert st["raised"] == 0, st
+    assert '{"rows": 5, "chip": "esp32c3"}' in wasm_heap.LAST_OUT.splitlines()  # (the board is "esp32" unless told)
+
+
 def test_romfs_keeps_the_firmwares_code_out_of_the_heap():
     """bench/romfs_heap.py: the same boot and loading of the game's code
     from .mpy files and from a ROMFS image on the unix port (it raises

@@ -12,13 +12,16 @@ class Reg:
     def __init__(self, addr):
         self.addr = addr
 
+    # The scan indexes 0 only: the address kept is used as it is. The S3's and C3's
+    # (0x60004000 on) are past a small int on 32 bits, so a sum would be a long integer
+    # made at every access (bench/chip_scan.py: 2,432 B a read of a C3's matrix).
     def __getitem__(self, i):
         # signed (machine_mem.c): the scan's bits are the pins', never bit 31, so no mask (whose
         # long integer the chip would allocate); on a C3 (GPIO 0-21) each read is a small int
-        return machine.mem32[self.addr + 4 * i]
+        return machine.mem32[self.addr + 4 * i if i else self.addr]
 
     def __setitem__(self, i, v):
-        machine.mem32[self.addr + 4 * i] = v
+        machine.mem32[self.addr + 4 * i if i else self.addr] = v
 
 
 _REGS = {}  # type: dict  # one Reg an address: a scan call makes none

@@ -7,6 +7,7 @@
 # for the same reason and let go with it.
 import array
 import os
+import sys
 import time
 
 import machine
@@ -66,14 +67,19 @@ def col_masks(pins):
     return m0, m1
 
 
-def gpio_io(kind, col_pins):
+def gpio_io(kind, col_pins, bytecode=False):
     """The scan's `io` (esp32.py's _scan): the columns' masks, then the
-    addresses of OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1."""
+    addresses of OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1. For
+    viper an array; for the bytecode build (`bytecode`) a list, whose
+    integers are made once: an array makes one at every index, and the
+    S3's and C3's addresses are long integers on 32 bits (a small int
+    holds 31 bits), so each read of the matrix would allocate six."""
     base = GPIO_BASE[kind]
     one = kind == "esp32c3"  # one bank of 32: its OUT1/IN1 are OUT/IN again
     regs = (OUT_W1TS, OUT_W1TC, OUT_W1TS if one else OUT1_W1TS, OUT_W1TC if one else OUT1_W1TC, IN,
             IN if one else IN1)
-    return array.array("I", col_masks(col_pins) + tuple(base + r for r in regs))
+    words = col_masks(col_pins) + tuple(base + r for r in regs)
+    return list(words) if bytecode else array.array("I", words)
 
 
 def pulls(kind):
@@ -91,7 +97,8 @@ def build(board, profile, reads_per_us):
     machine.freq(CLOCK[kind])
     board._row_pins = bytearray(profile.row_pins)
     board._col_pins = bytearray(profile.col_pins)
-    board._io = gpio_io(kind, profile.col_pins)
+    # the bytecode build's scan (esp32.py without viper) has loaded esp32_mem32 for its registers
+    board._io = gpio_io(kind, profile.col_pins, "shove.boards.esp32_mem32" in sys.modules)
     board._no_pull = pulls(kind)
     board._settle = profile.timing["settle_us"] * reads_per_us  # reads between driving a row and reading
     board._keep = []
