@@ -109,7 +109,7 @@ def cmd_wifi(c, cmd, after):
         c.board.write_file(wifi.FILE, json.dumps(cfg).encode())  # power-safe (store.write_atomic)
         if c.net is not None:
             c.net.leave()
-        c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit)
+        c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit, c)
         c.changed()
         after.append(("wifi", {"state": "joining", "reason": None, "address": None}))
     elif "forget" in cmd:

@@ -1,0 +1,491 @@
+# The board's own HTTP server: a small core the main loop steps, routes
+# outside it (shove/webroutes.py adds the page's). Loaded only once the
+# board has joined a network (shove/wifi.py starts it), never on a board
+# without one.
+#
+# Made for the chip, not the PC:
+# - no asyncio and no blocking call: every socket is non-blocking (an
+#   accepted one set so again: on the ESP32 it starts blocking,
+#   ports/esp32/modsocket.c), and step() does at most one accept and one
+#   bounded piece of work a socket (a read into the slot's buffer, or one
+#   write of at most CHUNK bytes), with a read of the matrix between two
+#   sockets (tick);
+# - a fixed number of sockets: the listener and SLOTS clients (lwIP's
+#   buffers and ESP-IDF's heap are the budget). One more client is
+#   accepted only to be told 503 busy and closed at once;
+# - each slot's one buffer is made with the server: a request's head (at
+#   most HEAD_MAX bytes) and body (at most BODY_MAX, the serial line's
+#   bound) go into it, a file is sent from it CHUNK bytes at a time (never
+#   read whole into the heap), and it is never grown;
+# - a request's head and body must arrive within DEADLINE_MS of the board's
+#   clock (a slow sender is told 408 and dropped);
+# - a stream (Server-Sent Events) keeps a queue of its own: pieces shared
+#   with the console's queue, no copy; one that falls QUEUE_MAX bytes behind
+#   is closed (its page reconnects and catches up from a snapshot), so a
+#   slow client never slows the game or fills the heap;
+# - nothing a request carries is written anywhere (no log), and a fault in
+#   a request's handling closes that connection only.
+#
+# The interface (for the routes, and for pages added later beside them):
+#   srv = Server(addr, tick)            listening at once, addr = (host, port)
+#   srv.route(path, fn, methods)        fn(req, now) for that path ("/static/*": a prefix)
+#   srv.guard = fn                      fn(req, now) -> True to go on (else it has answered)
+#   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
+#   srv.step(now)                       the loop's: now in board ms
+#   srv.busy                            work waits (the loop then steps it every round)
+#   srv.open                            clients connected (the loop then looks more often)
+#   srv.event(line)                     a line for every stream (an event line)
+#   srv.streams(), srv.drop(req)        the streams; one closed for falling behind
+#   srv.close()
+# and a request (Conn) answers with req.reply(status, text), req.error(status,
+# code, msg), req.send_file(path, ctype) or req.stream(first, now), once.
+import json
+import select
+import socket
+
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+from shove import ticks_diff
+
+HEAD_MAX = const(1024)  # a request's head (request line and headers)
+BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
+SLOTS = const(3)  # clients at once; with the listener, four sockets
+CHUNK = const(1024)  # the most one write sends
+DEADLINE_MS = const(10000)  # a request's head and body
+LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
+QUEUE_MAX = const(4096)  # bytes a stream may have waiting before it is closed
+PING_MS = const(10000)  # a stream silent this long gets a ping
+
+FREE = const(0)  # a slot's states
+HEAD = const(1)
+BODY = const(2)
+SEND = const(3)
+STREAM = const(4)
+LINGER = const(5)
+
+JSON = "application/json"
+_REASON = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+           408: "Request Timeout", 413: "Content Too Large", 415: "Unsupported Media Type",
+           421: "Misdirected Request", 429: "Too Many Requests", 500: "Internal Server Error",
+           501: "Not Implemented", 503: "Service Unavailable"}
+_HEAD = ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"
+         "X-Content-Type-Options: nosniff\r\nConnection: close\r\n%s\r\n")
+_STREAM = memoryview(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                     b"X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
+                     b"retry: 1000\n\n")
+_BUSY = (b'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 68\r\n'
+         b'Retry-After: 2\r\nConnection: close\r\n\r\n'
+         b'{"ok":false,"error":"busy","msg":"the board serves 3 clients at once"}')
+EV_EVENT = memoryview(b"event: event\ndata: ")
+EV_SNAPSHOT = memoryview(b"event: snapshot\ndata: ")
+EV_END = memoryview(b"\n\n")
+_PING = memoryview(b"event: ping\ndata: {}\n\n")
+_CRLF2 = b"\r\n\r\n"
+
+
+class Conn:
+    """One client slot: its socket, its buffer (made once) and the request
+    read into it, which the routes get as `req`."""
+
+    def __init__(self):
+        self.buf = bytearray(HEAD_MAX + BODY_MAX)
+        self.mv = memoryview(self.buf)
+        self.sock = None
+        self.state = FREE
+        self.out = []  # what waits to be sent, oldest first: memoryviews
+        self.clear()
+
+    def clear(self):
+        self.n = 0  # bytes of the request in buf
+        self.need = 0  # the whole request's length, once its head is read
+        self.since = 0  # tick (ms) it was accepted, or its answer sent (LINGER)
+        self.method = self.path = self.host = self.origin = self.ctype = self.code = None
+        self.length = 0
+        self.body = None  # a memoryview of the body in buf
+        self.out.clear()
+        self.pos = 0  # what of out[0] is written
+        self.size = 0  # bytes in out
+        self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
+        self.at = self.fn = 0
+        self.last = 0  # tick of a stream's last piece queued (its ping)
+        self.answered = False
+
+    # ---- the routes' answers ---------------------------------------------------------------
+    def _answer(self):
+        if self.answered:
+            raise RuntimeError("answered twice")
+        self.answered = True
+        self.state = SEND
+
+    def reply(self, status, text, ctype=JSON, extra=""):
+        """`text` (a str: on MicroPython its bytes are sent as they are) with its head."""
+        self._answer()
+        b = memoryview(text)  # its bytes: a str's length counts characters
+        self._put(memoryview((_HEAD % (status, _REASON.get(status, "Error"), ctype, len(b), extra)).encode()))
+        if len(b):
+            self._put(b)
+
+    def error(self, status, code, msg, extra=""):
+        """A refusal, as both servers give it: {"ok": false, "error": CODE, "msg": TEXT}."""
+        self.reply(status, json.dumps({"ok": False, "error": code, "msg": msg}, separators=(",", ":")), JSON, extra)
+
+    def send_file(self, path, ctype, gzip=True):
+        """A file from the flash, sent a CHUNK at a time from the slot's buffer. False if there is none."""
+        import os
+
+        try:
+            size = os.stat(path)[6]
+            f = open(path, "rb")
+        except OSError:
+            return False
+        self._answer()
+        self._put(memoryview((_HEAD % (200, "OK", ctype, size, "Content-Encoding: gzip\r\n" if gzip else ""))
+                             .encode()))
+        self.file = f
+        return True
+
+    def stream(self, first, now):
+        """This connection becomes an event stream: its head, then `first`
+        (a snapshot's JSON text), then every event line (Server.event)."""
+        self._answer()
+        self.state = STREAM
+        self._put(_STREAM)
+        self.push(EV_SNAPSHOT, first, now)
+
+    def push(self, kind, text, now):
+        """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
+        blank line. False if that overfills its queue (it is then closed)."""
+        self._put(kind)
+        if text is not None:
+            self._put(memoryview(text))
+            self._put(EV_END)
+        self.last = now
+        return self.size <= QUEUE_MAX
+
+    def _put(self, b):
+        self.out.append(b)
+        self.size += len(b)
+
+
+def _name(value):
+    """A Host header's name (lower case, port and a final dot taken off), or None."""
+    v = value.lower()
+    for ch in "/?#@ \t[]":
+        if ch in v:
+            return None
+    i = v.rfind(":")
+    if i >= 0:
+        port = v[i + 1:]
+        if not port or not port.isdigit():
+            return None
+        v = v[:i]
+    if v.endswith("."):
+        v = v[:-1]
+    return v or None
+
+
+host_name = _name
+
+
+class Server:
+    def __init__(self, addr, tick):
+        self.tick = tick  # a read of the matrix, between two sockets' work
+        self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
+        self.guard = None
+        self.watch = None
+        self.slots = [Conn() for _ in range(SLOTS)]
+        self.busy = False  # work waits: a request under way, a stream's output
+        self.open = 0  # clients connected
+        self.now = 0  # the tick of the last step
+        # figures (stats): connections accepted, refused busy, dropped for
+        # slowness, streams closed for falling behind, requests that faulted
+        self.accepted = self.refused = self.slow = self.overflows = self.faults = 0
+        self._scratch = bytearray(256)  # a refused client's request, read and dropped
+        s = socket.socket()
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(socket.getaddrinfo(addr[0], addr[1])[0][-1])
+            s.listen(2)
+            s.setblocking(False)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+        self.poll = select.poll()  # the listener only: ipoll makes no list, accept() no exception while none waits
+        self.poll.register(s, select.POLLIN)
+
+    def route(self, path, fn, methods=("GET",)):
+        self.routes[path] = (fn, methods)
+
+    def figures(self):
+        return {"open": sum(1 for c in self.slots if c.state != FREE),
+                "streams": sum(1 for c in self.slots if c.state == STREAM), "accepted": self.accepted,
+                "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults}
+
+    def close(self):
+        for c in self.slots:
+            if c.state != FREE:
+                self._close(c)
+        try:
+            self.poll.unregister(self.sock)
+        except (OSError, KeyError, ValueError):
+            pass
+        self.sock.close()
+
+    # ---- the loop's step -------------------------------------------------------------------
+    def step(self, now):
+        self.now = now
+        for _ in self.poll.ipoll(0):
+            self._accept(now)
+            break
+        busy = False
+        n = 0
+        for c in self.slots:
+            if c.state == FREE:
+                continue
+            try:
+                self._work(c, now)
+            except MemoryError:
+                self.faults += 1
+                self._close(c)
+            except Exception:  # a fault (or the client's reset): this connection ends, nothing else
+                self.faults += 1
+                self._close(c)
+            self.tick()
+            if c.state != FREE:
+                n += 1
+                if c.state != STREAM or c.out:
+                    busy = True
+        if self.watch is not None:
+            self.watch(now)
+        self.busy = busy
+        self.open = n
+
+    def event(self, line):
+        """An event line for every stream, shared (no copy). A stream that
+        is too far behind is closed."""
+        for c in self.slots:
+            if c.state == STREAM:
+                if not c.push(EV_EVENT, line, self.now):
+                    self.drop(c)
+                else:
+                    self.busy = True
+
+    def drop(self, c):
+        """A stream too far behind is closed (its page reconnects and catches up)."""
+        self.overflows += 1
+        self._close(c)
+
+    def streams(self):
+        return [c for c in self.slots if c.state == STREAM]
+
+    def _accept(self, now):
+        try:
+            s, _ = self.sock.accept()
+        except OSError:
+            return
+        s.setblocking(False)
+        slot = None
+        for c in self.slots:
+            if c.state == FREE:
+                slot = c
+                break
+        if slot is None:  # an answered connection waiting for its client's close gives its place up
+            for c in self.slots:
+                if c.state == LINGER:
+                    self._close(c)
+                    slot = c
+                    break
+        if slot is None:
+            self.refused += 1
+            try:
+                # what the client sent is read first: a socket closed with
+                # bytes unread is reset, and the reset may overtake the answer
+                for _ in range(4):
+                    if not s.readinto(self._scratch):
+                        break
+                s.write(_BUSY)
+            except OSError:
+                pass
+            s.close()
+            return
+        self.accepted += 1
+        slot.clear()
+        slot.sock = s
+        slot.state = HEAD
+        slot.since = now
+
+    def _close(self, c):
+        f = c.file
+        if f is not None:
+            f.close()
+        s = c.sock
+        c.sock = None
+        c.state = FREE
+        c.clear()
+        if s is not None:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _work(self, c, now):
+        st = c.state
+        if st == HEAD or st == BODY:
+            if ticks_diff(now, c.since) >= DEADLINE_MS:
+                self.slow += 1
+                c.clear()
+                c.error(408, "too_slow", "the request did not arrive within %d s" % (DEADLINE_MS // 1000))
+                return
+            self._read(c, now)
+        elif st == SEND or st == STREAM:
+            if c.out or c.file is not None:
+                self._write(c)
+                if st == SEND and not c.out and c.file is None:  # all sent: the client's close awaited
+                    c.state = LINGER
+                    c.since = now
+            else:
+                if st == STREAM and ticks_diff(now, c.last) >= PING_MS:
+                    c.push(_PING, None, now)
+                self._drain(c, now)
+        else:  # LINGER
+            if ticks_diff(now, c.since) >= LINGER_MS:
+                self._close(c)
+            else:
+                self._drain(c, now)
+
+    def _drain(self, c, now):
+        """What a client sends after its request is read and dropped; its close ends the connection."""
+        k = c.sock.readinto(c.buf)
+        if k == 0:
+            self._close(c)
+
+    def _read(self, c, now):
+        n = c.n
+        top = c.need if c.state == BODY else len(c.buf)
+        k = c.sock.readinto(c.mv[n:top])
+        if k is None:
+            return
+        if k == 0:  # the client gave up
+            self._close(c)
+            return
+        c.n = n + k
+        if c.state == HEAD:
+            end = c.buf.find(_CRLF2, n - 3 if n > 3 else 0, c.n if c.n < HEAD_MAX else HEAD_MAX)
+            if end < 0:
+                if c.n >= HEAD_MAX:
+                    c.clear()
+                    c.error(413, "too_large", "a request's head is at most %d bytes" % HEAD_MAX)
+                return
+            why = self._parse(c, end)
+            if why is not None:
+                c.clear()
+                c.error(why[0], why[1], why[2])
+                return
+            c.need = end + 4 + c.length
+            c.state = BODY
+        if c.n >= c.need:
+            c.body = c.mv[c.need - c.length:c.need]
+            self._dispatch(c, now)
+
+    def _parse(self, c, end):
+        """The request line and the headers the routes read; (status, code, msg) when refused."""
+        lines = bytes(c.mv[:end]).split(b"\r\n")
+        first = lines[0].split(b" ")
+        if len(first) != 3 or not first[2].startswith(b"HTTP/1."):
+            return 400, "bad_request", "not an HTTP/1 request"
+        c.method = first[0].decode()
+        target = first[1]
+        q = target.find(b"?")
+        if q >= 0:
+            target = target[:q]
+        c.path = target.decode()
+        length = None
+        for i in range(1, len(lines)):
+            line = lines[i]
+            j = line.find(b":")
+            if j <= 0:
+                return 400, "bad_request", "a malformed header"
+            name = line[:j].strip().lower()
+            value = line[j + 1:].strip()
+            if name == b"host":
+                if c.host is not None:
+                    return 400, "bad_request", "two Host headers"
+                c.host = value.decode()
+            elif name == b"origin":
+                c.origin = value.decode()
+            elif name == b"content-type":
+                c.ctype = value.decode()
+            elif name == b"x-hapenny-code":
+                c.code = value
+            elif name == b"content-length":
+                if length is not None or not value or len(value) > 6 or not value.isdigit():
+                    return 400, "bad_request", "a malformed Content-Length"
+                length = int(value)
+            elif name == b"transfer-encoding":
+                return 501, "chunked", "send a body with a Content-Length"
+        if length is not None:
+            if length > BODY_MAX:
+                return 413, "too_large", "a request's body is at most %d bytes" % BODY_MAX
+            c.length = length
+        return None
+
+    def _dispatch(self, c, now):
+        fn = None
+        if self.guard is None or self.guard(c, now):
+            r = self.routes.get(c.path)
+            if r is None:
+                for p in self.routes:
+                    if p.endswith("*") and c.path.startswith(p[:-1]):
+                        r = self.routes[p]
+                        break
+            if r is None:
+                c.error(404, "not_found", "no such page")
+            elif c.method not in r[1]:
+                c.error(405, "bad_method", "this address takes %s" % " or ".join(r[1]),
+                        "Allow: %s\r\n" % ", ".join(r[1]))
+            else:
+                fn = r[0]
+        if fn is not None:
+            try:
+                fn(c, now)
+            except MemoryError:
+                if not c.answered:
+                    c.clear()
+                    c.error(503, "no_memory", "the request did not fit in memory")
+            if not c.answered:
+                c.error(500, "fault", "the request was not answered")
+        if c.state == SEND:  # the request is done with: the buffer sends from here on
+            c.body = None
+
+    def _write(self, c):
+        """One write: of what waits, else of the file's next chunk."""
+        s = c.sock
+        out = c.out
+        if out:
+            b = out[0]
+            pos = c.pos
+            k = len(b) - pos
+            k = s.write(b, pos, k if k < CHUNK else CHUNK)
+            if k:
+                c.size -= k
+                pos += k
+                if pos == len(b):
+                    out.pop(0)
+                    pos = 0
+                c.pos = pos
+            return
+        if c.at == c.fn:
+            c.fn = c.file.readinto(c.buf)
+            c.at = 0
+            if not c.fn:
+                c.file.close()
+                c.file = None
+                return
+        k = s.write(c.buf, c.at, c.fn - c.at)
+        if k:
+            c.at += k
