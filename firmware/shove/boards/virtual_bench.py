@@ -222,6 +222,11 @@ class Bench:
 
             network.set_air(msg["aps"], msg.get("times"))
             self.send({"seq": seq, "ok": True})
+        elif op == "advance":
+            # the board's clock moved on at once (deadlines tested without waiting for them)
+            b.clock.ticks_us()
+            b.clock.spent(msg["ms"] * 1000)
+            self.send({"seq": seq, "ok": True})
         elif op == "stats":
             self.send({"seq": seq, "stats": self._stats(flash_unseen(b.flash, stats))})
         else:
