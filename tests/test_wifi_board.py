@@ -25,6 +25,8 @@ PASSWORD = "Tr0ub4dor&3-secret"
 HOME = {"home": {"key": PASSWORD, "rssi": -57, "addr": "127.0.0.1"}}
 TIMES = {"join_ms": 300, "refuse_ms": 300, "scan_ms": 300, "beacon_ms": 300}
 WAIT = 30.0  # generous: a loaded host slows the board's clock with it
+# the network's modules: the join, its command, the web server and its routes (none without a network)
+NETWORK_MODULES = ("shove.wifi", "shove.wifiset", "shove.httpd", "shove.webroutes")
 
 
 class Wired:
@@ -96,10 +98,11 @@ def board():
 def test_a_board_without_a_network_loads_nothing_of_it(board):
     assert board.req("info")["wifi"] == {"state": "off"}
     mods = board.modules()
-    assert "shove.wifi" not in mods and "shove.wifiset" not in mods
+    assert not set(NETWORK_MODULES) & set(mods)
     w = board.wifi()  # asking the state loads the command's module for the command only
     assert w["state"] == "off" and w["code"] is None and w["name"].startswith("hapenny-")
-    assert not {"shove.wifi", "shove.wifiset"} & set(board.modules())
+    assert not set(NETWORK_MODULES) & set(board.modules())
+    assert board.req("stats")["stats"]["web"] is None  # no server: no socket was opened
     assert board.status_pixels() == [(0, 0, 0)] * 3
 
 
@@ -128,7 +131,7 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
     assert info == {"state": "joined", "reason": None, "ssid": "home", "address": "127.0.0.1", "rssi": -57,
                     "name": "dartboard", "tries": 1}
     assert "code" not in info  # the pairing code is the wifi command's alone
-    assert "shove.wifi" in board.modules()
+    assert {"shove.wifi", "shove.httpd", "shove.webroutes"} <= set(board.modules())  # joined: the server is up
     p = board.status_pixels(lambda p: p[0][1] > p[0][2] > 0)  # no game: they show the network, green: joined
     assert p == [p[0]] * 3 and p[0][0] == 0 and p[0][1] > p[0][2] > 0
     lines = []
@@ -194,7 +197,8 @@ def test_forget_leaves_and_clears(board):
     w = json.loads(r.stdout)
     assert (w["state"], w["ssid"], w["code"]) == ("off", None, None)
     assert "wifi.json" not in board.vb.names()
-    assert not {"shove.wifi", "shove.wifiset"} & set(board.modules())
+    assert not set(NETWORK_MODULES) & set(board.modules())  # the server closed and let go with the join
+    assert board.req("stats")["stats"]["web"] is None
     assert board.status_pixels(lambda p: p == [(0, 0, 0)] * 3) == [(0, 0, 0)] * 3
     assert board.req("info")["wifi"] == {"state": "off"}
 

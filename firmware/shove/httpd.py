@@ -77,9 +77,9 @@ _HEAD = ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Cont
 _STREAM = memoryview(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                      b"X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
                      b"retry: 1000\n\n")
-_BUSY = (b'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 68\r\n'
-         b'Retry-After: 2\r\nConnection: close\r\n\r\n'
-         b'{"ok":false,"error":"busy","msg":"the board serves 3 clients at once"}')
+_BUSY_BODY = '{"ok":false,"error":"busy","msg":"the board serves %d clients at once"}' % SLOTS
+_BUSY = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+         "Retry-After: 2\r\nConnection: close\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY)).encode()
 EV_EVENT = memoryview(b"event: event\ndata: ")
 EV_SNAPSHOT = memoryview(b"event: snapshot\ndata: ")
 EV_END = memoryview(b"\n\n")
