@@ -141,6 +141,11 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
                for f in rep.findings)
     r = board.cli("wifi")
     assert "joined home as dartboard.local at 127.0.0.1" in r.stdout and "pairing code: %s" % w["code"] in r.stdout
+    # the board's own page, with the code, by address and by name (and the first as a QR code)
+    assert w["web_port"] == board.vb.web_port
+    assert "its page: http://127.0.0.1:%d/#code=%s" % (w["web_port"], w["code"]) in r.stdout
+    assert "its page: http://dartboard.local:%d/#code=%s" % (w["web_port"], w["code"]) in r.stdout
+    assert "\u2588" in r.stdout or "\u2580" in r.stdout
 
 
 def test_the_board_joins_again_at_start(board):

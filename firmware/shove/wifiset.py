@@ -132,4 +132,6 @@ def cmd_wifi(c, cmd, after):
     else:
         r = c.net.report()
         r["code"] = c.net.code  # USB is trusted: the pairing code is shown here only
+    # the port the board's own page is served at (shove/httpd.py), while its server listens
+    r["web_port"] = c.board.web_addr[1] if c.web is not None else None
     return {"wifi": r}

@@ -253,7 +253,30 @@ def cmd_wifi(args):
     print(wifi_line(w))
     if w.get("code"):
         print("pairing code: %s" % w["code"])
+    for url in board_pages(w):  # the board's own page, with the code: the person at the board plays
+        print("its page: %s" % url)
+    if board_pages(w):
+        try:
+            import io
+
+            import segno
+
+            buf = io.StringIO()
+            segno.make(board_pages(w)[0], error="l").terminal(out=buf, compact=True)
+            print(buf.getvalue())
+        except ImportError:
+            pass
     return 0
+
+
+def board_pages(w):
+    """The addresses of the board's own page while it serves it (by address, then by name),
+    the pairing code in the fragment (a browser never sends it: it is in no request line)."""
+    if w.get("state") != "joined" or not w.get("web_port") or not w.get("address"):
+        return []
+    port = "" if w["web_port"] == 80 else ":%d" % w["web_port"]
+    frag = "#code=" + w["code"] if w.get("code") else ""
+    return ["http://%s%s/%s" % (host, port, frag) for host in (w["address"], w["name"] + ".local")]
 
 
 def cmd_play(args):
