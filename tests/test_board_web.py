@@ -313,10 +313,13 @@ def test_too_large_heads_and_bodies_are_refused(board):
     assert a.status == 413 and "512" in a.json()["msg"]
     a = board.http("POST", "/api/cmd", b"{}", {"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
     assert a.status == 501
-    for raw in (b"GARBAGE\r\n\r\n", b"GET /api/access\r\n\r\n", b"GET / HTTP/1.1\r\nno colon here\r\n\r\n"):
+    for raw in (b"GARBAGE\r\n\r\n", b"GET /api/access\r\n\r\n", b"GET / HTTP/1.1\r\nno colon here\r\n\r\n",
+                b"GET /\xff\xfe HTTP/1.1\r\nHost: " + board.host.encode() + b"\r\n\r\n",
+                b"GET / HTTP/1.1\r\nHost: \xc3\x28\r\n\r\n", b"\r\n\r\n"):
         assert board.http(None, None, raw=raw).status == 400
     a = board.http("POST", "/api/access", b"{}", {"Content-Type": "application/json"})
     assert a.status == 405 and a.headers["allow"] == "GET"
+    assert board.web()["faults"] == 0  # each refused by the server's checks, none by a fault
 
 
 def test_a_slow_sender_is_dropped_at_the_boards_deadline(board):
@@ -395,3 +398,28 @@ def test_hapenny_sim_wifi_prints_the_boards_own_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_stream_that_stops_reading_is_closed_and_catches_up_when_it_comes_back(board):
+    board.until("no one connected", lambda w: w["open"] == 0)
+    board.req("new", players=["Ann", "Bob"])
+    before = board.web()["overflows"]
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # a page on a phone that went to sleep
+    s.settimeout(WAIT)
+    VirtualBoard.host_sends += 1
+    s.connect(("127.0.0.1", board.vb.web_port))
+    s.sendall(("GET /api/events HTTP/1.1\r\nHost: %s\r\n\r\n" % board.host).encode())
+    board.until("the stream", lambda w: w["streams"] == 1)
+    sent = 0
+    while board.web()["overflows"] == before:  # the game goes on: its events pile up for the sleeper
+        assert sent < 400, "the sleeping stream was never closed"
+        for _ in range(5):
+            board.req("throw", seg="S1")
+            board.req("undo")  # with the whole state: some 1 KB an event
+            sent += 1
+    assert board.web()["streams"] == 0
+    s.close()
+    st = board.stream()  # it comes back: the game as it is now, whole
+    assert st.until("snapshot")["state"] == board.req("state")["state"]
+    st.close()

@@ -394,6 +394,12 @@ class Server:
 
     def _parse(self, c, end):
         """The request line and the headers the routes read; (status, code, msg) when refused."""
+        try:
+            return self._head(c, end)
+        except (UnicodeError, ValueError):  # bytes that are not text where text must be
+            return 400, "bad_request", "a request's head is text"
+
+    def _head(self, c, end):
         lines = bytes(c.mv[:end]).split(b"\r\n")
         first = lines[0].split(b" ")
         if len(first) != 3 or not first[2].startswith(b"HTTP/1."):
