@@ -322,6 +322,24 @@ def test_too_large_heads_and_bodies_are_refused(board):
     assert board.web()["faults"] == 0  # each refused by the server's checks, none by a fault
 
 
+def test_a_page_loading_its_files_at_once_beside_two_streams_gets_them_all_in_turn(board):
+    board.until("no one connected", lambda w: w["open"] == 0)
+    streams = [board.stream() for _ in range(2)]
+    for st in streams:
+        st.until("snapshot")
+    refused = board.web()["refused"]
+    socks = [board.connect() for _ in range(4)]  # a browser's parallel requests: one slot is left for them
+    for s, path in zip(socks, ("/static/app.js", "/static/style.css", "/api/access", "/favicon.ico")):
+        s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, board.host)).encode())
+    answers = [read_answer(s).status for s in socks]
+    for s in socks:
+        s.close()
+    assert answers == [200, 200, 200, 404] and board.web()["refused"] == refused
+    for st in streams:
+        st.close()
+    board.until("the streams closed", lambda w: w["open"] == 0)
+
+
 def test_a_slow_sender_is_dropped_at_the_boards_deadline(board):
     before = board.web()
     s = board.connect()

@@ -11,8 +11,10 @@
 #   write of at most CHUNK bytes), with a read of the matrix between two
 #   sockets (tick);
 # - a fixed number of sockets: the listener and SLOTS clients (lwIP's
-#   buffers and ESP-IDF's heap are the budget). One more client is
-#   accepted only to be told 503 busy and closed at once;
+#   buffers and ESP-IDF's heap are the budget). One more client waits in
+#   listen's backlog while the slots serve requests (a page's files come in
+#   turn); while all of them hold streams it is accepted only to be told
+#   503 busy and closed at once;
 # - each slot's one buffer is made with the server: a request's head (at
 #   most HEAD_MAX bytes) and body (at most BODY_MAX, the serial line's
 #   bound) go into it, a file is sent from it CHUNK bytes at a time (never
@@ -209,7 +211,7 @@ class Server:
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(socket.getaddrinfo(addr[0], addr[1])[0][-1])
-            s.listen(2)
+            s.listen(4)  # connections waiting for a slot (the network stack holds them, no socket of ours)
             s.setblocking(False)
         except OSError:
             s.close()
@@ -284,22 +286,35 @@ class Server:
         return [c for c in self.slots if c.state == STREAM]
 
     def _accept(self, now):
+        """A waiting connection into a free slot (or one whose answer is
+        sent and only waits for its client's close). While every slot is
+        taken by a request under way, it waits where the network stack
+        keeps it (listen's backlog, no socket of ours) for one of them to
+        end: a page loads its files at once, and they come in turn. Only
+        when every slot holds a stream, which may last for hours, is it
+        taken to be told 503 busy and closed."""
+        slot = None
+        lingering = None
+        streams = 0
+        for c in self.slots:
+            st = c.state
+            if st == FREE:
+                slot = c
+                break
+            if st == LINGER:
+                lingering = c
+            elif st == STREAM:
+                streams += 1
+        if slot is None and lingering is not None:
+            self._close(lingering)
+            slot = lingering
+        if slot is None and streams < SLOTS:
+            return
         try:
             s, _ = self.sock.accept()
         except OSError:
             return
-        s.setblocking(False)
-        slot = None
-        for c in self.slots:
-            if c.state == FREE:
-                slot = c
-                break
-        if slot is None:  # an answered connection waiting for its client's close gives its place up
-            for c in self.slots:
-                if c.state == LINGER:
-                    self._close(c)
-                    slot = c
-                    break
+        s.setblocking(False)  # an accepted socket starts blocking on the ESP32
         if slot is None:
             self.refused += 1
             try:
