@@ -226,7 +226,10 @@ class Server:
     def figures(self):
         return {"open": sum(1 for c in self.slots if c.state != FREE),
                 "streams": sum(1 for c in self.slots if c.state == STREAM), "accepted": self.accepted,
-                "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults}
+                "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults,
+                # its own heap: the slots' buffers, made with it, and what its streams' queues hold
+                # (their lines are the console's too, shared)
+                "buffers": SLOTS * (HEAD_MAX + BODY_MAX), "queued": sum(c.size for c in self.slots)}
 
     def close(self):
         for c in self.slots:
@@ -263,7 +266,10 @@ class Server:
                 if c.state != STREAM or c.out:
                     busy = True
         if self.watch is not None:
-            self.watch(now)
+            try:
+                self.watch(now)
+            except Exception:  # (a MemoryError making a snapshot): the streams keep their events
+                self.faults += 1
         self.busy = busy
         self.open = n
 
