@@ -33,6 +33,7 @@
 #   srv.route(path, fn, methods)        fn(req, now) for that path ("/static/*": a prefix)
 #   srv.guard = fn                      fn(req, now) -> True to go on (else it has answered)
 #   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
+#   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
 #   srv.step(now)                       the loop's: now in board ms
 #   srv.busy                            work waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
@@ -199,6 +200,7 @@ class Server:
         self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
         self.guard = None
         self.watch = None
+        self.hold = None
         self.slots = [Conn() for _ in range(SLOTS)]
         self.busy = False  # work waits: a request under way, a stream's output
         self.open = 0  # clients connected
@@ -362,7 +364,10 @@ class Server:
                 c.clear()
                 c.error(408, "too_slow", "the request did not arrive within %d s" % (DEADLINE_MS // 1000))
                 return
-            self._read(c, now)
+            if st == BODY and c.n >= c.need:  # read whole, held back (hold): its turn yet?
+                self._ready(c, now)
+            else:
+                self._read(c, now)
         elif st == SEND or st == STREAM:
             if c.out or c.file is not None:
                 self._write(c)
@@ -411,6 +416,12 @@ class Server:
             c.state = BODY
         if c.n >= c.need:
             c.body = c.mv[c.need - c.length:c.need]
+            self._ready(c, now)
+
+    def _ready(self, c, now):
+        """A request read whole is handled, unless `hold` holds it back for
+        a later step (its deadline still runs)."""
+        if self.hold is None or not self.hold(c):
             self._dispatch(c, now)
 
     def _parse(self, c, end):

@@ -82,6 +82,7 @@ class Routes:
         self.reply = Reply()
         srv.guard = self.guard
         srv.watch = self.watch
+        srv.hold = self.hold
         srv.route("/", self.index)
         srv.route("/static/*", self.static)
         srv.route("/api/access", self.access)
@@ -109,6 +110,11 @@ class Routes:
             req.error(403, "wrong_origin", "only the board's own page may send it requests")
             return False
         return True
+
+    def hold(self, req):
+        """A command waits while the console's queue has no room for its
+        events (pacing: ready), as the serial port's next line does."""
+        return req.method == "POST" and not self.c.tx.ready()
 
     def locked(self, now):
         """Seconds the code checks are still locked for (0: not locked)."""
@@ -170,7 +176,7 @@ class Routes:
         line = bytes(req.body)
         try:
             obj = json.loads(line)
-        except (ValueError, UnicodeError):
+        except Exception:  # not JSON (not text, cut short, nested past the parser's depth)
             obj = None
         if not isinstance(obj, dict):
             req.error(400, "bad_json", "send one JSON object: {\"cmd\": ..., ...}")
