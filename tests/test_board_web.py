@@ -9,6 +9,7 @@ stream's ping) are reached by moving the board's clock on (the test bench's
 One board for the file; the requests are raw HTTP/1.1 on sockets, as a
 browser sends them, so that every header is the test's own."""
 import gzip
+import io
 import json
 import socket
 import subprocess
@@ -64,7 +65,8 @@ def read_answer(s):
 
 class Board:
     def __init__(self):
-        self.vb = VirtualBoard(fast=True).start()
+        self.log = io.BytesIO()  # every byte the board wrote to its serial port
+        self.vb = VirtualBoard(fast=True, log=self.log).start()
         self.vb.air(HOME, TIMES)
         self.open()
         self.link.request("wifi", set={"ssid": "home", "key": KEY, "name": "dartboard"})
@@ -441,3 +443,18 @@ def test_a_stream_that_stops_reading_is_closed_and_catches_up_when_it_comes_back
     st = board.stream()  # it comes back: the game as it is now, whole
     assert st.until("snapshot")["state"] == board.req("state")["state"]
     st.close()
+
+
+def test_nothing_a_request_carries_reaches_the_serial_port(board):
+    """Paths, headers, bodies and wrong codes: none of it is in any line the board wrote."""
+    mark = "zq7mark"
+    board.http("GET", "/%s?%s=1" % (mark, mark), headers={"User-Agent": mark, "Cookie": mark})
+    board.http("GET", "/api/access", host=mark + ".example")
+    board.cmd({"cmd": "state", "x": mark}, code=mark)  # a wrong code
+    board.cmd({"cmd": mark})
+    board.cmd({"cmd": "state", mark: 1})  # handled by the board, whose reply names no field it ignores
+    board.vb.advance(31000)  # the wrong code's lock over
+    board.req("state")  # the port's output caught up
+    seen = board.log.getvalue()
+    assert b'"ev"' in seen  # the log did catch the board's lines
+    assert mark.encode() not in seen  # (the code is there: the wifi command's reply over USB, which is trusted)

@@ -256,10 +256,9 @@ class Server:
                 continue
             try:
                 self._work(c, now)
-            except MemoryError:
-                self.faults += 1
+            except OSError:  # the client reset the connection, or the network went: it ends
                 self._close(c)
-            except Exception:  # a fault (or the client's reset): this connection ends, nothing else
+            except Exception:  # a fault (a MemoryError among them): this connection ends, nothing else
                 self.faults += 1
                 self._close(c)
             self.tick()
