@@ -458,3 +458,30 @@ def test_nothing_a_request_carries_reaches_the_serial_port(board):
     seen = board.log.getvalue()
     assert b'"ev"' in seen  # the log did catch the board's lines
     assert mark.encode() not in seen  # (the code is there: the wifi command's reply over USB, which is trusted)
+
+
+def test_a_port_the_board_cannot_have_is_said_in_an_event_and_the_game_goes_on():
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    vb = VirtualBoard(fast=True, web_port=taken.getsockname()[1]).start()
+    try:
+        end = time.monotonic() + WAIT
+        while True:
+            try:
+                link, _, ser = connect(vb.port)
+                break
+            except Exception:
+                assert time.monotonic() < end
+                time.sleep(0.3)
+        vb.air(HOME, TIMES)
+        link.request("wifi", set={"ssid": "home", "key": KEY})
+        ev = link.wait_event("web", WAIT)
+        assert "not served" in ev["error"]
+        assert link.request("wifi")["wifi"]["state"] == "joined" and link.request("stats")["stats"]["web"] is None
+        link.request("new", players=["Ann", "Bob"])
+        assert link.request("throw", seg="T5")["state"]["visit"][0][0] == "T5"
+        ser.close()
+    finally:
+        vb.stop()
+        taken.close()

@@ -174,14 +174,16 @@ class Joiner:
     def _serve(self):
         """The web server, started at the first join (it listens on every
         address: a later one after a rejoin is served too). A port it cannot
-        have (OSError) is tried again at the next join."""
-        from shove import webroutes
-
+        have (OSError), or no room for its buffers (MemoryError), is said in
+        a `web` event and tried again at the next join; the game goes on."""
         p = self.parts
         try:
+            from shove import webroutes
+
             p.web = webroutes.start(p, self, getattr(p.board, "web_addr", ("0.0.0.0", 80)))
-        except OSError as e:
-            self.emit("web", {"error": "the server could not listen: %s" % e})
+        except (OSError, MemoryError) as e:
+            release("webroutes", "httpd")
+            self.emit("web", {"error": "the page is not served: %s" % e})
 
     def rssi(self):
         if self.state != JOINED:
