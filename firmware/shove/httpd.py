@@ -15,10 +15,13 @@
 #   listen's backlog while the slots serve requests (a page's files come in
 #   turn); while all of them hold streams it is accepted only to be told
 #   503 busy and closed at once;
-# - each slot's one buffer is made with the server: a request's head (at
+# - BUFFERS buffers are made with the server, and a connection has one
+#   while it reads its request and sends its answer: the request's head (at
 #   most HEAD_MAX bytes) and body (at most BODY_MAX, the serial line's
 #   bound) go into it, a file is sent from it CHUNK bytes at a time (never
-#   read whole into the heap), and it is never grown;
+#   read whole into the heap); a stream gives it back once its request is
+#   read (two pages watching leave one for the rest), and none is ever
+#   grown. A connection that finds no buffer waits as for a slot;
 # - a request's head and body must arrive within DEADLINE_MS of the board's
 #   clock (a slow sender is told 408 and dropped);
 # - a stream (Server-Sent Events) keeps a queue of its own: pieces shared
@@ -57,6 +60,7 @@ from shove import ticks_diff
 HEAD_MAX = const(1024)  # a request's head (request line and headers)
 BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
 SLOTS = const(3)  # clients at once; with the listener, four sockets
+BUFFERS = const(2)  # request buffers: a stream needs none once its request is read, nor an answered one
 CHUNK = const(1024)  # the most one write sends
 DEADLINE_MS = const(10000)  # a request's head and body
 LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
@@ -91,12 +95,12 @@ _CRLF2 = b"\r\n\r\n"
 
 
 class Conn:
-    """One client slot: its socket, its buffer (made once) and the request
-    read into it, which the routes get as `req`."""
+    """One client slot: its socket, the buffer it has from the server's
+    (while it reads and answers a request) and the request read into it,
+    which the routes get as `req`."""
 
     def __init__(self):
-        self.buf = bytearray(HEAD_MAX + BODY_MAX)
-        self.mv = memoryview(self.buf)
+        self.pair = self.buf = self.mv = None  # [bytearray, its memoryview] from the server's pool
         self.sock = None
         self.state = FREE
         self.out = []  # what waits to be sent, oldest first: memoryviews
@@ -202,6 +206,10 @@ class Server:
         self.watch = None
         self.hold = None
         self.slots = [Conn() for _ in range(SLOTS)]
+        self.pool = []
+        for _ in range(BUFFERS):
+            b = bytearray(HEAD_MAX + BODY_MAX)
+            self.pool.append([b, memoryview(b)])
         self.busy = False  # work waits: a request under way, a stream's output
         self.open = 0  # clients connected
         self.now = 0  # the tick of the last step
@@ -231,7 +239,7 @@ class Server:
                 "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults,
                 # its own heap: the slots' buffers, made with it, and what its streams' queues hold
                 # (their lines are the console's too, shared)
-                "buffers": SLOTS * (HEAD_MAX + BODY_MAX), "queued": sum(c.size for c in self.slots)}
+                "buffers": BUFFERS * (HEAD_MAX + BODY_MAX), "queued": sum(c.size for c in self.slots)}
 
     def close(self):
         for c in self.slots:
@@ -317,6 +325,8 @@ class Server:
             slot = lingering
         if slot is None and streams < SLOTS:
             return
+        if slot is not None and not self.pool:  # every buffer in use: it waits as for a slot
+            return
         try:
             s, _ = self.sock.accept()
         except OSError:
@@ -337,11 +347,22 @@ class Server:
             return
         self.accepted += 1
         slot.clear()
+        p = self.pool.pop()
+        slot.pair = p
+        slot.buf = p[0]
+        slot.mv = p[1]
         slot.sock = s
         slot.state = HEAD
         slot.since = now
 
+    def _give_back(self, c):
+        p = c.pair
+        if p is not None:
+            self.pool.append(p)
+            c.pair = c.buf = c.mv = c.body = None
+
     def _close(self, c):
+        self._give_back(c)
         f = c.file
         if f is not None:
             f.close()
@@ -373,6 +394,7 @@ class Server:
                 if st == SEND and not c.out and c.file is None:  # all sent: the client's close awaited
                     c.state = LINGER
                     c.since = now
+                    self._give_back(c)
             else:
                 if st == STREAM and ticks_diff(now, c.last) >= PING_MS:
                     c.push(_PING, None, now)
@@ -385,7 +407,7 @@ class Server:
 
     def _drain(self, c, now):
         """What a client sends after its request is read and dropped; its close ends the connection."""
-        k = c.sock.readinto(c.buf)
+        k = c.sock.readinto(self._scratch)
         if k == 0:
             self._close(c)
 
@@ -498,6 +520,8 @@ class Server:
                 c.error(500, "fault", "the request was not answered")
         if c.state == SEND:  # the request is done with: the buffer sends from here on
             c.body = None
+        elif c.state == STREAM:  # a stream needs no buffer: it sends its queue
+            self._give_back(c)
 
     def _write(self, c):
         """One write: of what waits, else of the file's next chunk."""

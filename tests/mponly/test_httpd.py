@@ -139,3 +139,31 @@ def test_an_idle_step_with_a_stream_and_a_listener_allocates_nothing():
         s.close()
     finally:
         srv.close()
+
+
+def test_a_stream_gives_its_buffer_back_and_a_client_with_none_left_waits_its_turn():
+    srv = _server()
+    srv.route("/s", lambda req, now: req.stream("{}", now))
+    srv.route("/a", lambda req, now: req.reply(200, "{}"))
+    try:
+        st = _client(srv)
+        st.send(b"GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert _until(srv, 0, lambda: srv.slots[0].state == httpd.STREAM)
+        assert len(srv.pool) == httpd.BUFFERS  # the stream's buffer is back: it sends its queue
+        a, b = _client(srv), _client(srv)
+        a.send(b"GET /a HTTP/1.1\r\nHo")  # two requests under way hold both buffers
+        b.send(b"GET /a HTTP/1.1\r\nHo")
+        assert _until(srv, 0, lambda: srv.accepted == 3 and not srv.pool)
+        c = _client(srv)
+        c.send(b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n")
+        for _ in range(20):
+            srv.step(0)
+        assert srv.accepted == 3 and srv.refused == 0  # not refused: waiting for a buffer
+        a.send(b"st: h\r\n\r\n")
+        assert _read(a, srv, 0).startswith(b"HTTP/1.1 200 ")
+        a.close()
+        assert _read(c, srv, 0).startswith(b"HTTP/1.1 200 ")  # its turn came
+        for s in (b, c, st):
+            s.close()
+    finally:
+        srv.close()
