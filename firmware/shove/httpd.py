@@ -57,41 +57,42 @@ except ImportError:  # CPython
 
 from shove import ticks_diff
 
-HEAD_MAX = const(1024)  # a request's head (request line and headers)
-BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
-SLOTS = const(3)  # clients at once; with the listener, four sockets
+_HEAD_MAX = const(1024)  # a request's head (request line and headers)
+_BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
+_SLOTS = const(3)  # clients at once; with the listener, four sockets
 BUFFERS = const(2)  # request buffers: a stream needs none once its request is read, nor an answered one
-CHUNK = const(1024)  # the most one write sends
+_CHUNK = const(1024)  # the most one write sends
 DEADLINE_MS = const(10000)  # a request's head and body
-LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
+_LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
 QUEUE_MAX = const(4096)  # bytes a stream may have waiting before it is closed
-PING_MS = const(10000)  # a stream silent this long gets a ping
+_PING_MS = const(10000)  # a stream silent this long gets a ping
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
 BODY = const(2)
-SEND = const(3)
+_SEND = const(3)
 STREAM = const(4)
-LINGER = const(5)
+_LINGER = const(5)
 
-JSON = "application/json"
-_REASON = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-           408: "Request Timeout", 413: "Content Too Large", 415: "Unsupported Media Type",
-           421: "Misdirected Request", 429: "Too Many Requests", 500: "Internal Server Error",
-           501: "Not Implemented", 503: "Service Unavailable"}
-_HEAD = ("HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"
+# (constants as few objects as will do: each is heap on the chip while the server runs)
+_REASONS = ("200 OK\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
+            "413 Content Too Large\n415 Unsupported Media Type\n421 Misdirected Request\n429 Too Many Requests\n"
+            "500 Internal Server Error\n501 Not Implemented\n503 Service Unavailable\n")
+_HEAD = ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"
          "X-Content-Type-Options: nosniff\r\nConnection: close\r\n%s\r\n")
-_STREAM = memoryview(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                     b"X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n"
-                     b"retry: 1000\n\n")
-_BUSY_BODY = '{"ok":false,"error":"busy","msg":"the board serves %d clients at once"}' % SLOTS
-_BUSY = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-         "Retry-After: 2\r\nConnection: close\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY)).encode()
-EV_EVENT = memoryview(b"event: event\ndata: ")
-EV_SNAPSHOT = memoryview(b"event: snapshot\ndata: ")
-EV_END = memoryview(b"\n\n")
-_PING = memoryview(b"event: ping\ndata: {}\n\n")
+_STREAM = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+           b"X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\nretry: 1000\n\n")
+EV_EVENT = b"event: event\ndata: "
+EV_SNAPSHOT = b"event: snapshot\ndata: "
+_END = b"\n\n"
+_PING = b"event: ping\ndata: {}\n\n"
 _CRLF2 = b"\r\n\r\n"
+
+
+def _status(code):
+    """"403 Forbidden": a status line's code and reason."""
+    i = _REASONS.find("%d " % code)
+    return _REASONS[i:_REASONS.find("\n", i)] if i >= 0 else "%d Error" % code
 
 
 class Conn:
@@ -103,7 +104,7 @@ class Conn:
         self.pair = self.buf = self.mv = None  # [bytearray, its memoryview] from the server's pool
         self.sock = None
         self.state = FREE
-        self.out = []  # what waits to be sent, oldest first: memoryviews
+        self.out = []  # what waits to be sent, oldest first: bytes, or memoryviews of str (their bytes)
         self.clear()
 
     def clear(self):
@@ -126,19 +127,20 @@ class Conn:
         if self.answered:
             raise RuntimeError("answered twice")
         self.answered = True
-        self.state = SEND
+        self.state = _SEND
 
-    def reply(self, status, text, ctype=JSON, extra=""):
+    def reply(self, status, text, ctype="application/json", extra=""):
         """`text` (a str: on MicroPython its bytes are sent as they are) with its head."""
         self._answer()
         b = memoryview(text)  # its bytes: a str's length counts characters
-        self._put(memoryview((_HEAD % (status, _REASON.get(status, "Error"), ctype, len(b), extra)).encode()))
+        self._put((_HEAD % (_status(status), ctype, len(b), extra)).encode())
         if len(b):
             self._put(b)
 
     def error(self, status, code, msg, extra=""):
         """A refusal, as both servers give it: {"ok": false, "error": CODE, "msg": TEXT}."""
-        self.reply(status, json.dumps({"ok": False, "error": code, "msg": msg}, separators=(",", ":")), JSON, extra)
+        self.reply(status, json.dumps({"ok": False, "error": code, "msg": msg}, separators=(",", ":")),
+                   "application/json", extra)
 
     def send_file(self, path, ctype, gzip=True):
         """A file from the flash, sent a CHUNK at a time from the slot's buffer. False if there is none."""
@@ -150,8 +152,7 @@ class Conn:
         except OSError:
             return False
         self._answer()
-        self._put(memoryview((_HEAD % (200, "OK", ctype, size, "Content-Encoding: gzip\r\n" if gzip else ""))
-                             .encode()))
+        self._put((_HEAD % ("200 OK", ctype, size, "Content-Encoding: gzip\r\n" if gzip else "")).encode())
         self.file = f
         return True
 
@@ -169,7 +170,7 @@ class Conn:
         self._put(kind)
         if text is not None:
             self._put(memoryview(text))
-            self._put(EV_END)
+            self._put(_END)
         self.last = now
         return self.size <= QUEUE_MAX
 
@@ -205,10 +206,10 @@ class Server:
         self.guard = None
         self.watch = None
         self.hold = None
-        self.slots = [Conn() for _ in range(SLOTS)]
+        self.slots = [Conn() for _ in range(_SLOTS)]
         self.pool = []
         for _ in range(BUFFERS):
-            b = bytearray(HEAD_MAX + BODY_MAX)
+            b = bytearray(_HEAD_MAX + _BODY_MAX)
             self.pool.append([b, memoryview(b)])
         self.busy = False  # work waits: a request under way, a stream's output
         self.open = 0  # clients connected
@@ -239,7 +240,7 @@ class Server:
                 "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults,
                 # its own heap: the slots' buffers, made with it, and what its streams' queues hold
                 # (their lines are the console's too, shared)
-                "buffers": BUFFERS * (HEAD_MAX + BODY_MAX), "queued": sum(c.size for c in self.slots)}
+                "buffers": BUFFERS * (_HEAD_MAX + _BODY_MAX), "queued": sum(c.size for c in self.slots)}
 
     def close(self):
         for c in self.slots:
@@ -316,14 +317,14 @@ class Server:
             if st == FREE:
                 slot = c
                 break
-            if st == LINGER:
+            if st == _LINGER:
                 lingering = c
             elif st == STREAM:
                 streams += 1
         if slot is None and lingering is not None:
             self._close(lingering)
             slot = lingering
-        if slot is None and streams < SLOTS:
+        if slot is None and streams < _SLOTS:
             return
         if slot is not None and not self.pool:  # every buffer in use: it waits as for a slot
             return
@@ -340,7 +341,8 @@ class Server:
                 for _ in range(4):
                     if not s.readinto(self._scratch):
                         break
-                s.write(_BUSY)
+                body = '{"ok":false,"error":"busy","msg":"the board serves %d clients at once"}' % _SLOTS
+                s.write((_HEAD % (_status(503), "application/json", len(body), "Retry-After: 2\r\n") + body).encode())
             except OSError:
                 pass
             s.close()
@@ -388,19 +390,19 @@ class Server:
                 self._ready(c, now)
             else:
                 self._read(c, now)
-        elif st == SEND or st == STREAM:
+        elif st == _SEND or st == STREAM:
             if c.out or c.file is not None:
                 self._write(c)
-                if st == SEND and not c.out and c.file is None:  # all sent: the client's close awaited
-                    c.state = LINGER
+                if st == _SEND and not c.out and c.file is None:  # all sent: the client's close awaited
+                    c.state = _LINGER
                     c.since = now
                     self._give_back(c)
             else:
-                if st == STREAM and ticks_diff(now, c.last) >= PING_MS:
+                if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
                     c.push(_PING, None, now)
                 self._drain(c, now)
         else:  # LINGER
-            if ticks_diff(now, c.since) >= LINGER_MS:
+            if ticks_diff(now, c.since) >= _LINGER_MS:
                 self._close(c)
             else:
                 self._drain(c, now)
@@ -422,11 +424,11 @@ class Server:
             return
         c.n = n + k
         if c.state == HEAD:
-            end = c.buf.find(_CRLF2, n - 3 if n > 3 else 0, c.n if c.n < HEAD_MAX else HEAD_MAX)
+            end = c.buf.find(_CRLF2, n - 3 if n > 3 else 0, c.n if c.n < _HEAD_MAX else _HEAD_MAX)
             if end < 0:
-                if c.n >= HEAD_MAX:
+                if c.n >= _HEAD_MAX:
                     c.clear()
-                    c.error(413, "too_large", "a request's head is at most %d bytes" % HEAD_MAX)
+                    c.error(413, "too_large", "a request's head is at most %d bytes" % _HEAD_MAX)
                 return
             why = self._parse(c, end)
             if why is not None:
@@ -488,8 +490,8 @@ class Server:
             elif name == b"transfer-encoding":
                 return 501, "chunked", "send a body with a Content-Length"
         if length is not None:
-            if length > BODY_MAX:
-                return 413, "too_large", "a request's body is at most %d bytes" % BODY_MAX
+            if length > _BODY_MAX:
+                return 413, "too_large", "a request's body is at most %d bytes" % _BODY_MAX
             c.length = length
         return None
 
@@ -518,7 +520,7 @@ class Server:
                     c.error(503, "no_memory", "the request did not fit in memory")
             if not c.answered:
                 c.error(500, "fault", "the request was not answered")
-        if c.state == SEND:  # the request is done with: the buffer sends from here on
+        if c.state == _SEND:  # the request is done with: the buffer sends from here on
             c.body = None
         elif c.state == STREAM:  # a stream needs no buffer: it sends its queue
             self._give_back(c)
@@ -531,7 +533,7 @@ class Server:
             b = out[0]
             pos = c.pos
             k = len(b) - pos
-            k = s.write(b, pos, k if k < CHUNK else CHUNK)
+            k = s.write(b, pos, k if k < _CHUNK else _CHUNK)
             if k:
                 c.size -= k
                 pos += k
