@@ -155,8 +155,11 @@ def test_the_buttons_do_what_the_manual_says(board):
     assert ev["ev"] == "refused" and ev["button"] == "next" and ev["error"] == "no_game" and ev["msg"]
     ask(con, {"id": 0, "cmd": "config", "set": {"variant": "pub", "players": ["Cy", "Di"]}})
     a.commands.button("new", buttons.PRESS)  # pressed: nothing until it is let go or held
-    a.commands.button("next", buttons.LONG)  # the next button acts at the press only
     assert con.sent() == []
+    a.commands.button("next", buttons.LONG)  # held with no game in play: the pairing code, but no network is set
+    (ev,) = con.sent()
+    assert ev["ev"] == "refused" and ev["button"] == "next" and ev["error"] == "no_network" and ev["msg"]
+    assert a.renderer.code_at == -1
     a.commands.button("new", buttons.SHORT)  # a new game of the configured players and variant
     (ev,) = con.sent()
     variant = "pub"
@@ -172,6 +175,8 @@ def test_the_buttons_do_what_the_manual_says(board):
     a.commands.button("next", buttons.PRESS)
     (ev,) = con.sent()
     assert ev["ev"] == "visit" and ev["turn"] == 1
+    a.commands.button("next", buttons.LONG)  # in a game the next button acts at the press only
+    assert con.sent() == [] and a.renderer.code_at == -1
     a.commands.button("undo", buttons.PRESS)  # a press not long enough to count: nothing
     a.commands.button("next", buttons.SHORT)
     assert con.sent() == []

@@ -152,6 +152,9 @@ class Commands:
             for i in range(3):
                 bt.update(i, board.button(i), now, out)
             bt.idle = bt.settled()
+            if self.renderer.code_at >= 0 and not bt.stable[0]:  # next let go: the pairing code's spelling ends
+                self.renderer.hide_code()
+                self.changed()
         while out and self.tx.ready():  # a press's action waits for room in the console's queue
             name, kind = out.pop(0)
             self.button(name, kind)

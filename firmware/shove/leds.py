@@ -19,6 +19,11 @@
 # With no game the status pixels show the network's state while one is set
 # (`net`, set by shove/wifi.py): joining blue, joined green, failed red; a
 # board without a network leaves them dark, as the rest.
+# The pairing code (digits 1 to 9, shove/wifiset.py), while someone holds
+# the next button for it (shove/request.py): the status pixels lit white
+# mark where it begins, then each digit lights bed N (both its squares,
+# white) for CODE_ON_MS after a dark CODE_GAP_MS, so "5, 5" reads as two
+# digits; then it starts again. It takes the whole strip, over any game.
 from shove import rules, ticks_diff
 
 FLASH_MS = 600
@@ -30,6 +35,9 @@ COLOURS = (
 NET_COLOURS = ((0, 90, 255), (0, 200, 40), (255, 0, 0))  # the network joining, joined, failed
 _DIM = 6  # open-square pixels: a faint glow so the bed is visible
 _LIT = 110  # lit pixels of a square not yet closed (a closed one: full)
+CODE_START_MS = 1200  # the status pixels: the code begins
+CODE_GAP_MS = 400  # dark before each digit
+CODE_ON_MS = 1000  # a digit's bed lit
 _WHITE = 9 * len(COLOURS)  # shade entries after the side colours': a flash, a hint
 _HOLD = _WHITE + 3  # dim white: pull the darts
 
@@ -50,6 +58,41 @@ class Renderer:
         self.hint_at = -1  # tick a hint began; -1: none
         self.hint_bed = -1  # its bed index; -1: the status pixels
         self.net = 0  # the network's state (shove/wifi.py: 0 none set, 1 joining, 2 joined, 3 failed)
+        self.code = b""  # the pairing code's digits (1..9), spelled while code_at >= 0
+        self.code_at = -1  # tick the spelling began; -1: not shown
+
+    def show_code(self, code, now_ms):
+        """Spell `code` (a string of digits 1..9, each at most `beds`) from
+        now on, until hide_code(); False (and nothing shown) for one the
+        strip cannot spell."""
+        if not code:
+            return False
+        digits = bytearray(len(code))
+        for i in range(len(code)):
+            d = ord(code[i]) - 48
+            if not 1 <= d <= self.beds:
+                return False
+            digits[i] = d
+        self.code = digits
+        self.code_at = now_ms
+        return True
+
+    def hide_code(self):
+        self.code_at = -1
+
+    def _spell(self, now_ms):
+        """The frame at now_ms of the code's spelling: a frame a call, no allocation."""
+        self._shades()
+        step = CODE_GAP_MS + CODE_ON_MS
+        t = ticks_diff(now_ms, self.code_at) % (CODE_START_MS + len(self.code) * step)
+        if t < CODE_START_MS:
+            self._fill(self.beds * 2 * self.per_side, self.status, _WHITE)
+        else:
+            t -= CODE_START_MS
+            if t % step >= CODE_GAP_MS:
+                n = 2 * self.per_side
+                self._fill((self.code[t // step] - 1) * n, n, _WHITE)
+        return self.frame
 
     def hint(self, bed_index, now_ms):
         self.hint_bed = bed_index if bed_index < self.beds else -1
@@ -130,6 +173,8 @@ class Renderer:
         must not leave the matrix unread for long)."""
         f = self.frame
         f[:] = self._dark
+        if self.code_at >= 0:
+            return self._spell(now_ms)
         if game is None:
             if self.net:
                 base = self.beds * 2 * self.per_side
@@ -199,7 +244,9 @@ class Renderer:
         return self.frame
 
     def animating(self, game, now_ms):
-        """True while the frame changes with time alone (flash, win chase)."""
+        """True while the frame changes with time alone (flash, win chase, the code spelled)."""
+        if self.code_at >= 0:
+            return True
         if game is None:
             return False
         if self.flash_at < 0 and self.hint_at < 0:  # the usual case, checked without a call

@@ -448,12 +448,32 @@ def hint(k, level):
 
 
 # ---- the board's buttons ----------------------------------------------------------------------
+def show_code(c):
+    """The next button held a second while no game is in play (none, or
+    over): the strip spells the pairing code, so that a person at the board
+    can pair a phone without a computer, until the button is let go
+    (Commands.buttons_slice). In a game its press has moved the game on:
+    the hold was for that."""
+    g = c.keeper.game
+    if g is not None and g.phase != rules.OVER:
+        return
+    if c.net is None:
+        raise Refused("no_network", "no network is set, so there is no pairing code: set one over USB "
+                                    "(hapenny wifi NETWORK)")
+    if not c.renderer.show_code(c.net.code, c.board.ticks_ms()):
+        raise Refused("no_code", "the strip cannot spell this pairing code (it needs 9 beds, and a code of "
+                                 "digits: set the network again for one)")
+    c.changed()
+
+
 def button(c, name, kind):
     """What a debounced press does (loaded for it, as for a line)."""
     k = c.keeper
     try:
         if name == "next" and kind == buttons.PRESS:
             k.advance()
+        elif name == "next" and kind == buttons.LONG:
+            show_code(c)
         elif name == "undo" and kind == buttons.SHORT:
             c.emit("undo", {"state": undo(k)})
         elif name == "undo" and kind == buttons.LONG:  # held: the coach blinks the bed to aim at

@@ -48,12 +48,12 @@ class Strip:
             return
         r = self.renderer
         # from here only time makes a frame due (the loop may read in a quiet
-        # burst until `at`), unless a hint blinks or a win's chase runs:
-        # they need every frame
-        self.waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)
+        # burst until `at`), unless a hint blinks, a win's chase runs or the
+        # pairing code is spelled: they need every frame
+        self.waits = r.hint_at < 0 and r.code_at < 0 and (g is None or g.phase != rules.OVER)
         anim = r.animating(g, now)
         if anim:
-            if r.hint_at < 0 and g.phase != rules.OVER:
+            if r.hint_at < 0 and r.code_at < 0 and g.phase != rules.OVER:
                 self.anim_dirty = True  # a gift's flash alone: its frames can wait (below)
             else:
                 self.dirty = True  # the hint someone asked for blinks; a win's chase

@@ -7,7 +7,13 @@ import json
 
 from shove import protocol, release, store
 
-CODE_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"  # as the host's web server's codes (hapenny/web/guard.py)
+# The pairing code: digits 1 to 9, so that a person at the board can read
+# it off the strip without a computer (holding the next button, the bed of
+# each digit lights in turn: leds.Renderer.show_code) and type it on a
+# phone's number pad. 9^10 = 3.5e9 codes: at 10 wrong guesses a second (the
+# board's server lets far fewer through: its rate limit of wrong guesses),
+# guessing takes on average 9^10 / 2 / 10 s = 5.5 years; at one a second, 55.
+CODE_ALPHABET = "123456789"
 CODE_LEN = 10
 NAME_MAX = 32  # MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN
 _HEX = "0123456789abcdefABCDEF"
@@ -70,9 +76,20 @@ def new_code():
     out = []
     while len(out) < CODE_LEN:
         for b in os.urandom(16):
-            if b < 248 and len(out) < CODE_LEN:  # 248 = 8 x 31: no letter drawn more often than another
-                out.append(CODE_ALPHABET[b % 31])
+            if b < 252 and len(out) < CODE_LEN:  # 252 = 28 x 9: no digit drawn more often than another
+                out.append(CODE_ALPHABET[b % 9])
     return "".join(out)
+
+
+def is_code(code):
+    """A code of the form new_code() makes (one from an earlier firmware,
+    of letters, cannot be shown on the strip: the next `set` replaces it)."""
+    if not isinstance(code, str) or len(code) != CODE_LEN:
+        return False
+    for ch in code:
+        if ch not in CODE_ALPHABET:
+            return False
+    return True
 
 
 def stored(c):
@@ -105,7 +122,7 @@ def cmd_wifi(c, cmd, after):
                 raise _bad("set takes ssid, key and name only")
         cfg = {"ssid": check_ssid(s.get("ssid")), "key": check_key(s.get("key")),
                "name": check_name(s["name"]) if "name" in s else (old["name"] if old else default_name()),
-               "code": old["code"] if old else new_code()}
+               "code": old["code"] if old and is_code(old["code"]) else new_code()}
         c.board.write_file(wifi.FILE, json.dumps(cfg).encode())  # power-safe (store.write_atomic)
         if c.net is not None:
             c.net.leave()

@@ -1,7 +1,9 @@
 """The `hapenny` command: one tool for the board, real or virtual.
 
 Port choice everywhere: --port, else $HAPENNY_PORT, else the one board that
-looks like an ESP32 (or the one running `hapenny sim`)."""
+looks like an ESP32 (or the one running `hapenny sim`). A board on the network
+is a port too (`--port NAME.local`, `--port http://ADDRESS[:PORT]`), with its
+pairing code from --code, the URL's `#code=` or $HAPENNY_CODE."""
 import argparse
 import json
 import os
@@ -12,26 +14,55 @@ from hapenny import __version__
 EPILOG = "Run `hapenny COMMAND -h` for a command's options. Docs: README.md and docs/."
 
 
+PORT_HELP = ("serial port, or a board on the network: NAME.local or http://ADDRESS[:PORT] (default: "
+             "$HAPENNY_PORT or the one ESP32 found)")
+
+
 def _shared():
     """The options several commands share, each declared once, as argparse
-    parents: [--port] for every command that talks to a board, [--port,
-    --json] for those that can print the board's reply as JSON, [--profile]
-    for those that deploy."""
-    port = argparse.ArgumentParser(add_help=False)
-    port.add_argument("--port", "-p", help="serial port (default: $HAPENNY_PORT or the one ESP32 found)")
+    parents: [--port, --code] for every command that talks to a board,
+    [--port, --code, --json] for those that can print the board's reply as
+    JSON, [--profile] for those that deploy, [--port] alone for `web` (its
+    --code is its own page's)."""
+    bare = argparse.ArgumentParser(add_help=False)
+    bare.add_argument("--port", "-p", help=PORT_HELP)
+    port = argparse.ArgumentParser(add_help=False, parents=[bare])
+    port.add_argument("--code", help="the pairing code of a board on the network (default: the URL's #code= "
+                      "or $HAPENNY_CODE)")
     reply = argparse.ArgumentParser(add_help=False, parents=[port])
     reply.add_argument("--json", action="store_true", help="print the board's reply as JSON")
     profile = argparse.ArgumentParser(add_help=False)
     profile.add_argument("--profile", help="board profile to deploy with: a name in hardware/profiles or a "
                          ".json path (default: keep the board's; generic-8x8 on a board with none)")
-    return [port], [reply], [profile]
+    return [port], [reply], [profile], [bare]
 
 
-def _connect(args):
+def _connect(args, events=False):
+    """The board's link and its `info`. `events`: the command watches the
+    board's events (over USB they always arrive; a board on the network
+    then keeps an event stream open for it)."""
     from hapenny.connect import connect
 
-    link, info, ser = connect(args.port)
+    link, info, ser = connect(args.port, code=getattr(args, "code", None), events=events)
     return link, info
+
+
+def _on_network(args):
+    """The board on the network the command is for, or None (a serial port, or none named)."""
+    from hapenny.connect import network_address
+
+    port = args.port or os.environ.get("HAPENNY_PORT")
+    return network_address(port) if port else None
+
+
+def _cable(args, command, why):
+    """Refuse, in one line, a command that needs the USB cable when the port is a board on the network."""
+    from hapenny.connect import PortError
+
+    addr = _on_network(args)
+    if addr is not None:
+        raise PortError("%s needs the USB cable (%s): plug the board into this computer and give its serial "
+                        "port, not %s (hapenny ports lists them)" % (command, why, addr))
 
 
 def _print_state(state, as_json):
@@ -79,6 +110,7 @@ def cmd_flash(args):
     from hapenny.connect import choose_port
     from hapenny.deploy import deploy, flash
 
+    _cable(args, "flash", "it writes the chip through its serial port")
     port = choose_port(args.port)
     flash(args.image, port, args.chip, args.baud, dry_run=args.dry_run)
     if args.dry_run or args.no_deploy:
@@ -90,6 +122,7 @@ def cmd_flash(args):
 def cmd_deploy(args):
     from hapenny.deploy import deploy
 
+    _cable(args, "deploy", "it copies the firmware through the board's serial port with mpremote")
     summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force, debug=args.debug,
                      romfs=args.romfs)
     if args.json:
@@ -221,6 +254,19 @@ def wifi_line(w):
     return "Wi-Fi: joining %s as %s" % (w["ssid"], where)
 
 
+def board_urls(w):
+    """The board's own page while it is joined, the pairing code in the
+    fragment (a browser never sends it: hapenny/web/server.py page_url): at
+    its address, then at NAME.local. [] otherwise."""
+    if w.get("state") != "joined" or not w.get("address") or not w.get("code"):
+        return []
+    if "web_port" in w and not w["web_port"]:  # joined, but its server is not listening (a `web` event said why)
+        return []
+    port = w.get("web_port") or 80  # (80 on the chip; the virtual board's server sits on a free port)
+    return ["http://%s%s/#code=%s" % (host, "" if port == 80 else ":%d" % port, w["code"])
+            for host in (w["address"], "%s.local" % w["name"])]
+
+
 def cmd_wifi(args):
     import getpass
     import time
@@ -229,6 +275,9 @@ def cmd_wifi(args):
         raise SystemExit("hapenny wifi: --forget takes no network, password or --hostname")
     if (args.password_stdin or args.hostname) and not args.network:
         raise SystemExit("hapenny wifi: name the network: hapenny wifi NETWORK")
+    if args.network or args.forget:  # the network's name and password, and the pairing code, are USB's
+        _cable(args, "wifi %s" % ("NETWORK" if args.network else "--forget"),
+               "the board takes a network and its password over USB only")
     fields = {}
     if args.network:
         if args.password_stdin:
@@ -240,49 +289,38 @@ def cmd_wifi(args):
             fields["set"]["name"] = args.hostname
     elif args.forget:
         fields["forget"] = True
-    link, _ = _connect(args)
+    link, info = _connect(args)
+    if _on_network(args) is not None:  # the state as `info` gives it: without the pairing code
+        w = info.get("wifi") or {"state": "off"}
+        print(json.dumps(w) if args.json else wifi_line(w))
+        return 0
     w = link.request("wifi", **fields)["wifi"]
     if "set" in fields and args.wait > 0:  # the join's outcome, unless asked not to wait
         end = time.monotonic() + args.wait
         while w["state"] == "joining" and time.monotonic() < end:
             time.sleep(0.5)
             w = link.request("wifi")["wifi"]
+    urls = board_urls(w)
     if args.json:
-        print(json.dumps(w))
+        print(json.dumps(dict(w, url=urls[0] if urls else None)))
         return 0
     print(wifi_line(w))
     if w.get("code"):
         print("pairing code: %s" % w["code"])
-    for url in board_pages(w):  # the board's own page, with the code: the person at the board plays
-        print("its page: %s" % url)
-    if board_pages(w):
-        try:
-            import io
+    if urls:
+        from hapenny.web.server import qr_text
 
-            import segno
-
-            buf = io.StringIO()
-            segno.make(board_pages(w)[0], error="l").terminal(out=buf, compact=True)
-            print(buf.getvalue())
-        except ImportError:
-            pass
+        print("the scoreboard on a phone, tablet or TV on this network (the address carries the code):")
+        for u in urls:
+            print("  %s" % u)
+        print(qr_text(urls[0]))
     return 0
-
-
-def board_pages(w):
-    """The addresses of the board's own page while it serves it (by address, then by name),
-    the pairing code in the fragment (a browser never sends it: it is in no request line)."""
-    if w.get("state") != "joined" or not w.get("web_port") or not w.get("address"):
-        return []
-    port = "" if w["web_port"] == 80 else ":%d" % w["web_port"]
-    frag = "#code=" + w["code"] if w.get("code") else ""
-    return ["http://%s%s/%s" % (host, port, frag) for host in (w["address"], w["name"] + ".local")]
 
 
 def cmd_play(args):
     from hapenny.scoreboard import play
 
-    link, _ = _connect(args)
+    link, _ = _connect(args, events=True)
     if args.players or args.variant or link.request("state").get("state") is None:
         link.request("new", players=args.players or ["Home", "Away"], variant=args.variant or "classic")
     return play(link)
@@ -291,7 +329,7 @@ def cmd_play(args):
 def cmd_learn(args):
     from hapenny.learn import learn
 
-    link, info = _connect(args)
+    link, info = _connect(args, events=True)
     segments = args.segments.split(",") if args.segments else None
     learn(link, info, args.out, split=args.split, segments=segments)
     return 0
@@ -318,6 +356,10 @@ def cmd_doctor(args):
     from hapenny import doctor
 
     link, info = _connect(args)
+    if _on_network(args) is not None:  # its diagnostics are USB's: what the network can check
+        rep = doctor.run_network(link, info, print, steps=[s for s in doctor.STEPS if s not in (args.skip or [])])
+        doctor.print_report(rep, print)
+        return 1 if rep.failed else 0
     answers = list(args.answers) if args.answers is not None else None
 
     def ask(question):
@@ -332,7 +374,7 @@ def cmd_doctor(args):
             if a in ("y", "n", "yes", "no"):
                 return a.startswith("y")
 
-    steps = [s for s in ("about", "lines", "leds", "buttons", "darts") if s not in (args.skip or [])]
+    steps = [s for s in doctor.STEPS if s not in (args.skip or [])]
     rep = doctor.run(link, info, ask, print, record_ms=int(args.record * 1000), darts=args.darts, steps=steps,
                      port=args.port or os.environ.get("HAPENNY_PORT"))
     doctor.print_report(rep, print)
@@ -348,7 +390,14 @@ def cmd_web(args):
     parse_listen(args.listen)  # clear errors before the port is opened
     if args.code:
         check_code(args.code)
-    serve(choose_port(args.port), args.listen, code=args.code)
+    port = choose_port(args.port)
+    if _on_network(args) is not None:
+        # a board on the network: its pairing code and address checked once, now, in words (the
+        # server's own retries would only guess the same wrong code again and again)
+        from hapenny.connect import connect
+
+        connect(port, events=False)[2].close()
+    serve(port, args.listen, code=args.code)
 
 
 def cmd_sim(args):
@@ -372,6 +421,7 @@ def cmd_sim(args):
 def cmd_test(args):
     from hapenny.hil import run_suite
 
+    _cable(args, "test", "the suite presses crossings and resets the board, which only USB may")
     if args.chip and not args.sim:
         raise SystemExit("--chip is for --sim: a real board is the chip it is")
     if args.chip:  # the suite's virtual board is that chip
@@ -384,7 +434,7 @@ def build_parser():
                                 "flash, deploy, configure, play, calibrate and test the board.", epilog=EPILOG)
     p.add_argument("--version", action="version", version="hapenny " + __version__)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    port, reply, profile = _shared()
+    port, reply, profile, bare = _shared()
 
     s = sub.add_parser("ports", help="list serial ports, marking the ones that look like an ESP32")
     s.set_defaults(fn=cmd_ports)
@@ -483,7 +533,7 @@ def build_parser():
     s.add_argument("--answers", metavar="YN", help="answers to the LED questions in order, e.g. yyyyyyyyyy")
     s.set_defaults(fn=cmd_doctor)
 
-    s = sub.add_parser("web", parents=port, help="the live scoreboard and controls as a web page for any browser "
+    s = sub.add_parser("web", parents=bare, help="the live scoreboard and controls as a web page for any browser "
                        "(a TV, a tablet, a phone)")
     s.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
                    help="where to serve (default 127.0.0.1:8080, this computer only; 0.0.0.0:8080 for "

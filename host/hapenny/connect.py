@@ -1,4 +1,5 @@
-"""Choosing a serial port and opening a protocol link to a board on it."""
+"""Choosing a port and opening a protocol link to the board on it: a serial
+port, or a board on the network (netlink.py) named by the same --port."""
 import json
 import os
 import tempfile
@@ -134,9 +135,44 @@ def open_serial(port, timeout=None):
         raise PortError("cannot open %s: %s" % (port, msg))
 
 
-def connect(port=None, timeout=3.0):
-    """Open the port and check that hapenny firmware answers. Returns (link, info, serial)."""
+def network_address(port):
+    """The board on the network that `port` names (netlink.Address), or None
+    for a serial port; PortError for a network address that cannot be used."""
+    from hapenny.netlink import parse_address
+
+    try:
+        return parse_address(port)
+    except ValueError as e:
+        raise PortError(str(e))
+
+
+def connect_network(addr, port, timeout=3.0, code=None, events=True):
+    """A link to the board on the network, through its web API. Returns
+    (link, info, transport): the transport's close() ends it."""
+    from hapenny.netlink import HttpTransport, board_code
+
+    t = HttpTransport(addr, code=board_code(addr, code), events=events)
+    link = Link(t)
+    link.port = port
+    try:
+        info = link.hello(timeout=timeout)
+    except LinkError as e:
+        t.close()
+        if "protocol" in str(e):
+            raise PortError(str(e))
+        raise
+    return link, info, t
+
+
+def connect(port=None, timeout=3.0, code=None, events=True):
+    """Open the port and check that hapenny firmware answers. Returns (link,
+    info, serial); for a board on the network the third is its transport
+    (close() ends both alike). `code`: the pairing code a board on the
+    network needs; `events`: follow its events (a serial port always does)."""
     port = choose_port(port)
+    addr = network_address(port)
+    if addr is not None:
+        return connect_network(addr, port, timeout, code=code, events=events)
     ser = open_serial(port)
     link = Link(SerialTransport(ser))
     link.port = port

@@ -26,6 +26,7 @@ class Finding:
 class Report:
     findings: list = field(default_factory=list)
     real_board: list = field(default_factory=list)  # steps left out: a virtual board has no such parts
+    cable: list = field(default_factory=list)  # steps left out: a board on the network (diag is USB's)
 
     def add(self, step, ok, text, check=""):
         f = Finding(step, ok, text, check)
@@ -281,6 +282,32 @@ def wifi_finding(w, rep):
 
 # the steps a person does at the board itself: look at the LEDs, press the buttons, throw darts
 PHYSICAL = ("leds", "buttons", "darts")
+STEPS = ("about", "lines") + PHYSICAL
+FREE_MIN = 16384  # free heap below this: the finding fails
+
+
+def run_network(link, info, say, steps=STEPS):
+    """The checks a board on the network allows: its diagnostics (`diag`)
+    are USB's, so the firmware, protocol, heap, errors and Wi-Fi come from
+    `info` and `stats`; the other steps are listed as needing the cable."""
+    from hapenny import __version__
+
+    rep = Report()
+    if "about" in steps:
+        say("hapenny %s, protocol %s, on board profile %s (%s)" % (info.get("version"), info.get("protocol"),
+                                                                  info.get("board"), info.get("platform")))
+        rep.add("about", info.get("version") == __version__,
+                "firmware %s, this hapenny %s" % (info.get("version"), __version__),
+                "deploy this version's firmware over USB (hapenny deploy)")
+        st = link.request("stats")["stats"]
+        say("heap: %d B free, %d B used (peak %s B)" % (st["mem_free"], st["mem_alloc"], st.get("mem_peak")))
+        rep.add("about", st["mem_free"] > FREE_MIN, "free heap %d B" % st["mem_free"],
+                "under 16 KB free: use a board without PSRAM contention, or fewer variants")
+        rep.add("about", not st.get("errors"), "%d unexpected errors since the board started" % st.get("errors", 0),
+                "the board's error events say where (hapenny play shows them); over USB hapenny doctor tells more")
+        wifi_finding(info.get("wifi"), rep)
+    rep.cable = [s for s in steps if s != "about"]
+    return rep
 
 
 def run(link, info, ask, say, record_ms=0, darts=3, button_ms=5000, steps=("about", "lines", "leds",
@@ -397,5 +424,9 @@ def print_report(rep, say):
             say("             check: " + f.check)
     for step in rep.real_board:
         say("skip %-7s needs a real board" % step)
-    say("%d finding(s), %d failed%s" % (len(rep.findings), len(rep.failed), "; not run on a virtual board: %s "
-                                        "(they need a real board)" % _and(rep.real_board) if rep.real_board else ""))
+    for step in rep.cable:
+        say("skip %-7s needs the USB cable" % step)
+    say("%d finding(s), %d failed%s%s" % (
+        len(rep.findings), len(rep.failed), "; not run on a virtual board: %s (they need a real board)"
+        % _and(rep.real_board) if rep.real_board else "", "; not run over the network: %s (their diagnostics "
+        "need the USB cable)" % _and(rep.cable) if rep.cable else ""))

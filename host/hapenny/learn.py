@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from hapenny import firmware
+from hapenny.link import BoardError
 
 DIAL = (20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5)
 
@@ -106,10 +107,23 @@ def learn(link, info, out_path=None, split=False, segments=None, out=sys.stdout,
     if not cells:
         raise SystemExit("nothing learned; the board's map is unchanged")
     table = [[r, c, seg] for seg, (r, c) in cells.items()]
-    link.set_map(table)
+    try:
+        link.set_map(table)
+    except BoardError as e:  # a server that takes no map (hapenny web): the learning is kept all the same
+        path = write_profile(info, table, skipped, out_path)
+        raise SystemExit("the board did not store the map: %s (%s). The %d crossings learned are in %s; "
+                         "store them with hapenny learn over USB or at the board's own address"
+                         % (e.reply.get("msg"), e.code, len(table), path))
     out.write("Stored %d crossings on the board.\n" % len(table))
     if skipped:
         out.write("Gaps (not mapped): %s\n" % ", ".join(skipped))
+    path = write_profile(info, table, skipped, out_path)
+    out.write("Wrote the profile %s\n" % path)
+    return table, skipped, path
+
+
+def write_profile(info, table, skipped, out_path=None):
+    """The board's profile with the learned map, written whole (a temporary file renamed): its path."""
     base = info.get("board", "board")
     try:
         profile = json.loads(firmware.profile_path(base).read_text())
@@ -123,5 +137,4 @@ def learn(link, info, out_path=None, split=False, segments=None, out=sys.stdout,
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(profile, indent=1) + "\n")
     os.replace(tmp, path)
-    out.write("Wrote the profile %s\n" % path)
-    return table, skipped, path
+    return path

@@ -212,8 +212,8 @@ def test_the_board_reports_its_heap_and_times_a_journal_append_without_touching_
     st = b.state()
     h = b.req("diag", op="heap")
     idf = h["idf"]
-    if b.sim is not None:
-        assert idf is None  # the unix port has no ESP-IDF heap: it says so
+    if b.sim is not None:  # the virtual classic ESP32's ESP-IDF heap model (runtime/idfheap.py): grown once, no Wi-Fi
+        assert idf == ([94256, 53248] if b.sim.chip == "esp32" else None)  # the S3 and C3 have none: they say so
     assert 4096 <= h["largest_alloc"] <= h["mem_free"] + (idf[1] if idf else 0)
     fl = b.req("diag", op="flash")
     assert fl["record"] == 3 and len(fl["append_us"]) == 3 and fl["bytes"] > 0

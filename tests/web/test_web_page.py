@@ -479,6 +479,19 @@ def test_beyond_this_computer_the_page_plays_only_with_the_code_from_its_url(bro
         expect(player.locator("#next")).to_be_visible()
         player.click("#next")
         expect(watcher.locator("#turn")).to_contain_text("Bob throws")
+        # the code typed in on a watching screen (as read off the board's beds): a wrong one says so
+        watcher.fill("#code", "TestCode-124")
+        watcher.click("#watching button[type=submit]")
+        expect(watcher.locator("#error")).to_have_text(re.compile("not the pairing code"))
+        expect(watcher.locator("#next")).to_be_hidden()
+        watcher.fill("#code", " TestCode-123 ")
+        watcher.click("#watching button[type=submit]")
+        expect(watcher.locator("#next")).to_be_visible()
+        expect(watcher.locator("#watching")).to_be_hidden()
+        watcher.click("#next")
+        expect(player.locator("#turn")).to_contain_text("Ann throws")
+        watcher.reload()  # kept, as a code from the address is
+        expect(watcher.locator("#next")).to_be_visible()
         watcher.close()
         player.close()
     finally:
@@ -488,3 +501,189 @@ def test_beyond_this_computer_the_page_plays_only_with_the_code_from_its_url(bro
     # the code is printed where it belongs (the addresses to open) and nowhere else
     for line in "".join(lines).splitlines() + out.splitlines():
         assert "TestCode-123" not in line or line.startswith(("open http", "on the home network: http")), line
+
+
+# ---- the page keeps the game from events --------------------------------------------------
+# Every stream's messages, as the page's EventSource receives them (before its own listeners)
+COUNT_STREAM = """
+window.streamed = [];
+const Native = window.EventSource;
+window.EventSource = class extends Native {
+  constructor(url) {
+    super(url);
+    for (const k of ["snapshot", "event"]) super.addEventListener(k, (e) => window.streamed.push([k, JSON.parse(e.data)]));
+  }
+};
+"""
+
+
+def test_after_the_first_snapshot_the_page_is_drawn_from_events_alone(browser, site):
+    """A dart, a gift, a player change, an undo and a win: the server sends
+    the snapshot once and then events only, and the page's copy is the
+    board's state after each (the board's: what gamestate.py computes,
+    tests/test_gamestate.py)."""
+    from hapenny import gamestate
+
+    assert site.cmd(cmd="new", players=["Ann", "Bob"], rules={"beds": [4, 5], "marks": 3, "darts": 3})["ok"]
+    site.wait(lambda s: s["state"] and s["state"]["rules"]["beds"] == [4, 5] and s["state"]["moves"] == 0)
+    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page.add_init_script(COUNT_STREAM)
+    page.goto(site.url)
+    expect(page.locator("#status")).to_have_text(re.compile("board connected"))
+    copy = site.cells()["state"]
+    steps = [("throw", "T5"), ("throw", "T5"), ("throw", "S4"), ("next", None), ("throw", "D4"), ("undo", None),
+             ("throw", "S4"), ("throw", "MISS"), ("throw", "S4"), ("next", None), ("throw", "T4")]
+    for i, (cmd, seg) in enumerate(steps):
+        reply = site.cmd(cmd=cmd, seg=seg) if seg else site.cmd(cmd=cmd)
+        assert reply["ok"], reply
+        board = site.cells()["state"]
+        page.wait_for_function("(n) => snap && snap.state && snap.state.moves === n", arg=board["moves"])
+        mine = page.evaluate("snap")
+        assert mine["state"] == board, (i, cmd, seg)
+        assert mine["state"]["pending"] == gamestate.pending(board)
+        assert [d["seg"] for d in mine["visit"]] == [d[0] for d in board["visit"]], (i, cmd, seg)
+        copy = board
+    assert copy["phase"] == "over" and copy["winner"] == 0  # Ann closed 4 and 5, gifting Bob his last marks
+    expect(page.locator("#turn")).to_have_text("Ann wins!")
+    expect(page.locator('tr[data-side="0"] td[data-bed="4"]')).to_have_text("⊗")
+    expect(page.locator('tr[data-side="1"] td[data-bed="5"]')).to_have_text("⊗")
+    kinds = [k for k, _ in page.evaluate("window.streamed")]
+    assert kinds[0] == "snapshot" and "snapshot" not in kinds[1:], kinds
+    names = [m["ev"] for k, m in page.evaluate("window.streamed")[1:]]
+    for ev in ("dart", "visit", "undo", "win"):
+        assert ev in names, names
+    # the page keeps the last event as the snapshot's `last`
+    assert page.evaluate("snap.last")["ev"] == "win"
+    page.close()
+
+
+def random_games(n, seed):
+    """Event streams of random games as a board sends them: the state the
+    page starts from, then the events (half of them from a board whose
+    state does not name the visit's darts: the page keeps those itself)."""
+    import random
+
+    from shove import events, protocol, rules, segments
+    from shove.rules import RuleError
+    from strategies import SEGS, live_segs
+
+    rnd = random.Random(seed)
+    games = []
+    for k in range(n):
+        variant = rnd.choice(sorted(rules.VARIANTS))
+        over = {}
+        for key, choice in (("marks", [1, 2, 3]), ("darts", [1, 2, 3, 4]), ("gift", list(rules.GIFTS)),
+                            ("win_by_gift", [True, False]), ("bull_off", [True, False])):
+            if rnd.random() < 0.5:
+                over[key] = rnd.choice(choice)
+        if rnd.random() < 0.5:
+            over["beds"] = rnd.sample(list(rules.BED_CHOICES), rnd.randint(1, 3))
+        players = ["P%d" % i for i in range(rnd.randint(1, 4))]
+        g = rules.new_game(players, None, variant, over)
+        named = k % 2 == 0
+
+        def state():
+            st = g.to_state()
+            if not named:
+                st.pop("visit", None)
+            return st
+
+        start = state()
+        evs = []
+        beds = over.get("beds") or list(rules.VARIANTS[variant][0])
+        for _ in range(rnd.randint(10, 80)):
+            a = rnd.choice(live_segs(beds) * 3 + SEGS + ["next", "undo"] * 8)
+            try:
+                if a == "next":
+                    g.next()
+                    evs.append({"ev": "win" if g.phase == rules.OVER else "visit", "state": state()})
+                elif a == "undo":
+                    g.undo()
+                    evs.append({"ev": "undo", "state": state()})
+                else:
+                    code = segments.encode(a)
+                    side = g.turn
+                    res = g.throw(code)
+                    evs.append(json.loads(protocol.event("dart", events.dart(g, code, "matrix", side, res, (1, 2)))))
+                    if g.phase == rules.OVER:
+                        evs.append({"ev": "win", "winner": g.winner, "name": "x", "state": state()})
+            except RuleError:
+                continue
+            if rnd.random() < 0.05:
+                evs.append({"ev": "ignored", "seg": "S1", "row": 0, "col": 0, "why": "hold", "ignored": 1})
+        games.append((start, evs))
+    return games
+
+
+def test_the_pages_copy_follows_events_exactly_as_the_hosts(browser, site):
+    """The page's port of gamestate.apply and bridge.follow, fed the event
+    streams of random games of every kind, keeps exactly the snapshot the
+    host's code keeps after every event."""
+    from hapenny.web import bridge
+
+    page = open_page(browser, site)
+    for start, evs in random_games(60, 39):
+        snap = {"connected": True, "info": None, "config": None, "state": start,
+                "visit": bridge.visit_of(start, []), "last": None}
+        want = []
+        for ev in evs:
+            snap = bridge.follow(snap, ev)
+            want.append(snap)
+        got = page.evaluate("([s, evs]) => evs.map((ev) => (s = follow(s, ev)))",
+                            [{"connected": True, "info": None, "config": None, "state": start,
+                              "visit": [], "last": None}, evs])
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g == w, (i, evs[i])
+        assert len(got) == len(want)
+    page.close()
+
+
+def test_a_stream_as_the_board_serves_it_is_drawn_whole(browser, site):
+    """The board's own server sends `"visit": []` and `"last": null` and
+    lets the state name the visit's darts, then the board's events as they
+    are: the page takes the darts from the state and applies the next dart
+    itself (the streams here are that server's, word for word)."""
+    from shove import events, protocol, rules, segments
+
+    g = rules.new_game(["Ann", "Bob"], None, "classic", None)
+    for seg in ("T5", "D3"):
+        g.throw(segments.encode(seg))
+    snap = "event: snapshot\ndata: %s\n\n" % json.dumps(dict(site.snapshot(), state=g.to_state(), visit=[], last=None),
+                                                        separators=(",", ":"))
+    code = segments.encode("S9")
+    side = g.turn
+    dart = "event: event\ndata: %s\n\n" % protocol.event("dart", events.dart(g, code, "matrix", side, g.throw(code),
+                                                                            (1, 2))).strip()
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    streams = []
+    body = ["retry: 3600000\n\n" + snap]  # the snapshot alone, and no reconnecting for an hour
+
+    def serve(route):
+        streams.append(1)
+        route.fulfill(status=200, headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+                      body=body[0])
+
+    page.route("**/api/events", serve)
+    page.goto(site.url)
+    darts = page.locator(".visit .dart")
+    expect(darts).to_have_count(2)  # from the state: the snapshot's own list is empty
+    expect(darts.nth(0)).to_contain_text("T5 3 marks on 5")
+    expect(darts.nth(1)).to_contain_text("D3 2 marks on 3")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(2)
+    body[0] = "retry: 1000\n\n" + snap + dart  # reloaded: the snapshot, then the visit's last dart
+    page.reload()
+    expect(darts).to_have_count(3)
+    expect(darts.nth(2)).to_contain_text("S9 1 mark on 9")
+    expect(page.locator('tr[data-side="0"] td[data-bed="9"]')).to_have_text("/")
+    expect(page.locator("#turn")).to_contain_text("Ann's visit is over")
+    expect(page.locator("#dartboard circle.dart")).to_have_count(3)
+    # each time the stream ends the page opens it again: the snapshot replaces its copy, so nothing doubles
+    seen = len(streams)
+    end = time.monotonic() + 30
+    while len(streams) < seen + 2:
+        assert time.monotonic() < end, "the page did not open its stream again"
+        page.wait_for_timeout(100)
+    expect(darts).to_have_count(3)
+    assert len(page.evaluate("snap.visit")) <= 3
+    assert page.evaluate("snap.state")["moves"] == 3 and page.evaluate("snap.last")["seg"] == "S9"
+    page.close()

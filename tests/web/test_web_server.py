@@ -260,3 +260,44 @@ def test_the_visits_darts_come_from_the_state_when_the_board_names_them():
     assert visit_of({"turn": 0}, seen) == seen  # a board whose state does not name them
     assert visit_of(None, seen) == []  # no game
     assert [bed_of(s) for s in ("SI20", "SO7", "S13", "D1", "T19", "SB")] == [20, 7, 13, 1, 19, 25]
+
+
+def test_the_stream_is_a_snapshot_then_events_and_a_later_page_starts_where_they_left_off():
+    """As the board's own server: the whole snapshot once, then the board's
+    events as they are (the page applies them); a page that connects after
+    them gets a snapshot that has them, so it applies none twice."""
+    async def go(client, app):
+        hub = app[server.HUB]
+        early = await client.get("/api/events")
+        await early.content.readuntil(b"\n\n")  # retry:
+        first = await early.content.readuntil(b"\n\n")
+        dart = {"ev": "dart", "seg": "T5", "side": 0, "moves": 1}
+        after = {"connected": True, "state": {"moves": 1}, "visit": [dart], "last": dart}
+        hub.notify("event", dart, after)
+        got = await early.content.readuntil(b"\n\n")
+        late = await client.get("/api/events")
+        await late.content.readuntil(b"\n\n")
+        late_first = await late.content.readuntil(b"\n\n")
+        snap = await (await client.get("/api/snapshot")).json()
+        early.close()
+        late.close()
+        return first, got, late_first, snap, after
+
+    first, got, late_first, snap, after = run(go)
+    assert first.startswith(b"event: snapshot\ndata: ") and json.loads(first.split(b"data: ", 1)[1])["visit"] == []
+    assert got == b'event: event\ndata: {"ev":"dart","seg":"T5","side":0,"moves":1}\n\n'
+    assert late_first.startswith(b"event: snapshot\ndata: ")
+    assert json.loads(late_first.split(b"data: ", 1)[1]) == after == snap
+
+
+def test_follow_keeps_the_visit_through_an_undo_whether_or_not_the_state_names_it():
+    from hapenny.web.bridge import follow
+
+    st = {"turn": 0, "moves": 2, "phase": "play", "visit": [["T5", 0, 3, [], 0], ["S1", 0, 1, [], 0]]}
+    snap = {"connected": True, "state": st, "visit": [], "last": None}
+    undo = {"ev": "undo", "state": dict(st, moves=1, visit=[["T5", 0, 3, [], 0]])}
+    out = follow(snap, undo)  # darts read from a state carry no `moves`: no KeyError
+    assert [d["seg"] for d in out["visit"]] == ["T5"] and out["last"] is undo and snap["last"] is None
+    seen = [{"ev": "dart", "seg": "T5", "moves": 1}, {"ev": "dart", "seg": "S1", "moves": 2}]
+    old = {"connected": True, "state": {"turn": 0, "moves": 2}, "visit": seen, "last": None}
+    assert follow(old, {"ev": "undo", "state": {"turn": 0, "moves": 1}})["visit"] == seen[:1]

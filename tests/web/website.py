@@ -20,31 +20,15 @@ def free_port():
     return port
 
 
-class Site:
-    """`code`: the pairing code the server asks for (None: none, as on this
-    computer alone); commands send it."""
+class Page:
+    """A client of a scoreboard's web API at `url`, as a page is: its
+    snapshot, its commands (with the pairing code `code`, if any), a wait
+    on what it shows."""
     WAIT_S = 30.0  # a bound on waiting only
 
-    def __init__(self, tmp, code=None):
-        self.vb = VirtualBoard(board_dir=tmp / "flash", fast=True).start()  # no timing measured here
+    def __init__(self, url, code=None):
+        self.url = url
         self.code = code
-        self.http = free_port()
-        self.url = "http://127.0.0.1:%d/" % self.http
-        self.start_server()
-
-    def start_server(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
-                                      "--listen", "127.0.0.1:%d" % self.http]
-                                     + (["--code", self.code] if self.code else []),
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.proc.stdout.readline()
-        while line and "open http" not in line:
-            line = self.proc.stdout.readline()
-        if self.code:
-            assert line.startswith("open %s#code=%s" % (self.url, self.code)), line
-        else:
-            assert "open %s" % self.url in line, line
-        self.wait(lambda s: s["connected"] and s["config"] is not None)
 
     def snapshot(self):
         with urllib.request.urlopen(self.url + "api/snapshot", timeout=5) as r:
@@ -71,6 +55,32 @@ class Site:
                 return s
             assert time.monotonic() < end, s
             time.sleep(0.05)
+
+
+class Site(Page):
+    """`code`: the pairing code the server asks for (None: none, as on this
+    computer alone); commands send it."""
+
+    def __init__(self, tmp, code=None):
+        self.vb = VirtualBoard(board_dir=tmp / "flash", fast=True).start()  # no timing measured here
+        self.code = code
+        self.http = free_port()
+        self.url = "http://127.0.0.1:%d/" % self.http
+        self.start_server()
+
+    def start_server(self):
+        self.proc = subprocess.Popen([sys.executable, "-m", "hapenny.cli", "web", "--port", self.vb.port,
+                                      "--listen", "127.0.0.1:%d" % self.http]
+                                     + (["--code", self.code] if self.code else []),
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.proc.stdout.readline()
+        while line and "open http" not in line:
+            line = self.proc.stdout.readline()
+        if self.code:
+            assert line.startswith("open %s#code=%s" % (self.url, self.code)), line
+        else:
+            assert "open %s" % self.url in line, line
+        self.wait(lambda s: s["connected"] and s["config"] is not None)
 
     def close(self):
         self.proc.terminate()

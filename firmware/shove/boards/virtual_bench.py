@@ -227,6 +227,19 @@ class Bench:
             b.clock.ticks_us()
             b.clock.spent(msg["ms"] * 1000)
             self.send({"seq": seq, "ok": True})
+        elif op == "idf":
+            # the classic ESP32's ESP-IDF heap model (the runtime's `esp32`):
+            # its state, and what the bench holds back of it ("hold": bytes)
+            import esp32
+
+            h = esp32.heap()
+            if "hold" in msg:
+                h.hold(msg["hold"])
+            rep = h.report()
+            if msg.get("clear"):  # the faults read are cleared
+                rep["faults"] = list(rep["faults"])
+                del esp32.FAULTS[:]
+            self.send({"seq": seq, "idf": rep})
         elif op == "stats":
             self.send({"seq": seq, "stats": self._stats(flash_unseen(b.flash, stats))})
         else:

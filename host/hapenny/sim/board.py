@@ -551,6 +551,16 @@ class VirtualBoard:
         """The address of the board's web server (once it has joined a network)."""
         return "http://127.0.0.1:%d%s" % (self.web_port, path)
 
+    def idf(self, hold=None, clear=False):
+        """The classic ESP32's ESP-IDF heap model on the board (runtime/idfheap.py):
+        free, largest (as ESP-IDF reports it), min_free, the GC heap's areas,
+        growths, wifi (initialised), started, sockets (open) and faults (each
+        refused allocation, any second growth: what a test must fail on).
+        `hold`: bytes the bench holds back from it from now on (0: none), to
+        make the board's next allocation fail. `clear`: the faults are cleared once read."""
+        f = {} if hold is None else {"hold": hold}
+        return self.control("idf", clear=clear, **f)["idf"]
+
     def pixels(self):
         """The frame last written to the strip, as [(r, g, b)]."""
         f = bytes.fromhex(self.control("frame")["frame"])

@@ -37,10 +37,35 @@ def bed_of(seg):
     return int(digits) if digits.isdigit() else None
 
 
+def follow(snap, ev):
+    """The snapshot after board event `ev` (a new dict; `snap` is not
+    changed): the game kept by gamestate.apply, the visit's darts as the
+    page draws them, and the event itself as `last`. The page keeps its
+    copy the same way (static/app.js, follow)."""
+    name = ev.get("ev")
+    st = snap["state"]
+    new = gamestate.apply(st, ev)
+    # a board that names the visit's darts in its state: they come from
+    # there, so they are whole however late this host started
+    visit = snap["visit"]
+    if name == "dart":
+        if st is not None and new is not None and new["turn"] != st["turn"] and new["phase"] != "bull_off":
+            visit = []
+        visit = (visit + [ev])[-gamestate.VISIT_MAX:]
+    elif name in ("visit", "new"):
+        visit = []
+    elif name == "undo":
+        moves = (new or {}).get("moves", 0)
+        visit = [d for d in visit if d.get("moves", 0) <= moves]  # (darts from a state carry no moves)
+    return dict(snap, state=new, visit=visit_of(new, visit), last=ev)
+
+
 class Bridge:
     def __init__(self, port, notify):
-        """`notify(kind, payload)` is called from the bridge's thread for
-        every change: ("snapshot", snapshot) and ("event", board event)."""
+        """`notify(kind, payload[, snap])` is called from the bridge's thread:
+        ("snapshot", snapshot) when the connection or the settings change or
+        the board reset, ("event", board event, the snapshot after it) for
+        every event the board sends."""
         self.port = port
         self.notify = notify
         self.commands = queue.Queue()
@@ -125,37 +150,22 @@ class Bridge:
             self._last_rx = time.monotonic()
         while self.link.events:
             self._event(self.link.events.popleft())
-        if time.monotonic() - self._last_rx > QUIET_S:
+        # a board on the network says it is there by its stream's pings (its transport's quiet_s)
+        if time.monotonic() - self._last_rx > getattr(self.link.t, "quiet_s", QUIET_S):
             self.link.request("stats", timeout=ANSWER_S)  # LinkError if it does not answer
             self._last_rx = time.monotonic()
             while self.link.events:
                 self._event(self.link.events.popleft())
 
     def _event(self, ev):
-        name = ev.get("ev")
-        if name == "boot":  # the board reset: its restored game, afresh
+        if ev.get("ev") == "boot":  # the board reset: its restored game, afresh
             self.notify("event", ev)
             self._refresh()
             return
-        st = self.snap["state"]
-        new = gamestate.apply(st, ev)
-        # a board that names the visit's darts in its state: they come from
-        # there, so they are whole however late this host started
-        visit = self.snap["visit"]
-        if name == "dart":
-            if st is not None and new is not None and new["turn"] != st["turn"] and new["phase"] != "bull_off":
-                visit = []
-            visit = (visit + [ev])[-gamestate.VISIT_MAX:]
-        elif name in ("visit", "new"):
-            visit = []
-        elif name == "undo":
-            moves = (new or {}).get("moves", 0)
-            visit = [d for d in visit if d["moves"] <= moves]
-        self.snap["visit"] = visit_of(new, visit)
-        self.snap["state"] = new
-        self.snap["last"] = ev
-        self.notify("event", ev)
-        self._publish()
+        self.snap = follow(self.snap, ev)
+        # the event goes to the pages, which apply it themselves (static/app.js
+        # ports follow()); the snapshot after it is for a page that connects next
+        self.notify("event", ev, dict(self.snap))
 
     def _publish(self):
         self.notify("snapshot", dict(self.snap))

@@ -1,8 +1,9 @@
 """`hapenny web`: the live scoreboard and controls as a web page.
 
 aiohttp serves the page (static files in this package: nothing is fetched
-from the internet) and a Server-Sent Events stream that pushes every change
-the board reports; the page's controls POST one command at a time. Only
+from the internet) and a Server-Sent Events stream: the whole snapshot
+first, then every event the board sends, which the page applies itself
+(the board's own server sends the same stream); the page's controls POST one command at a time. Only
 the commands a page needs are accepted, each checked here before it goes to
 the board, which checks it again. Who may send what is guard.py's."""
 import asyncio
@@ -21,30 +22,39 @@ MAX_BODY = 4096  # a new game with rule overrides is well under 1 KB; the board 
 BODY_S = 5.0  # a command's body has this long to arrive
 MAX_CLIENTS = 64  # pages watching at once
 PING_S = 10  # the stream's heartbeat when nothing happens
-# what a page may ask, and the fields each may carry
+# what a page (or `hapenny --port http://...`) may ask, and the fields each
+# may carry: the board's own server takes the same over the network
 COMMANDS = {
     "next": set(), "undo": set(), "state": set(), "end": set(),
     "new": {"players", "teams", "variant", "rules", "cpu", "seed"},
     "config": {"set"},
     "throw": {"seg"},
     "hint": {"level"},
+    # read only: a board's map is changed at the board itself (its own server, or USB)
+    "info": set(), "stats": set(), "leds": set(), "map": set(),
 }
 
 
 class Hub:
-    """The pages watching: each gets every snapshot through its own queue."""
+    """The pages watching, each with its own queue: a snapshot when one
+    connects and when the connection or the settings change, and every
+    board event, which the page applies to its copy itself (as the board's
+    own server does: it cannot build a whole state per dart per page).
+    `snap` is the snapshot after the last message queued, for the next page."""
 
     def __init__(self, loop):
         self.loop = loop
         self.clients = set()
         self.snap = None
 
-    def notify(self, kind, payload):  # from the bridge's thread
-        self.loop.call_soon_threadsafe(self._push, kind, payload)
+    def notify(self, kind, payload, snap=None):  # from the bridge's thread
+        self.loop.call_soon_threadsafe(self._push, kind, payload, snap)
 
-    def _push(self, kind, payload):
+    def _push(self, kind, payload, snap=None):
         if kind == "snapshot":
             self.snap = payload
+        elif snap is not None:
+            self.snap = snap
         msg = "event: %s\ndata: %s\n\n" % (kind, json.dumps(payload, separators=(",", ":")))
         for q in list(self.clients):
             if q.qsize() > 200:  # a page that stopped reading: end its stream; it reconnects
@@ -112,11 +122,14 @@ def make_app(port, bridge_factory=Bridge, access=None):
                                            "X-Accel-Buffering": "no"})
         await resp.prepare(request)
         q = asyncio.Queue()
+        # a page that (re)connects catches up at once; then it is sent every
+        # change. The snapshot is the one of the moment the queue joins (no
+        # await between): an event in both would be applied twice (a dart
+        # twice in the visit)
         hub.clients.add(q)
+        snap = hub.snap or request.app[BRIDGE].snap
         try:
-            # a page that (re)connects catches up at once; then it is sent every change
             await resp.write(b"retry: 1000\n\n")
-            snap = hub.snap or request.app[BRIDGE].snap
             await resp.write(("event: snapshot\ndata: %s\n\n" % json.dumps(snap)).encode())
             while True:
                 try:
@@ -246,7 +259,7 @@ def serve(port, listen="127.0.0.1:8080", out=print, code=None):
 
     async def main():
         runner, listener, bound = await start(port, host, tcp, access)
-        out("hapenny web: the board on %s" % port)
+        out("hapenny web: the board on %s" % port.split("#")[0])  # a board on the network: not its code
         out("open %s" % page_url("127.0.0.1" if host in ("0.0.0.0", "", "::") else host, bound, code))
         if not local:
             out("Listening beyond this computer: anyone on this network can watch; playing needs "

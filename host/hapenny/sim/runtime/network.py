@@ -24,6 +24,10 @@
 # - connect() before active(True) raises OSError ("Wifi Not Started");
 # - hostname() is at most 32 bytes (MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN),
 #   default "mpy-esp32"; connect() hands it to DHCP (esp_netif_set_hostname).
+# - on the classic ESP32, Wi-Fi's memory comes from the ESP-IDF heap model
+#   (idfheap.py, the runtime's `esp32`): WLAN() takes esp_wifi_init's (and
+#   raises OSError("WiFi Out of Memory") when it cannot: then nothing is
+#   kept and the next WLAN() tries again), active(True) esp_wifi_start's.
 import json
 import os
 
@@ -105,6 +109,16 @@ def hostname(name=None):
 _sta = [None]
 
 
+def _idf():
+    """The ESP-IDF heap model, where the board has one (the virtual classic ESP32)."""
+    try:
+        import esp32
+
+        return esp32.heap()
+    except (ImportError, AttributeError):
+        return None
+
+
 class WLAN:
     IF_STA = STA_IF
     IF_AP = AP_IF
@@ -112,6 +126,9 @@ class WLAN:
     def __new__(cls, idx=STA_IF):
         if idx != STA_IF:
             raise ValueError("this model has the station interface only")
+        h = _idf()
+        if h is not None:
+            h.wifi_init()  # esp_initialise_wifi, as network_wlan_make_new calls it
         if _sta[0] is None:
             o = object.__new__(cls)
             o._init()
@@ -196,6 +213,9 @@ class WLAN:
     def active(self, on=None):
         if on is not None:
             on = bool(on)
+            h = _idf()
+            if h is not None and on != self._active:
+                h.wifi_active(on)
             if on and not self._active:
                 self._reconnects = 0  # WIFI_EVENT_STA_START
             if not on:

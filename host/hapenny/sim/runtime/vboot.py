@@ -33,24 +33,56 @@ if os.getenv("HAPENNY_ROMFS") == "1":  # a board made with a ROMFS partition: it
 
 
 
-class LazyNetwork:
-    """`network` (network.py here: the ESP32's station over a model of the
-    air), read from the host when first used. On the chip the module is
-    built in and costs no heap; here a board that never touches the network
-    carries none of its bytecode either. (The host's files are out of reach
-    of `import` once the flash is mounted at "/".)"""
+class Lazy:
+    """A runtime module (network.py, idfheap.py ...) read from the host when
+    first used. On the chip such a module is built in and costs no heap;
+    here a board that never touches it carries none of its bytecode either.
+    (The host's files are out of reach of `import` once the flash is mounted
+    at "/".) `given`: names the module's code finds ready."""
+
+    def __init__(self, name, file, given=None):
+        self._lazy = (name, file, given)
 
     def __getattr__(self, name):
-        g = {"__name__": "network"}
-        with flashdev.host_open(RUNTIME + "/network.py", "r") as f:
+        mod, file, given = self._lazy
+        g = {"__name__": mod}
+        if given:
+            g.update(given)
+        with flashdev.host_open(RUNTIME + "/" + file, "r") as f:
             src = f.read()
-        exec(compile(src, "network.py", "exec"), g)
+        exec(compile(src, file, "exec"), g)
         for k in g:
             setattr(self, k, g[k])
         return g[name]
 
 
-sys.modules["network"] = LazyNetwork()
+# `network`: the ESP32's station over a model of the air
+sys.modules["network"] = Lazy("network", "network.py")
+# The classic ESP32's `esp32` (its ESP-IDF heap, which Wi-Fi and every socket
+# take from: idfheap.py), and its `socket`: the unix port's own, charged to
+# that heap (vsocket.py). The S3 and C3 have more RAM and no model here: no
+# `esp32`, as on the unix port, and its sockets uncharged. The model is read
+# at its first use (Wi-Fi's start, a socket, the bench): until then nothing
+# has changed the heap it starts with, and idf_heap_info() gives that
+# (IDF_START: tests/test_idf_heap.py checks it is the model's), so a board
+# that never joins a network carries none of its bytecode.
+IDF_START = [(4452, 4452, 4352, 4452), (78852, 21504, 21504, 21504), (13440, 13440, 13312, 13440),
+             (112208, 54860, 53248, 54860)]
+
+
+def _idf_start(capabilities):
+    return IDF_START if capabilities & 4 else []
+
+
+if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
+    import socket as _socket  # noqa: E402  the unix port's own, before its name is taken
+
+    _esp32 = Lazy("esp32", "idfheap.py")
+    _esp32.HEAP_DATA = 4  # MALLOC_CAP_8BIT, as idfheap.py has them
+    _esp32.HEAP_EXEC = 1
+    _esp32.idf_heap_info = _idf_start  # replaced by the model's once it is read
+    sys.modules["esp32"] = _esp32
+    sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": _esp32})
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight

@@ -1,5 +1,7 @@
-// hapenny web: draws the board's snapshot, pushed by the server (Server-Sent
-// Events), and sends the controls' commands. No framework, no build step.
+// hapenny web: keeps a copy of the board's snapshot, sent by the server
+// (Server-Sent Events) when the page connects, current from the board's
+// events that follow, draws it, and sends the controls' commands. The same
+// page for `hapenny web` and the board's own server. No framework, no build step.
 "use strict";
 
 const ORDER = [20, 1, 18, 4, 13, 6, 10, 15, 2, 17, 3, 19, 7, 16, 8, 11, 14, 9, 12, 5];
@@ -125,6 +127,69 @@ function drawVisit(s) {
     return '<span class="dart' + (dead ? " dead" : "") + '" data-seg="' + esc(d.seg) + '"><b>' + esc(d.seg) +
       "</b> " + esc(dartWords(st, d)) + "</span>";
   }).join("") + (hint ? '<span class="coach">Hint: ' + esc(hint.reason) + "</span>" : "");
+}
+
+// ---- the game, kept from events --------------------------------------------------------
+// A port of hapenny/gamestate.py (apply, pending) and of follow() in
+// hapenny/web/bridge.py: a dart's event carries what it changed, the rare
+// visit, undo, new and win carry the whole state. tests/web checks the two agree.
+const WHOLE = ["visit", "undo", "new", "win"];
+const VISIT_MAX = 12;
+
+function apply(st, ev) {
+  const n = ev.ev;
+  if (WHOLE.includes(n)) return ev.state === undefined ? null : ev.state;
+  if (n !== "dart" || st == null) return st;
+  if ("state" in ev) return ev.state;
+  const sides = st.sides.map((s) => Object.assign({}, s, { marks: Object.assign({}, s.marks) }));
+  const nx = Object.assign({}, st, { sides });
+  if (ev.bed != null) {
+    [ev.side].concat((ev.gifts || []).map((g) => g[0])).forEach((side, i) => {
+      if (i < ev.tally.length) sides[side].marks[String(ev.bed)] = ev.tally[i];
+    });
+  }
+  ["turn", "darts_left", "phase", "winner", "moves"].forEach((k) => { nx[k] = ev[k]; });
+  if ("contenders" in ev) nx.contenders = ev.contenders; else delete nx.contenders;
+  if ("visit" in st) {
+    nx.visit = st.phase === "bull_off" && nx.phase !== "bull_off" ? []
+      : st.visit.concat([[ev.seg, ev.side, ev.own, ev.gifts || [], ev.lost]]).slice(-VISIT_MAX);
+  }
+  if (nx.turn !== st.turn) nx.thrower = sides[nx.turn].members[0];
+  nx.pending = pending(nx);
+  return nx;
+}
+
+function pending(st) {
+  if (st.winner != null) return [];
+  const full = st.rules.marks;
+  return st.sides.map((s, i) => (Object.values(s.marks).every((m) => m >= full) ? i : -1)).filter((i) => i >= 0);
+}
+
+function bedOf(seg) {
+  if (seg === "SB" || seg === "DB") return 25;
+  const d = seg.replace(/^[SIODT]+/, "");
+  return /^\d+$/.test(d) ? Number(d) : null;
+}
+
+function visitOf(st, seen) {
+  // the visit's darts from the state when the board names them there, else those this page saw
+  if (!st || !("visit" in st)) return st ? seen : [];
+  return st.visit.map(([seg, side, own, gifts, lost]) => ({ seg, side, own, gifts, lost, bed: bedOf(seg) }));
+}
+
+function follow(s, ev) {
+  const st = s.state, nx = apply(st, ev);
+  let visit = s.visit || [];
+  if (ev.ev === "dart") {
+    if (st != null && nx != null && nx.turn !== st.turn && nx.phase !== "bull_off") visit = [];
+    visit = visit.concat([ev]).slice(-VISIT_MAX);
+  } else if (ev.ev === "visit" || ev.ev === "new") {
+    visit = [];
+  } else if (ev.ev === "undo") {
+    const moves = (nx || {}).moves || 0;
+    visit = visit.filter((d) => (d.moves || 0) <= moves);
+  }
+  return Object.assign({}, s, { state: nx, visit: visitOf(nx, visit), last: ev });
 }
 
 // ---- the dartboard -------------------------------------------------------------------
@@ -274,10 +339,15 @@ function showError(msg) {
 // and sends it in a header with each command.
 const CODE_KEY = "hapenny-code";
 
+function keepCode(c) {
+  sessionCode = c;
+  try { localStorage.setItem(CODE_KEY, c); } catch (e) { /* private mode: this page's life only */ }
+}
+
 function takeCode() {
   const m = /(?:^#|&)code=([A-Za-z0-9_-]+)/.exec(location.hash);
   if (m) {
-    try { localStorage.setItem(CODE_KEY, m[1]); } catch (e) { sessionCode = m[1]; }
+    keepCode(m[1]);
     history.replaceState(null, "", location.pathname + location.search); // off the address bar
   }
 }
@@ -302,7 +372,8 @@ async function checkAccess() {
     document.body.classList.toggle("watching", !r.play);
     $("watching").hidden = r.play;
     if (!r.play) setThrowing(false);
-  } catch (e) { /* the server is away: the status badge says so */ }
+    return r.play;
+  } catch (e) { return null; /* the server is away: the status badge says so */ }
 }
 
 async function send(body) {
@@ -333,6 +404,16 @@ function setup() {
   $("throw").onclick = tapped;
   $("show-throw").onclick = () => setThrowing($("throw").hidden);
   $("error").onclick = () => showError("");
+  $("watching").onsubmit = async (ev) => {
+    // the code typed in: read off the board's beds, or from what hapenny web or hapenny wifi printed
+    ev.preventDefault();
+    const c = $("code").value.replace(/\s+/g, "");
+    if (!/^[A-Za-z0-9_-]+$/.test(c)) { showError("The pairing code is letters and digits only"); return; }
+    keepCode(c);
+    const play = await checkAccess();
+    if (play === false) showError("That is not the pairing code: try again");
+    else if (play) { $("code").value = ""; showError(""); }
+  };
   $("next").onclick = () => send({ cmd: "next" });
   $("undo").onclick = () => send({ cmd: "undo" });
   $("hint").onclick = async () => {
@@ -387,11 +468,20 @@ function connect() {
   }, 5000);
   es.onmessage = () => { heard = Date.now(); };
   es.addEventListener("ping", () => { heard = Date.now(); });
-  es.addEventListener("snapshot", (e) => { heard = Date.now(); draw(JSON.parse(e.data)); });
+  es.addEventListener("snapshot", (e) => {
+    heard = Date.now();
+    const s = JSON.parse(e.data);
+    // the board's own server sends "visit": [] and lets the state name the darts
+    if (!s.visit || !s.visit.length) s.visit = visitOf(s.state, []);
+    draw(s);
+  });
   es.addEventListener("event", (e) => {
     heard = Date.now();
     const ev = JSON.parse(e.data);
+    if (!snap || ev.ev === "boot") return; // a board that reset: its snapshot follows
+    snap = follow(snap, ev);
     if (ev.ev === "hint") showHint(ev.hint); // the board's undo button held a second
+    else draw(snap);
   });
   es.onerror = () => {
     const status = $("status");
