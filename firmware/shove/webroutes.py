@@ -17,13 +17,13 @@
 # keeps it; the page has it from the address's #code= fragment, never in a
 # request line). Watching needs no code.
 #
-# Guessing the code: 10 characters of 31 is 31**10, about 8.2e14 codes. A
-# wrong code locks every code check for LOCK_S[n] seconds after the n-th
-# wrong one in a row (the last for every later one), counted on the board's
-# clock: a guesser soon makes one guess in 30 s, so half the codes take
-# 8.2e14 / 2 * 30 s, about 3.9e8 years; even at one guess a second it would
-# be 13 million years. The right code ends the lock's growth. A request
-# with no code is no guess (a watching page's).
+# Guessing the code: ten digits 1 to 9 (wifiset.py) is 9**10, about 3.5e9
+# codes. A wrong code locks every code check for LOCK_S[n] seconds after
+# the n-th wrong one in a row (the last for every later one), counted on
+# the board's clock: a guesser soon makes one guess in 30 s, so half the
+# codes take 3.5e9 / 2 * 30 s, about 1,700 years (at one guess a second it
+# would still be 55 years). The right code ends the lock's growth. A
+# request with no code is no guess (a watching page's).
 import json
 
 from shove import protocol, ticks_add, ticks_diff
