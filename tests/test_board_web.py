@@ -492,3 +492,24 @@ def test_a_port_the_board_cannot_have_is_said_in_an_event_and_the_game_goes_on()
     finally:
         vb.stop()
         taken.close()
+
+
+def test_the_network_transport_plays_through_the_boards_own_server(board):
+    """hapenny's network transport (netlink), as `--port http://...` uses it: commands and events
+    through the board's own web API, as through its serial port."""
+    board.until("no one connected", lambda w: w["open"] == 0)
+    link, info, t = connect("http://%s/#code=%s" % (board.host, board.code), timeout=WAIT)
+    try:
+        assert info["board"] == board.info["board"]
+        link.request("new", players=["Ann", "Bob"])
+        serial = board.link
+        serial.events.clear()
+        board.dart("T5")  # at the matrix: the same event on both ways in
+        ev = serial.wait_event("dart", WAIT)
+        assert link.wait_event("dart", WAIT) == ev
+        assert link.request("state")["state"] == board.req("state")["state"]
+        rep = link.request("reset", check=False)  # the cable's alone: refused in words, the board goes on
+        assert rep.get("ok") is not True
+    finally:
+        t.close()
+    assert board.req("stats")["stats"]["web"]["faults"] == 0
