@@ -1,6 +1,7 @@
 """`hapenny deploy` refuses a board it cannot serve before copying anything
 (chip, a MicroPython whose .mpy format differs, in one line), and copies each
 file so that a reset in the middle never leaves a truncated one."""
+import gzip
 import io
 import json
 import re
@@ -375,3 +376,22 @@ def test_the_probe_enters_the_raw_repl_again_when_late_bytes_spoil_the_handshake
     assert (t.entered, t.sent) == (0, 1)
     with pytest.raises(TransportError):
         deploy.probe(Transport(fails=2))
+
+
+def test_deploy_puts_the_web_page_on_the_board_gzipped_and_only_when_it_changed(tmp_path):
+    vb = VirtualBoard(board_dir=tmp_path / "flash").start()
+    try:
+        _up(vb.port)
+        _put_through_repl(vb.port, {"web/index.html.gz": b"an older page", "web/old.js.gz": b"gone from the page"})
+        summary = deploy.deploy(vb.port, out=io.StringIO())
+        page = {"web/%s.gz" % n: firmware.gzipped((firmware.STATIC / n).read_bytes()) for n in firmware.PAGE}
+        # the virtual board's flash had the page already (sim installs it as deploy does): what changed goes
+        assert [rel for rel in summary["copied"] if rel.startswith("web/")] == ["web/index.html.gz"]
+        assert summary["removed"] == ["web/old.js.gz"]
+        files = vb.files()
+        assert {rel: files.get(rel) for rel in page} == page and "web/old.js.gz" not in files
+        assert gzip.decompress(files["web/app.js.gz"]) == (firmware.STATIC / "app.js").read_bytes()
+        again = deploy.deploy(vb.port, out=io.StringIO())  # the same page is the same bytes: nothing to copy
+        assert not [rel for rel in again["copied"] if rel.startswith("web/")]
+    finally:
+        vb.stop()

@@ -27,6 +27,8 @@ PASSWORD = "Tr0ub4dor&3-secret"
 HOME = {"home": {"key": PASSWORD, "rssi": -57, "addr": "127.0.0.1"}}
 TIMES = {"join_ms": 300, "refuse_ms": 300, "scan_ms": 300, "beacon_ms": 300}
 WAIT = 30.0  # generous: a loaded host slows the board's clock with it
+# the network's modules: the join, its command, the web server and its routes (none without a network)
+NETWORK_MODULES = ("shove.wifi", "shove.wifiset", "shove.httpd", "shove.webroutes")
 
 
 class Wired:
@@ -98,10 +100,11 @@ def board():
 def test_a_board_without_a_network_loads_nothing_of_it(board):
     assert board.req("info")["wifi"] == {"state": "off"}
     mods = board.modules()
-    assert "shove.wifi" not in mods and "shove.wifiset" not in mods
+    assert not set(NETWORK_MODULES) & set(mods)
     w = board.wifi()  # asking the state loads the command's module for the command only
     assert w["state"] == "off" and w["code"] is None and w["name"].startswith("hapenny-")
-    assert not {"shove.wifi", "shove.wifiset"} & set(board.modules())
+    assert not set(NETWORK_MODULES) & set(board.modules())
+    assert board.req("stats")["stats"]["web"] is None  # no server: no socket was opened
     assert board.status_pixels() == [(0, 0, 0)] * 3
 
 
@@ -183,7 +186,7 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
     assert info == {"state": "joined", "reason": None, "ssid": "home", "address": "127.0.0.1", "rssi": -57,
                     "name": "dartboard", "tries": 1}
     assert "code" not in info  # the pairing code is the wifi command's alone
-    assert "shove.wifi" in board.modules()
+    assert {"shove.wifi", "shove.httpd", "shove.webroutes"} <= set(board.modules())  # joined: the server is up
     p = board.status_pixels(lambda p: p[0][1] > p[0][2] > 0)  # no game: they show the network, green: joined
     assert p == [p[0]] * 3 and p[0][0] == 0 and p[0][1] > p[0][2] > 0
     lines = []
@@ -193,7 +196,9 @@ def test_set_by_the_cli_joins_and_shows_everywhere(board):
                for f in rep.findings)
     r = board.cli("wifi")
     assert "joined home as dartboard.local at 127.0.0.1" in r.stdout and "pairing code: %s" % w["code"] in r.stdout
-    # the page's addresses, at the board's address and its name, and the first one's QR code to scan
+    # the page's addresses, at the board's address and its name, and the first one's QR code to scan:
+    # the board's own server's, on the free port the simulator gave it
+    assert w["web_port"] == board.vb.web_port and w["url"] == "http://127.0.0.1:%d/#code=%s" % (w["web_port"], w["code"])
     local = w["url"].replace("127.0.0.1", "dartboard.local")
     assert "  %s\n  %s\n" % (w["url"], local) in r.stdout
     assert qr_text(w["url"]) in r.stdout and qr_text(w["url"]).count("\n") > 10
@@ -302,7 +307,8 @@ def test_forget_leaves_and_clears(board):
     w = json.loads(r.stdout)
     assert (w["state"], w["ssid"], w["code"], w["url"]) == ("off", None, None, None)
     assert "wifi.json" not in board.vb.names()
-    assert not {"shove.wifi", "shove.wifiset"} & set(board.modules())
+    assert not set(NETWORK_MODULES) & set(board.modules())  # the server closed and let go with the join
+    assert board.req("stats")["stats"]["web"] is None
     assert board.status_pixels(lambda p: p == [(0, 0, 0)] * 3) == [(0, 0, 0)] * 3
     assert board.req("info")["wifi"] == {"state": "off"}
 

@@ -20,7 +20,7 @@ except ImportError:  # CPython
 
 # the game's modules, loaded with the loop as main.py imports it (the App's
 # parts are built from them by shove/loading.py, at start-up only)
-from shove import keeper, leds, pacing, protocol, release, scanner, strip  # noqa: F401
+from shove import keeper, leds, pacing, protocol, release, scanner, strip, ticks_add, ticks_diff  # noqa: F401
 from shove.boards import open_board
 from shove.commands import SERIAL_MORE, SERIAL_RUN, SERIAL_SLICE
 from shove.scanner import WOKE_INPUT
@@ -44,6 +44,11 @@ _NEXT_SLICE = const((_BOARD, _BUTTONS, _TIMERS, _STRIP, _SERIAL))
 _FEED_EVERY = const(16)  # serial slices between check-ins (each a few ms apart: well inside the 3 s allowed)
 _DUE_TIMERS = const(1)  # the computer's visit or auto next may act (the TIMERS slice)
 _DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
+# While the board's web server runs, a quiet burst ends this soon (ms) for
+# its step (a request waits no longer; on the chip a lean round is well
+# under a ms of bytecode, so ten of them a second cost nothing a dart needs)
+_WEB_IDLE_MS = const(100)
+_WEB_OPEN_MS = const(20)  # ... and while a client is connected
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 _PROFILE_KEEPS = const(("name", "chip", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
@@ -79,7 +84,11 @@ class App:
 
     # ---- the parts' callbacks -----------------------------------------------------------
     def emit(self, name, fields=None):
-        self.tx.put(protocol.event(name, fields, self.tick))
+        line = protocol.event(name, fields, self.tick)
+        self.tx.put(line)
+        web = self.commands.web
+        if web is not None:  # the same line for the web server's streams (no copy)
+            web.event(line)
 
     def report(self, e, errors, note=""):
         """An unexpected error as an `error` event (shove/fault.py): queued
@@ -152,6 +161,13 @@ class App:
                 net = self.commands.net
                 if net is not None:  # the slow slice: the network's join (shove/wifi.py), never waiting
                     net.step(board.ticks_ms())
+                web = self.commands.web
+                if web is not None:  # and the web server's sockets (shove/httpd.py)
+                    web.step(board.ticks_ms())
+            else:
+                web = self.commands.web
+                if web is not None and web.busy:  # a request or a stream's output under way: every round
+                    web.step(board.ticks_ms())
             if not self.tx.ready():  # no room for a reply: the input waits (in the UART's ring, as the chip's)
                 self.serial_run = 0
             elif self.commands.read(SERIAL_MORE if self.serial_run else SERIAL_SLICE) and self.serial_run < SERIAL_RUN:
@@ -234,6 +250,11 @@ class App:
                         n = _QUIET
                         until = self.strip.at
                     if n == _QUIET:
+                        web = c.web
+                        if web is not None:  # the server's sockets are looked at however quiet the board
+                            t = ticks_add(board.ticks_ms(), _WEB_OPEN_MS if web.open else _WEB_IDLE_MS)
+                            if until < 0 or ticks_diff(t, until) < 0:
+                                until = t
                         if self.tx.q and self.tx.per_byte:
                             # a long reply needs a FIFO load every 11 ms: the board writes each between
                             # two reads and reads on (ending the burst for it costs a ms of bytecode)

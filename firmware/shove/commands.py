@@ -34,6 +34,7 @@ class Commands:
         # module (shove.NAME) with its cmd_NAME, loaded for the command and let go after
         self.more = {}
         self.net = None  # the network's Joiner (shove/wifi.py) while a network is set
+        self.web = None  # the board's web server (shove/httpd.py) once it has joined one
         self.lines = protocol.LineBuffer()
         self._sbuf = bytearray(SERIAL_MORE)  # the console's bytes of one serial slice
         self._sview = memoryview(self._sbuf)

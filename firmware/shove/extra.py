@@ -113,7 +113,8 @@ def stats(c):
             "ctrl_c": f[5], "mem_alloc": gc.mem_alloc(), "mem_free": gc.mem_free(),
             "strip_count": c.renderer.count, "stalls": getattr(c.board, "stalls", 0),
             "idles": getattr(c.board, "idles", 0), "slices": f[6], "armed_slices": f[7],
-            "mem_peak": _mem_peak(), "idf_heap": idf_heap(), "tx_waits": c.tx.waits}
+            "mem_peak": _mem_peak(), "idf_heap": idf_heap(), "tx_waits": c.tx.waits,
+            "web": c.web.figures() if c.web is not None else None}  # the board's web server (shove/httpd.py)
 
 
 def cmd_end(c, cmd, after):

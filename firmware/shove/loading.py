@@ -63,7 +63,7 @@ def read_wifi(app, c):
         store.quarantine(wifi.FILE)
         _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
         return
-    c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit)
+    c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c)
 
 
 def _notice(app, path, msg):

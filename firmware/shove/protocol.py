@@ -126,6 +126,12 @@ def _line(out, tick):
     return "".join(parts)
 
 
+def encode(obj, tick=None):
+    """Any object's text as a line is encoded (the network's snapshot):
+    one carrying a state in pieces with tick() between."""
+    return _line(obj, tick)
+
+
 def ok(id_, fields=None, tick=None):
     """A reply's line; one carrying a state is built in pieces with tick() between."""
     out = {"id": id_, "ok": True}

@@ -22,7 +22,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import ticks_add, ticks_diff
+from shove import release, ticks_add, ticks_diff
 
 FILE = "wifi.json"
 OFF = const(0)  # the states, as the status pixels show them (leds.Renderer.net)
@@ -70,9 +70,13 @@ class Joiner:
     """Joins the network of `cfg` (ssid, key, name, code) and rejoins it
     whenever it is lost. `ticks_ms`: the board's clock; `renderer`: its
     `net` is the state the status pixels show; `changed`, `emit`: the
-    loop's callbacks (a frame is due; a `wifi` event)."""
+    loop's callbacks (a frame is due; a `wifi` event); `parts`: the command
+    handlers' (commands.Commands), with which the board's web server
+    (shove/httpd.py, shove/webroutes.py) is started once the board has
+    joined, put in parts.web for the loop to step, and stopped when the
+    network is forgotten (none: no server)."""
 
-    def __init__(self, cfg, renderer, changed, emit):
+    def __init__(self, cfg, renderer, changed, emit, parts=None):
         self.ssid = cfg["ssid"]
         self._key = cfg["key"]  # never in a report, an event or an error
         self.name = cfg["name"]
@@ -89,6 +93,7 @@ class Joiner:
         self.began = 0  # tick the attempt under way began
         self.first = 0  # status() just after it began
         self.retry_at = -1  # tick of the next attempt; -1: one is under way
+        self.parts = parts
         renderer.net = JOINING
 
     def _set(self, state, reason):
@@ -158,11 +163,27 @@ class Joiner:
             except AttributeError:  # before v1.24: ifconfig() only (address, mask, gateway, DNS)
                 self.address = w.ifconfig()[0]
             self._set(JOINED, None)
+            if self.parts is not None and self.parts.web is None:
+                self._serve()
             return
         if ticks_diff(now, self.began) >= ATTEMPT_MS:
             self._failed(now, reason_of(s))
         elif s != self.first and s not in (_CONNECTING, _IDLE):
             self._failed(now, reason_of(s))
+
+    def _serve(self):
+        """The web server, started at the first join (it listens on every
+        address: a later one after a rejoin is served too). A port it cannot
+        have (OSError), or no room for its buffers (MemoryError), is said in
+        a `web` event and tried again at the next join; the game goes on."""
+        p = self.parts
+        try:
+            from shove import webroutes
+
+            p.web = webroutes.start(p, self, getattr(p.board, "web_addr", ("0.0.0.0", 80)))
+        except (OSError, MemoryError) as e:
+            release("webroutes", "httpd")
+            self.emit("web", {"error": "the page is not served: %s" % e})
 
     def rssi(self):
         if self.state != JOINED:
@@ -178,7 +199,12 @@ class Joiner:
                 "rssi": self.rssi(), "name": self.name, "tries": self.tries}
 
     def leave(self):
-        """The network is forgotten: off the air, the interface stopped."""
+        """The network is forgotten: off the air, the interface stopped, the server closed and let go."""
+        p = self.parts
+        if p is not None and p.web is not None:
+            p.web.close()
+            p.web = None
+            release("webroutes", "httpd")
         w = self.wlan
         if w is not None:
             try:

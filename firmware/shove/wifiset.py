@@ -126,7 +126,7 @@ def cmd_wifi(c, cmd, after):
         c.board.write_file(wifi.FILE, json.dumps(cfg).encode())  # power-safe (store.write_atomic)
         if c.net is not None:
             c.net.leave()
-        c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit)
+        c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit, c)
         c.changed()
         after.append(("wifi", {"state": "joining", "reason": None, "address": None}))
     elif "forget" in cmd:
@@ -149,4 +149,6 @@ def cmd_wifi(c, cmd, after):
     else:
         r = c.net.report()
         r["code"] = c.net.code  # USB is trusted: the pairing code is shown here only
+    # the port the board's own page is served at (shove/httpd.py), while its server listens
+    r["web_port"] = c.board.web_addr[1] if c.web is not None else None
     return {"wifi": r}

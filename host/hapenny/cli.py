@@ -260,7 +260,9 @@ def board_urls(w):
     its address, then at NAME.local. [] otherwise."""
     if w.get("state") != "joined" or not w.get("address") or not w.get("code"):
         return []
-    port = w.get("port") or 80
+    if "web_port" in w and not w["web_port"]:  # joined, but its server is not listening (a `web` event said why)
+        return []
+    port = w.get("web_port") or 80  # (80 on the chip; the virtual board's server sits on a free port)
     return ["http://%s%s/#code=%s" % (host, "" if port == 80 else ":%d" % port, w["code"])
             for host in (w["address"], "%s.local" % w["name"])]
 
@@ -407,11 +409,13 @@ def cmd_sim(args):
         os.environ["HAPENNY_ROMFS"] = "1"
     if args.chip:  # idem: the chip the board is, and its own profile unless one is named
         os.environ["HAPENNY_CHIP"] = args.chip
+    if args.wifi and (args.web or args.play):
+        raise SystemExit("hapenny sim: --wifi is the board serving its own page; not with --web or --play")
     if args.web:
         return web_on_sim(args.board_dir, args.profile, args.web)
     if args.play:
         return play_on_sim(args.board_dir, args.profile)
-    return serve(args.board_dir, args.profile, args.control, fast=args.fast)
+    return serve(args.board_dir, args.profile, args.control, fast=args.fast, wifi=args.wifi)
 
 
 def cmd_test(args):
@@ -558,6 +562,9 @@ def build_parser():
                         "`hapenny deploy --romfs` (or set HAPENNY_ROMFS=1)")
     s.add_argument("--web", nargs="?", const="127.0.0.1:8080", metavar="HOST:PORT",
                    help="and serve the web scoreboard for it (make web)")
+    s.add_argument("--wifi", action="store_true",
+                   help="the board joins its virtual Wi-Fi and serves its own page on a free port of "
+                        "127.0.0.1: prints WEB <url> (with the pairing code) after PORT and CONTROL")
     s.set_defaults(fn=cmd_sim)
 
     s = sub.add_parser("test", parents=port,

@@ -35,10 +35,11 @@ def _walk(d, out):
         else:
             out[p] = _h(p)
 _o = {}
-try:
-    _walk('shove', _o)
-except OSError:
-    pass
+for _d in ('shove', 'web'):
+    try:
+        _walk(_d, _o)
+    except OSError:
+        pass
 for _f in ('boot.py', 'main.py', 'profile.json', 'boot.py.part', 'main.py.part', 'profile.json.part'):
     try:
         _o[_f] = _h(_f)
@@ -576,7 +577,7 @@ def deploy(port=None, profile=None, out=sys.stderr, reset=True, boot_timeout=20.
         changed = [rel for rel in sorted(local)
                    if force or have.get(rel) != hashlib.sha256(local[rel]).hexdigest()]
         stale = [rel for rel in sorted(have)
-                 if (rel.startswith("shove/") and rel not in local) or rel.endswith(PART)]
+                 if (rel.startswith(("shove/", "web/")) and rel not in local) or rel.endswith(PART)]
         # A board running from ROMFS has no package on the filesystem, and a part of one
         # copied there would be found first on sys.path (py/builtinimport.c takes the first
         # folder of that name) and hide the image: the package goes to STAGED, renamed whole

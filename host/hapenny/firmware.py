@@ -59,6 +59,13 @@ NATIVE_DECORATOR = re.compile(r"^[ \t]*@micropython\.(native|viper)\b.*\n", re.M
 BYTECODE_ONLY = re.compile(r"^#bytecode: ", re.M)  # a line for the bytecode build only (boards/esp32.py)
 SOURCE_ONLY = ("boot.py", "main.py")  # MicroPython runs these as source
 DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables), copied as they are
+# The web page the board serves once on a network (shove/webroutes.py): the
+# same files `hapenny web` serves (one source), gzipped into web/NAME.gz on
+# the board's flash. Compressed without a time stamp, so an unchanged page
+# is the same bytes and deploy leaves it alone.
+STATIC = Path(__file__).resolve().parent / "web" / "static"
+PAGE = ("index.html", "app.js", "style.css")
+WEB_DIR = "web"
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
 # heap, since the board keeps the bytecode in RAM); a traceback still names
 # the file and function (every line reads 1). `debug` keeps them.
@@ -153,6 +160,28 @@ def build(target="esp32", out=None, debug=False):
     for pattern in DATA:
         for p in sorted(FIRMWARE.rglob(pattern)):
             files[p.relative_to(FIRMWARE).as_posix()] = p
+    files.update(page(out))
+    return files
+
+
+def gzipped(data):
+    """The page's bytes as the board stores them (no time stamp: the same page, the same bytes)."""
+    import gzip
+
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+def page(out):
+    """The web page gzipped into out/web: {board path: local file}."""
+    files = {}
+    d = Path(out) / WEB_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    for name in PAGE:
+        data = gzipped((STATIC / name).read_bytes())
+        dst = d / (name + ".gz")
+        if not dst.exists() or dst.read_bytes() != data:
+            dst.write_bytes(data)
+        files["%s/%s.gz" % (WEB_DIR, name)] = dst
     return files
 
 

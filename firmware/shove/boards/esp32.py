@@ -291,6 +291,7 @@ class Board:
     # the app paces its output to it: on the S3 and C3 too, whose USB console has no baud rate, as
     # their stock images write the console to UART0 as well (ports/esp32/mphalport.c)
     uart_us_per_byte = UART_US_PER_BYTE
+    web_addr = ("0.0.0.0", 80)  # where the web server listens once on a network (shove/httpd.py)
 
     def serial_raw(self, on):
         # 0x03 arriving on the UART raises KeyboardInterrupt wherever the

@@ -222,6 +222,11 @@ class Bench:
 
             network.set_air(msg["aps"], msg.get("times"))
             self.send({"seq": seq, "ok": True})
+        elif op == "advance":
+            # the board's clock moved on at once (deadlines tested without waiting for them)
+            b.clock.ticks_us()
+            b.clock.spent(msg["ms"] * 1000)
+            self.send({"seq": seq, "ok": True})
         elif op == "idf":
             # the classic ESP32's ESP-IDF heap model (the runtime's `esp32`):
             # its state, and what the bench holds back of it ("hold": bytes)

@@ -48,6 +48,8 @@ def build(board, profile, esp32_scale, Serial):
     # USB port: "uart" (a USB-UART bridge), "usb-serial-jtag" (the C3's), "usb-cdc" (the S3's native USB)
     board.chip = os.getenv("HAPENNY_CHIP") or "esp32"
     board.console_kind = os.getenv("HAPENNY_CONSOLE") or "uart"
+    # the web server's address once on a network: this machine only, at the simulator's free port
+    board.web_addr = ("127.0.0.1", int(os.getenv("HAPENNY_WEB_PORT") or 8080))
     # the timing model, picked once: its clock, console and flash
     poll = select.poll()
     poll.register(sys.stdin, select.POLLIN)

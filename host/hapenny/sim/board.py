@@ -79,6 +79,15 @@ class SimError(Exception):
     pass
 
 
+def free_port():
+    """A TCP port free on 127.0.0.1 now (the board's web server binds it later)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _die_with_parent():
     """In the child: if the simulator dies (even by SIGKILL), so does the board."""
     try:
@@ -100,7 +109,7 @@ class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
     def __init__(self, board_dir=None, profile=None, fast=False, ticks0=None, log=None, refresh=False,
-                 timing=None, repl_dupterm=None, romfs=None, chip=None):
+                 timing=None, repl_dupterm=None, romfs=None, chip=None, web_port=None):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -140,6 +149,9 @@ class VirtualBoard:
         self._wdt_due = 0.0
         self._rtc = ""  # machine.RTC().memory(), hex: kept across resets, lost in a power cut
         self._air = None  # the Wi-Fi networks in reach (air()): the world's, so it outlives every reset
+        # the port (on 127.0.0.1) the board's web server listens at once it has joined a network:
+        # given, or a free one picked now (kept across resets, as the chip's port 80 is)
+        self.web_port = web_port or free_port()
         self.wdt_resets = 0
         self.boots = 0
         self.frame = b""
@@ -217,6 +229,7 @@ class VirtualBoard:
             env["HAPENNY_AIR"] = json.dumps(self._air)
         else:
             env.pop("HAPENNY_AIR", None)
+        env["HAPENNY_WEB_PORT"] = str(self.web_port)
         if self.boot_held:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
@@ -527,6 +540,16 @@ class VirtualBoard:
         model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
         self.control("air", aps=aps, times=self._air["times"])
+
+    def advance(self, ms):
+        """Move the board's clock on by `ms` at once (as if it had run that
+        long with nothing happening): deadlines on the board's clock (a slow
+        request, a lock, a stream's ping) are tested without waiting."""
+        self.control("advance", ms=ms)
+
+    def web_url(self, path="/"):
+        """The address of the board's web server (once it has joined a network)."""
+        return "http://127.0.0.1:%d%s" % (self.web_port, path)
 
     def idf(self, hold=None, clear=False):
         """The classic ESP32's ESP-IDF heap model on the board (runtime/idfheap.py):

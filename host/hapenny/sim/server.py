@@ -1,5 +1,6 @@
 """`hapenny sim`: a virtual board as a process. Prints `PORT <path>` first,
-then `CONTROL <socket>`, and serves the control API on that Unix socket
+then `CONTROL <socket>` (with --wifi then `WEB <url>`: the board's own
+page, once it has joined its virtual network), and serves the control API on that Unix socket
 (one JSON request a line) until Ctrl-C or SIGTERM."""
 import contextlib
 import json
@@ -86,7 +87,43 @@ def web_on_sim(board_dir=None, profile=None, listen="127.0.0.1:8080", out=sys.st
         serve_web(vb.port, listen, out=lambda s: (out.write(s + "\n"), out.flush()))
 
 
-def serve(board_dir=None, profile=None, control=None, fast=False, out=sys.stdout):
+# The virtual network `hapenny sim --wifi` puts the board on: its own
+# (the runtime's `network` model), the address this machine's
+SIM_NETWORK = "hapenny-sim"
+SIM_KEY = "virtual-board"
+SIM_TIMES = {"join_ms": 300, "refuse_ms": 300, "scan_ms": 300, "beacon_ms": 1000}
+JOIN_S = 30.0
+
+
+def join_wifi(vb, timeout=JOIN_S):
+    """Put the virtual board on its virtual network (through its serial
+    port, as `hapenny wifi` does) and wait until its web server listens:
+    the page's address, with the pairing code in the fragment (the person
+    at the simulator is the board's owner)."""
+    import time
+
+    from hapenny.connect import connect
+    from hapenny.web.server import page_url
+
+    vb.air({SIM_NETWORK: {"key": SIM_KEY, "rssi": -50, "addr": "127.0.0.1"}}, SIM_TIMES)
+    link, _, ser = connect(vb.port, timeout=10)
+    try:
+        w = link.request("wifi")["wifi"]
+        if w["state"] == "off" or w["ssid"] != SIM_NETWORK:
+            w = link.request("wifi", set={"ssid": SIM_NETWORK, "key": SIM_KEY})["wifi"]
+        end = time.monotonic() + timeout
+        while w["state"] != "joined" or link.request("stats")["stats"].get("web") is None:
+            if time.monotonic() > end:
+                raise SimError("the virtual board did not join its network (%s)" % w.get("reason"))
+            time.sleep(0.2)
+            w = link.request("wifi")["wifi"]
+        return page_url("127.0.0.1", vb.web_port, w["code"])
+    finally:
+        ser.close()
+
+
+def serve(board_dir=None, profile=None, control=None, fast=False, out=sys.stdout, wifi=False):
+    """`wifi`: the board joins its virtual network and serves its own page (a `WEB <url>` line)."""
     vb = VirtualBoard(board_dir=board_dir, profile=profile, fast=fast).start()
     control = control or os.path.join(tempfile.gettempdir(), "hapenny-sim-%d.sock" % os.getpid())
     if os.path.exists(control):
@@ -98,6 +135,15 @@ def serve(board_dir=None, profile=None, control=None, fast=False, out=sys.stdout
     out.write("PORT %s\n" % vb.port)
     out.write("CONTROL %s\n" % control)
     out.flush()
+    if wifi:
+        try:
+            out.write("WEB %s\n" % join_wifi(vb))
+        except Exception:
+            srv.close()
+            reg.unlink()
+            vb.stop()
+            raise
+        out.flush()
     stop = threading.Event()
 
     def on_signal(signum, frame):

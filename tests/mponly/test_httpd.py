@@ -1,0 +1,169 @@
+# MicroPython only: the board's web server's core (shove/httpd.py) in the
+# unix port, over real loopback sockets, on a clock the test moves (step's
+# `now`): its deadline, a request held back, a stream that falls behind,
+# and an idle step that allocates nothing. The routes' end of it runs on
+# the virtual board in tests/test_board_web.py.
+import gc
+import socket
+import time
+
+from shove import httpd
+
+
+def _server():
+    """A server on a free port of 127.0.0.1 (the unix port has no getsockname: ports are tried)."""
+    base = 20000 + time.ticks_us() % 20000
+    for i in range(50):
+        try:
+            srv = httpd.Server(("127.0.0.1", base + i), lambda: None)
+        except OSError:
+            continue
+        srv.port = base + i
+        return srv
+    raise AssertionError("no free port")
+
+
+def _client(srv):
+    s = socket.socket()
+    s.connect(socket.getaddrinfo("127.0.0.1", srv.port)[0][-1])
+    s.setblocking(False)
+    return s
+
+
+def _read(s, srv, now, steps=200):
+    """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes)."""
+    got = b""
+    for _ in range(steps):
+        srv.step(now)
+        try:
+            b = s.recv(4096)
+        except OSError:
+            b = None
+        if b:
+            got += b
+        i = got.find(b"\r\n\r\n")
+        if i >= 0:
+            head = got[:i].decode()
+            n = 0
+            for line in head.split("\r\n"):
+                if line.lower().startswith("content-length:"):
+                    n = int(line.split(":")[1])
+            if len(got) >= i + 4 + n:
+                return got
+        time.sleep_ms(1)
+    return got
+
+
+def _until(srv, now, cond, steps=200):
+    for _ in range(steps):
+        srv.step(now)
+        if cond():
+            return True
+        time.sleep_ms(1)
+    return False
+
+
+def test_a_slow_sender_is_told_408_at_the_deadline_on_the_boards_clock():
+    srv = _server()
+    try:
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHo")
+        assert _until(srv, 1000, lambda: srv.slots[0].n > 0)
+        srv.step(1000 + httpd.DEADLINE_MS - 1)
+        assert srv.slots[0].state == httpd.HEAD  # not yet
+        got = _read(s, srv, 1000 + httpd.DEADLINE_MS)
+        assert got.startswith(b"HTTP/1.1 408 ") and b'"too_slow"' in got, got
+        assert srv.slow == 1
+        s.close()
+    finally:
+        srv.close()
+
+
+def test_a_request_held_back_is_answered_once_let_go():
+    srv = _server()
+    calls = []
+    srv.route("/x", lambda req, now: (calls.append(bytes(req.body)), req.reply(200, "{}")), ("POST",))
+    held = [True]
+    srv.hold = lambda req: held[0]
+    try:
+        s = _client(srv)
+        s.send(b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi")
+        assert _until(srv, 0, lambda: srv.slots[0].state == httpd.BODY and srv.slots[0].n >= srv.slots[0].need)
+        for _ in range(5):
+            srv.step(0)
+        assert calls == [] and srv.slots[0].state == httpd.BODY
+        held[0] = False
+        got = _read(s, srv, 0)
+        assert got.startswith(b"HTTP/1.1 200 ") and calls == [b"hi"], got
+        s.close()
+    finally:
+        srv.close()
+
+
+def test_a_stream_that_falls_behind_is_closed_and_its_lines_are_not_copied():
+    srv = _server()
+    srv.route("/s", lambda req, now: req.stream("{}", now))
+    try:
+        s = _client(srv)
+        s.send(b"GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert _until(srv, 0, lambda: srv.slots[0].state == httpd.STREAM)
+        line = '{"ev":"dart","seg":"T5"}' + " " * 1000
+        c = srv.slots[0]
+        gc.collect()
+        before = gc.mem_alloc()
+        srv.event(line)
+        assert gc.mem_alloc() - before < 200  # a view of the line itself, no copy of its 1 KB
+        assert bytes(c.out[-2]) == line.encode()
+        for _ in range(httpd.QUEUE_MAX // len(line) + 2):
+            srv.event(line)  # the client reads nothing and the server is not stepped meanwhile
+        assert c.state == httpd.FREE and srv.overflows == 1
+        s.close()
+    finally:
+        srv.close()
+
+
+def test_an_idle_step_with_a_stream_and_a_listener_allocates_nothing():
+    srv = _server()
+    srv.route("/s", lambda req, now: req.stream("{}", now))
+    try:
+        s = _client(srv)
+        s.send(b"GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert _until(srv, 0, lambda: srv.slots[0].state == httpd.STREAM and not srv.slots[0].out)
+        for _ in range(3):
+            srv.step(1)
+        gc.collect()
+        before = gc.mem_alloc()
+        for _ in range(100):
+            srv.step(1)
+        assert gc.mem_alloc() == before
+        s.close()
+    finally:
+        srv.close()
+
+
+def test_a_stream_gives_its_buffer_back_and_a_client_with_none_left_waits_its_turn():
+    srv = _server()
+    srv.route("/s", lambda req, now: req.stream("{}", now))
+    srv.route("/a", lambda req, now: req.reply(200, "{}"))
+    try:
+        st = _client(srv)
+        st.send(b"GET /s HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert _until(srv, 0, lambda: srv.slots[0].state == httpd.STREAM)
+        assert len(srv.pool) == httpd.BUFFERS  # the stream's buffer is back: it sends its queue
+        a, b = _client(srv), _client(srv)
+        a.send(b"GET /a HTTP/1.1\r\nHo")  # two requests under way hold both buffers
+        b.send(b"GET /a HTTP/1.1\r\nHo")
+        assert _until(srv, 0, lambda: srv.accepted == 3 and not srv.pool)
+        c = _client(srv)
+        c.send(b"GET /a HTTP/1.1\r\nHost: h\r\n\r\n")
+        for _ in range(20):
+            srv.step(0)
+        assert srv.accepted == 3 and srv.refused == 0  # not refused: waiting for a buffer
+        a.send(b"st: h\r\n\r\n")
+        assert _read(a, srv, 0).startswith(b"HTTP/1.1 200 ")
+        a.close()
+        assert _read(c, srv, 0).startswith(b"HTTP/1.1 200 ")  # its turn came
+        for s in (b, c, st):
+            s.close()
+    finally:
+        srv.close()
