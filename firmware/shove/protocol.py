@@ -77,6 +77,38 @@ class LineBuffer:
 
 
 SLICE_DEPTH = 3  # reply -> state -> sides: a side in one piece
+# A line carrying a state is queued as chunks of about this many bytes (or
+# CHUNK_PIECES pieces), never as one string: its text whole (1.2 KB for
+# eight sides, 2.5 KB on 20 beds) and the list of its hundred-odd pieces
+# (which grows by doubling) each need one free block of their size, and a
+# heap cut up by a long game may have none (a `new` of eight computer
+# sides answered no_memory). A chunk is one small block; the longest is a
+# side's piece beside what came before it (a few hundred bytes).
+CHUNK = 256
+CHUNK_PIECES = 16
+
+
+class Chunks:
+    """The pieces of a line (append, as a list takes them) joined into
+    chunks as they come: `out`, the line's text in order."""
+
+    def __init__(self):
+        self.out = []
+        self.run = []
+        self.n = 0
+
+    def append(self, piece):
+        run = self.run
+        run.append(piece)
+        self.n += len(piece)
+        if self.n >= CHUNK or len(run) >= CHUNK_PIECES:
+            self.end()
+
+    def end(self):
+        if self.run:
+            self.out.append("".join(self.run))
+            self.run = []
+            self.n = 0
 
 
 def _enc(obj):
@@ -90,10 +122,9 @@ def _enc_sliced(obj, tick, depth, out):
     # appends to `out` the pieces of _enc(obj)'s text, its dicts and lists
     # `depth` levels down encoded member by member with tick() between:
     # json.dumps of a whole state is one C call of milliseconds on the chip,
-    # with no read of the matrix in it. The pieces go into one list, joined
-    # once by the caller: a join at every level would copy the line's text
-    # once a level (heap garbage of several times a 1-2 KB state in every
-    # reply that carries one)
+    # with no read of the matrix in it. `out` (Chunks) joins them into
+    # chunks as they come: no level joins its own (that would copy the
+    # line's text once a level), and the line is never joined whole
     if depth and isinstance(obj, dict) and len(obj) > 1:
         sep = "{"
         for k in obj:
@@ -117,17 +148,21 @@ def _enc_sliced(obj, tick, depth, out):
 
 
 def _line(out, tick):
-    # a line carrying the whole state is built in pieces with tick() between;
-    # the rest (a dart event: under 256 bytes) in one
+    # a line carrying the whole state is built in pieces with tick() between,
+    # and comes as the list of its chunks (the output queue sends them one
+    # after the other: shove/pacing.py); the rest (a dart event: under 256
+    # bytes) as one string
     if tick is None or "state" not in out:
         return _enc(out)
-    parts = []
+    parts = Chunks()
     _enc_sliced(out, tick, SLICE_DEPTH, parts)
-    return "".join(parts)
+    parts.end()
+    return parts.out
 
 
 def ok(id_, fields=None, tick=None):
-    """A reply's line; one carrying a state is built in pieces with tick() between."""
+    """A reply's line; one carrying a state is built in pieces with tick()
+    between, and is then a list of chunks (see _line)."""
     out = {"id": id_, "ok": True}
     if fields:
         for k in fields:
