@@ -69,41 +69,29 @@ class TxQueue:
     def put(self, line):
         """Queue a line: its text (str), or the list of its chunks (str
         each: shove/protocol.py's lines that carry a state), sent one after
-        the other and never joined."""
-        one = isinstance(line, str)
-        if self.out is None:  # a text console takes each line whole, at once (chunks: each, then the end)
-            if one:
-                self.text.write(line + "\n")
-                return
-            for c in line:
-                self.text.write(c)
-            self.text.write("\n")
+        the other and never joined on the chip."""
+        if isinstance(line, str):
+            line = (line,)
+        if self.out is None:  # a text console takes each line whole, at once
+            self.text.write("".join(line) + "\n")
             return
         q = self.q
         n = self.size + 1
-        if one:
-            b = memoryview(line.encode() if _COPY else line)
+        for c in line:
+            b = memoryview(c.encode() if _COPY else c)
             q.append(b)
             n += len(b)
-        else:
-            for c in line:
-                b = memoryview(c.encode() if _COPY else c)
-                q.append(b)
-                n += len(b)
         q.append(_NL)
         self.size = n
-        if self.size > self.cap and self.per_byte:  # (unpaced, drain writes it all now)
-            self._room()
+        if n > self.cap and self.per_byte:  # (unpaced, drain writes it all now)
+            # past the capacity: the oldest bytes go out now, the loop waiting
+            # on the UART as the chip's console write does, until the queue
+            # is back within it
+            self.waits += 1
+            self._write(n - self.cap)
+            # the write returned once the rest fitted in the FIFO: it is full
+            self.end = ticks_add(self.ticks_us(), UART_FIFO * self.per_byte)
         self.drain()
-
-    def _room(self):
-        """Past the capacity: the oldest bytes go out now, the loop waiting
-        on the UART as the chip's console write does, until the queue is
-        back within it."""
-        self.waits += 1
-        self._write(self.size - self.cap)
-        # the write returned once the rest fitted in the FIFO: it is full
-        self.end = ticks_add(self.ticks_us(), UART_FIFO * self.per_byte)
 
     def drain(self):
         """Write what the FIFO has room for: the fewest calls that will do

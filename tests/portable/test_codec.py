@@ -136,15 +136,15 @@ def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():
 def test_a_state_line_is_queued_in_chunks_of_a_few_hundred_bytes_never_joined_whole():
     # The line is never one string: its text whole (1.2 KB for eight sides,
     # more on 20 beds) and the list of its hundred-odd pieces each needed a
-    # free block of their own size, which a heap cut up by a long game may
-    # not have (a `new` of eight computer sides answered no_memory). Its
-    # pieces are joined into chunks of about protocol.CHUNK bytes as they
-    # come, so no list holds more than CHUNK_PIECES of them (cut finer, a
-    # 6-sided `new` once held several hundred pieces at once and ran the
-    # ESP32's heap out) and no chunk is more than CHUNK and one piece.
+    # free block of their own size, which the heap of a new game of eight
+    # computer sides may not have (answered no_memory). Its pieces are
+    # joined into chunks as they come, so no list holds more than 16 of
+    # them (cut finer, a 6-sided `new` once held several hundred pieces at
+    # once and ran the ESP32's heap out), a chunk ends after a piece of 64
+    # bytes or more, and none is much more than a side.
     from shove import rules, segments
 
-    real = protocol.Chunks.append
+    real = protocol._put
     for n, beds in ((2, None), (6, None), (8, list(range(1, 21)) + [25])):
         g = rules.new_game(["P%d" % i for i in range(n)], rules={"beds": beds} if beds else None)
         g.throw(segments.encode("T20"))  # a dart in the visit
@@ -154,19 +154,37 @@ def test_a_state_line_is_queued_in_chunks_of_a_few_hundred_bytes_never_joined_wh
                       lambda tick: protocol.event("new", {"state": st}, tick)):
             most = [0]
 
-            def spy(self, piece):
-                real(self, piece)
-                most[0] = max(most[0], len(self.run))
-            protocol.Chunks.append = spy
+            def spy(out, piece):
+                real(out, piece)
+                if isinstance(out[-1], list):
+                    most[0] = max(most[0], len(out[-1]))
+            protocol._put = spy
             try:
                 line = build(lambda: None)
             finally:
-                protocol.Chunks.append = real
+                protocol._put = real
             whole = build(None)
             assert text(line) == whole
-            assert most[0] < protocol.CHUNK_PIECES
-            assert max(len(c) for c in line) < protocol.CHUNK + side, (n, [len(c) for c in line])
-            assert len(line) <= len(whole) // (protocol.CHUNK // 4) + 2, (n, len(line))
+            assert most[0] < 16  # a 16th piece ends the chunk
+            assert max(len(c) for c in line) <= side + 64, (n, [len(c) for c in line])
+            assert len(line) <= 2 + len(whole) // 64, (n, len(line))
+
+
+def test_a_chunk_ends_at_its_sixteenth_piece_or_after_a_piece_of_64_bytes():
+    # the bounds at their edges: 15 small pieces stay one run, the 16th
+    # ends the chunk; a piece of 63 bytes does not end it, one of 64 does
+    out = [[]]
+    for i in range(15):
+        protocol._put(out, "a")
+    assert out == [["a"] * 15]
+    protocol._put(out, "b")
+    assert out == ["a" * 15 + "b", []]
+    protocol._put(out, "x" * 63)
+    assert out == ["a" * 15 + "b", ["x" * 63]]
+    protocol._put(out, "y" * 64)
+    assert out == ["a" * 15 + "b", "x" * 63 + "y" * 64, []]
+    protocol._put(out, "z" * 300)  # a side alone: a chunk of its own
+    assert out[2:] == ["z" * 300, []]
 
 
 def test_line_buffer_splits_lines_and_strips_cr():
