@@ -123,8 +123,7 @@ class Commands:
         may not have), the line is answered no_memory all the same."""
         try:
             from shove import request
-        except MemoryError:
-            release("request")
+        except MemoryError:  # (a module whose import failed is not kept: nothing to let go)
             try:
                 id_ = json.loads(line)["id"]
             except Exception:
