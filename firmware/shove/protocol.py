@@ -102,7 +102,8 @@ def _put(out, piece):
     run.append(piece)
     if len(run) >= 16 or len(piece) >= 64:
         out[-1] = "".join(run)
-        out.append([])
+        del run[:]  # the same list for the next chunk: emptied, its room kept
+        out.append(run)
 
 
 def _enc_sliced(obj, tick, depth, out):
