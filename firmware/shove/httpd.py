@@ -130,9 +130,20 @@ class Conn:
         self.state = _SEND
 
     def reply(self, status, text, ctype="application/json", extra=""):
-        """`text` (a str: on MicroPython its bytes are sent as they are) with its head."""
+        """`text` (a str: on MicroPython its bytes are sent as they are; or
+        a line carrying a state: the list of its chunks, shove/protocol.py)
+        with its head."""
         self._answer()
-        b = memoryview(text)  # its bytes: a str's length counts characters
+        if isinstance(text, list):
+            n = 0
+            for t in text:
+                n += len(memoryview(t))  # its bytes: a str's length counts characters
+            self._put((_HEAD % (_status(status), ctype, n, extra)).encode())
+            for t in text:
+                if t:
+                    self._put(memoryview(t))
+            return
+        b = memoryview(text)
         self._put((_HEAD % (_status(status), ctype, len(b), extra)).encode())
         if len(b):
             self._put(b)
@@ -169,7 +180,12 @@ class Conn:
         blank line. False if that overfills its queue (it is then closed)."""
         self._put(kind)
         if text is not None:
-            self._put(memoryview(text))
+            if isinstance(text, list):  # a line carrying a state: its chunks, in order
+                for t in text:
+                    if t:
+                        self._put(memoryview(t))
+            else:
+                self._put(memoryview(text))
             self._put(_END)
         self.last = now
         return self.size <= QUEUE_MAX

@@ -150,8 +150,9 @@ def _line(out, fields, tick):
 
 def encode(obj, tick=None):
     """Any object's text as a line is encoded (the network's snapshot):
-    one carrying a state in pieces with tick() between."""
-    return _line(obj, tick)
+    one carrying a state in pieces with tick() between, and then a list
+    of chunks (see _line)."""
+    return _line(obj, None, tick)
 
 
 def ok(id_, fields=None, tick=None):
