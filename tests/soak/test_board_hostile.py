@@ -216,6 +216,7 @@ def test_hostile_requests_change_nothing_and_leak_nothing(site):
     assert web["faults"] == 0 and web["open"] == 0, web
     assert web["slow"] >= 16 + IDLE - idle.count(None)
     stats = site.req("stats")["stats"]
+    print("heap after a collection: %d B before, %d B after" % (heap0, stats["mem_alloc"]))
     # no reset, no game changed, no heap kept by the server
     assert site.vb.boots == boots and not [e for e in site.link.events if e.get("ev") == "boot"]
     assert site.req("state")["state"] == before
