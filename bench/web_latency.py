@@ -176,8 +176,12 @@ def record_board(r):
     """The board's row into bench/results.json (web_latency.board) and the page's tables."""
     import report
 
+    import subprocess
+
     path = ROOT / "bench" / "results.json"
     results = json.loads(path.read_text())
+    r = dict(r, commit=subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                      text=True).stdout.strip())
     results["web_latency"]["board"] = r
     path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     report.write_docs()
