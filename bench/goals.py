@@ -134,6 +134,12 @@ def _web(r):
         w["max"], w["p99"], w["goal_ms"]), "row 9", _met(w["max"] <= w["goal_ms"]))
 
 
+def _web_board(r):
+    b = r["web_latency"]["board"]
+    return ("a dart to the board-served page's stream", "p99 %.1f ms, at most %.1f ms (goal: p99 at most %d ms)" % (
+        b["p99"], b["max"], b["goal_ms"]), "row 9, `bench/web_latency.py --board`", _met(b["p99"] <= b["goal_ms"]))
+
+
 def _bench(r):
     return ("`make bench` itself", "%.0f s, load average %.1f at its end (goal under 10 minutes on an idle "
             "two-core machine)" % (r["seconds"], r["run"]["load_at_end"] or 0.0), "last row",
@@ -150,7 +156,7 @@ def rows(r):
               lambda: _heap(w, "bringup_peak", "the bring-up tools"),
               lambda: _capped(w, "tour_capped_112k", "the whole tour inside the grown heap", 114688),
               lambda: _capped(w, "people_capped_56k", "a game between people inside the first heap", 57344, True),
-              lambda: _cpu(r), lambda: _web(r)]
+              lambda: _cpu(r), lambda: _web(r), lambda: _web_board(r)]
     for chip in ("esp32s3", "esp32c3"):  # `make bench-chips`: each chip's own board, beside the classic one
         makers += [lambda c=chip: _chip_loop(r, c), lambda c=chip: _chip_capture(r, c)]
     makers.append(lambda: _chips_grown(r))
