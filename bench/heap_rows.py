@@ -46,7 +46,8 @@ def wifi_rows(wi):
         ("  heap capped at 112 KB: the Wi-Fi phases (collected between steps, not inside)",
          "%s MemoryError (goal 0)%s; a step's demand at most %s; ESP-IDF side: %d growth%s%s" % (
              _errors(c), "" if not c["memory_errors"] else ", NOT MET (%(firmware)d reported by the firmware, "
-             "%(server)d by the server, %(step)d ending a step)" % c["memory_errors_by"],
+             "%(server)d by the server, %(step)d ending a step)" % c["memory_errors_by"] if "memory_errors_by" in c
+             else ", NOT MET (the heap stayed full: no report)",
              _kb(max(u["step_demand"].values())), i["growths"],
              "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
              else ", never a second")),
