@@ -273,6 +273,10 @@ class Bench:
         st["buttons_down"] = b.buttons_down()
         st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
         st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
+        w = getattr(b, "web_steps", None)  # the web server's steps with a client (virtual_setup.time_web_steps)
+        if w is not None:
+            st["web_steps"] = list(w)
+            w[2] = 0  # the longest: since the last stats, like gap_max_us
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0
         return st
 

@@ -87,9 +87,40 @@ def build(board, profile, esp32_scale, Serial):
     except (ImportError, AttributeError):  # the port's own machine (a test's), which takes no new names
         pass
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
+    if esp32_scale and os.getenv("HAPENNY_WIFI") == "1":
+        time_web_steps(board)
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (
         fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
+
+
+def time_web_steps(board):
+    """A board made to join a network, on the ESP32 timing model: each step
+    of its web server (shove/httpd.py) with a client connected timed on the
+    board's clock, for the test bench's stats (web_steps: [steps, their us,
+    the longest]): a service slice's cost on the model."""
+    from shove import httpd
+
+    step = httpd.Server.step
+    c = board.clock
+    board.web_steps = [0, 0, 0]
+
+    def timed(srv, now):
+        c.ticks_us()
+        t0 = c.total
+        n = srv.open
+        a = srv.accepted
+        step(srv, now)
+        if n or srv.open or srv.accepted != a:  # a client's work (an accept among it), not an idle look
+            c.ticks_us()
+            dt = c.total - t0
+            w = board.web_steps
+            w[0] += 1
+            w[1] += dt
+            if dt > w[2]:
+                w[2] = dt
+
+    httpd.Server.step = timed
 
 
 def start_watchdog(board, timeout_ms):
