@@ -79,6 +79,7 @@ class Routes:
         self.fails = 0  # wrong codes in a row
         self.until = 0  # tick (ms) until which no code is checked, while fails
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
+        self.info = None  # `info` but its network's state, kept from the first snapshot (see snap)
         self.reply = Reply()
         srv.guard = self.guard
         srv.watch = self.watch
@@ -211,10 +212,20 @@ class Routes:
 
     def snap(self):
         """The snapshot's JSON text: info, config and state as their replies
-        give them (the state encoded in pieces, a read of the matrix between)."""
+        give them (the state encoded in pieces, a read of the matrix between).
+        `info` is made once (its module loaded from the flash, tens of ms on
+        the chip with no read of the matrix: at every page load and
+        reconnect it cost darts) and kept, all but the network's state,
+        which is asked each time; nothing else in it changes while the board runs."""
         c = self.c
         k = c.keeper
-        info = c.extra("info", {}, [])
+        info = self.info
+        if info is None:
+            info = c.extra("info", {}, [])
+            info.pop("wifi", None)
+            self.info = info
+        info = dict(info)
+        info["wifi"] = self.net.report()
         return protocol.encode({"connected": True, "info": info, "config": k.config,
                                 "state": k.state() if k.game else None, "visit": [], "last": None}, c.tick)
 
