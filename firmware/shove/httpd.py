@@ -66,6 +66,9 @@ DEADLINE_MS = const(10000)  # a request's head and body
 _LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
 QUEUE_MAX = const(4096)  # bytes a stream may have waiting before it is closed
 _PING_MS = const(10000)  # a stream silent this long gets a ping
+# a stream with nothing to send has its socket looked at (its client's close) this often, not every
+# step: a look is a call into the network stack, and streams last for hours
+_LOOK_MS = const(250)
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
@@ -120,6 +123,7 @@ class Conn:
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
+        self.look = 0  # tick a quiet stream's socket was last looked at (_LOOK_MS)
         self.answered = False
 
     # ---- the routes' answers ---------------------------------------------------------------
@@ -161,6 +165,7 @@ class Conn:
         (a snapshot's JSON text), then every event line (Server.event)."""
         self._answer()
         self.state = STREAM
+        self.look = now
         self._put(_STREAM)
         self.push(EV_SNAPSHOT, first, now)
 
@@ -263,6 +268,7 @@ class Server:
         self.now = now
         for _ in self.poll.ipoll(0):
             self._accept(now)
+            self.tick()  # (an accept is a call into the network stack: a read of the matrix before the next)
             break
         busy = False
         n = 0
@@ -408,8 +414,12 @@ class Server:
                     c.since = now
                     self._give_back(c)
             else:
-                if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
-                    c.push(_PING, None, now)
+                if st == STREAM:
+                    if ticks_diff(now, c.look) < _LOOK_MS:
+                        return
+                    c.look = now
+                    if ticks_diff(now, c.last) >= _PING_MS:
+                        c.push(_PING, None, now)
                 self._drain(c, now)
         else:  # LINGER
             if ticks_diff(now, c.since) >= _LINGER_MS:
