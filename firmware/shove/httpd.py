@@ -38,7 +38,7 @@
 #   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
 #   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
 #   srv.step(now)                       the loop's: now in board ms
-#   srv.busy                            work waits (the loop then steps it every round)
+#   srv.busy                            output waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
 #   srv.event(line)                     a line for every stream (an event line)
 #   srv.streams(), srv.drop(req)        the streams; one closed for falling behind
@@ -285,7 +285,11 @@ class Server:
             self.tick()
             if c.state != FREE:
                 n += 1
-                if c.state != STREAM or c.out:
+                # something to send, or a request read whole and held: every round. One still
+                # arriving (or a client's close awaited) is looked at as a stream is, at the loop's
+                # pace while a client is connected (a slow sender made every round a call into
+                # the network stack for nothing, for seconds)
+                if c.out or c.file is not None or (c.state == BODY and c.n >= c.need):
                     busy = True
         if self.watch is not None:
             try:
