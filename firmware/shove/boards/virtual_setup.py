@@ -84,6 +84,7 @@ def build(board, profile, esp32_scale, Serial):
         import machine
 
         machine.board_ticks_ms = board.ticks_ms
+        machine.board_clock = board.clock  # (and runtime/vsocket.py keeps its model's bookkeeping off the chip's time)
     except (ImportError, AttributeError):  # the port's own machine (a test's), which takes no new names
         pass
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
