@@ -117,8 +117,8 @@ bench-long: $(STAMP)
 bench-chips: $(STAMP)
 	$(BIN)/python bench/chips_record.py $(PARTS)
 
-# the board's own web server under load on the ESP32 timing model (bench/web_load.py; about ten minutes, so
-# not in make bench): two pages, one reloading every 3 s, and a hostile client, while 3,000 contacts of 0.5 ms,
+# the board's own web server under load on the ESP32 timing model (bench/web_load.py; 3 to 5 minutes: with
+# make bench's 554 s over ten): two pages, one reloading every 3 s, and a hostile client, while 3,000 contacts of 0.5 ms,
 # 300 of 1 ms and darts 250 ms apart land; the loop's period and a server step's cost. Into bench/results.json
 # and docs/performance.md (bench/web_record.py)
 bench-web: $(STAMP)

@@ -6,7 +6,7 @@ whole `make bench` run's:
     python bench/web_record.py          (make bench-web)
 
 The ESP32 factor is measured first (as `make bench` does) and the rows run
-at it. About ten minutes (3,000 contacts of 0.5 ms one at a time, under
+at it. Some minutes (3 to 5 here: 3,000 contacts of 0.5 ms one at a time, under
 the load), so not in `make bench`, which must stay under ten. The run's
 commit, load and factor are recorded with the figures."""
 import json
