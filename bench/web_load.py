@@ -256,6 +256,7 @@ def measure(quick=False):
         try:
             try:
                 port, host = join(vb, link)
+                assert vb.control("time_web")["ok"]  # its steps timed on the board's clock from now on
             except Exception:
                 sys.stderr.write(log.getvalue()[-3000:].decode(errors="replace"))
                 raise

@@ -33,6 +33,7 @@ def build(board, profile, esp32_scale, Serial):
     board.gap_os_max_us = 0
     board.gap_flash_max_us = 0  # and the flash's longest busy time inside one (Board.stretch)
     board.last_read = 0  # board time of the last matrix read
+    board.web_steps = None  # the web server's steps, timed once the test bench asks (virtual_bench.time_steps)
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
     board.input_reads = 0  # idle reads made with a byte from the host on its way in or waiting
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
@@ -88,40 +89,9 @@ def build(board, profile, esp32_scale, Serial):
     except (ImportError, AttributeError):  # the port's own machine (a test's), which takes no new names
         pass
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
-    if esp32_scale and os.getenv("HAPENNY_WIFI") == "1":
-        time_web_steps(board)
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (
         fl.read_file, fl.write_file, fl.append_file, fl.sync_write)
-
-
-def time_web_steps(board):
-    """A board made to join a network, on the ESP32 timing model: each step
-    of its web server (shove/httpd.py) with a client connected timed on the
-    board's clock, for the test bench's stats (web_steps: [steps, their us,
-    the longest]): a service slice's cost on the model."""
-    from shove import httpd
-
-    step = httpd.Server.step
-    c = board.clock
-    board.web_steps = [0, 0, 0]
-
-    def timed(srv, now):
-        c.ticks_us()
-        t0 = c.total
-        n = srv.open
-        a = srv.accepted
-        step(srv, now)
-        if n or srv.open or srv.accepted != a:  # a client's work (an accept among it), not an idle look
-            c.ticks_us()
-            dt = c.total - t0
-            w = board.web_steps
-            w[0] += 1
-            w[1] += dt
-            if dt > w[2]:
-                w[2] = dt
-
-    httpd.Server.step = timed
 
 
 def start_watchdog(board, timeout_ms):
