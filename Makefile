@@ -9,7 +9,7 @@ export HAPENNY_MICROPYTHON
 MPY_OUT := build/mpy
 ESPTOOL4 := $(VENV)/esptool4
 
-.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long bench-chips wasm-heap mutants figures clean
+.PHONY: setup test test-repeat mpy typecheck sim web web-shots flash deploy soak bench bench-long bench-chips bench-web wasm-heap mutants figures clean
 
 setup: $(STAMP)
 
@@ -116,6 +116,13 @@ bench-long: $(STAMP)
 # into bench/results.json and docs/performance.md; PARTS="capture", "scan" or "heap" for one of them
 bench-chips: $(STAMP)
 	$(BIN)/python bench/chips_record.py $(PARTS)
+
+# the board's own web server under load on the ESP32 timing model (bench/web_load.py; 3 to 5 minutes: with
+# make bench's 554 s over ten): two pages, one reloading every 3 s, and a hostile client, while 3,000 contacts of 0.5 ms,
+# 300 of 1 ms and darts 250 ms apart land; the loop's period and a server step's cost. Into bench/results.json
+# and docs/performance.md (bench/web_record.py)
+bench-web: $(STAMP)
+	$(BIN)/python bench/web_record.py
 
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's

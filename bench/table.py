@@ -25,6 +25,31 @@ def _steps(r):
     return " (%s)" % ", ".join(big) if big else ""
 
 
+def web_load_rows(w):
+    """`make bench-web`'s rows (bench/web_load.py): the board's own web server under load on the model."""
+    if not w:
+        return []
+    run = w["run"]
+    n = w["load"]
+    rows = [("  under web load (`make bench-web`)", "two pages (one reloaded every %.0f s: %d reloads, %d files), a "
+             "hostile client (%d connections); %s, x%d, load %.1f" % (
+                 w["reload_s"], n["reloads"], n["files"], n["hostile"], run["commit"], run["factor"],
+                 run["load_at_start"])),
+            ("    loop period", "%.1f us a pass, median of %d windows (goal <= 100)" % (
+                w["loop_period_us"], w["loop_windows"]))]
+    for key in ("capture_500us", "capture_1000us"):
+        c = w[key]
+        rows.append(("    pulse %s" % key.split("_")[1], "%.2f%% scored (%d/%d), doubled %d%s%s" % (
+            100.0 * c["scored"] / c["pulses"], c["scored"], c["pulses"], c["doubled"], _unread(c), _bound(c))))
+    d = w["darts_250ms"]
+    rows.append(("    darts 250 ms apart", "%(lost)d lost of %(darts)d" % d))
+    st, lo = w["web_steps"], w["step_longest_us"]
+    rows.append(("    a server step with a client's work", "%.2f ms on average (%d steps), the longest p50 %.1f / "
+                 "p99 %.1f / max %.1f ms (board clock)" % (st["mean_us"] / 1000, st["steps"], lo["p50"] / 1000,
+                                                           lo["p99"] / 1000, lo["max"] / 1000)))
+    return rows
+
+
 def table_rows(r):
     """The figures as (measurement, result) rows: printed by `make bench` and
     written into docs/performance.md by bench/report.py."""
@@ -97,6 +122,7 @@ def table_rows(r):
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
     rows += chip_rows(r.get("esp32_chips"), r.get("wasm_heap", {}).get("chip_caps"))
+    rows += web_load_rows(r.get("web_load"))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (

@@ -43,7 +43,7 @@
 #   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
 #   srv.lazy                            modules let go once no request is under way (httpreq's, the routes')
 #   srv.step(now)                       the loop's: now in board ms
-#   srv.busy                            work waits (the loop then steps it every round)
+#   srv.busy                            output waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
 #   srv.event(line)                     a line for every stream (an event line)
 #   srv.streams(), srv.drop(conn)       the streams; one closed for falling behind
@@ -71,6 +71,9 @@ DEADLINE_MS = const(10000)  # a request's head and body
 _LINGER_MS = const(2000)  # after the answer, the client's close awaited (a reset would cut the answer short)
 QUEUE_MAX = const(4096)  # bytes a stream may have waiting before it is closed
 _PING_MS = const(10000)  # a stream silent this long gets a ping
+# a stream with nothing to send has its socket looked at (its client's close) this often, not every
+# step: a look is a call into the network stack, and streams last for hours
+_LOOK_MS = const(250)
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
@@ -113,6 +116,7 @@ class Conn:
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
+        self.look = 0  # tick a quiet stream's socket was last looked at (_LOOK_MS)
 
     def push(self, kind, text, now):
         """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
@@ -199,6 +203,7 @@ class Server:
         self.now = now
         for _ in self.poll.ipoll(0):
             self._accept(now)
+            self.tick()  # (an accept is a call into the network stack: a read of the matrix before the next)
             break
         busy = False
         asks = False  # a request under way, or an answer: the request's code stays loaded
@@ -225,8 +230,12 @@ class Server:
             if st != FREE:
                 n += 1
                 if st != STREAM:
-                    asks = busy = True
-                elif c.out:
+                    asks = True
+                # something to send, or a request read whole and held: every round. One still
+                # arriving (or a client's close awaited) is looked at as a stream is, at the loop's
+                # pace while a client is connected (a slow sender made every round a call into
+                # the network stack for nothing, for seconds)
+                if c.out or c.file is not None or (st == BODY and c.n >= c.need):
                     busy = True
         if self.watch is not None:
             try:
@@ -349,8 +358,12 @@ class Server:
         if st == _LINGER and ticks_diff(now, c.since) >= _LINGER_MS:
             self.close_conn(c)
             return
-        if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
-            c.push(_PING, None, now)
+        if st == STREAM:
+            if ticks_diff(now, c.look) < _LOOK_MS:
+                return
+            c.look = now
+            if ticks_diff(now, c.last) >= _PING_MS:
+                c.push(_PING, None, now)
         # what a client sends after its request is read is dropped; its close ends the connection
         if c.sock.readinto(self._scratch) == 0:
             self.close_conn(c)

@@ -114,6 +114,7 @@ class Req:
         self._answer()
         c = self.c
         c.state = STREAM
+        c.look = now
         c.put(_STREAM)
         c.push(EV_SNAPSHOT, first, now)
 

@@ -188,9 +188,19 @@ def run(w, line):
 
 def snap(w):
     """The snapshot's JSON text: info, config and state as their replies
-    give them (the state encoded in pieces, a read of the matrix between)."""
+    give them (the state encoded in pieces, a read of the matrix between).
+    `info` is made once (its module loaded from the flash, tens of ms on the
+    chip with no read of the matrix: at every page load and reconnect it
+    cost darts) and kept, all but the network's state, which is asked each
+    time; nothing else in it changes while the board runs."""
     c = w.c
     k = c.keeper
-    info = c.extra("info", {}, [])
+    info = w.info
+    if info is None:
+        info = c.extra("info", {}, [])
+        info.pop("wifi", None)
+        w.info = info
+    info = dict(info)
+    info["wifi"] = w.net.report()
     return protocol.encode({"connected": True, "info": info, "config": k.config,
                             "state": k.state() if k.game else None, "visit": [], "last": None}, c.tick)

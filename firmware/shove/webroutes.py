@@ -19,6 +19,7 @@ class Routes:
         self.fails = 0  # wrong codes in a row
         self.until = 0  # tick (ms) until which no code is checked, while fails
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
+        self.info = None  # `info` but its network's state, kept from the first snapshot (webpage.snap)
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold

@@ -23,6 +23,31 @@ IDLE_MS = 20
 # The flash's side of the control channel (boards/virtual_flash.py's Flash
 # and its counting block device): here, not in the Flash, since only the
 # simulator's bench uses it (its code then holds no heap in a board without one).
+def time_steps(board, cls):
+    """cls.step (shove/httpd.py's Server) timed on the board's clock while a
+    client is connected (or one is accepted): board.web_steps."""
+    step = cls.step
+    c = board.clock
+    board.web_steps = [0, 0, 0]
+
+    def timed(srv, now):
+        c.ticks_us()
+        t0 = c.total
+        n = srv.open
+        a = srv.accepted
+        step(srv, now)
+        if n or srv.open or srv.accepted != a:  # a client's work (an accept among it), not an idle look
+            c.ticks_us()
+            dt = c.total - t0
+            w = board.web_steps
+            w[0] += 1
+            w[1] += dt
+            if dt > w[2]:
+                w[2] = dt
+
+    cls.step = timed
+
+
 def flash_counts(fl):
     """What littlefs did to the flash since start, and the stall time."""
     d = fl.dev
@@ -222,6 +247,15 @@ class Bench:
 
             network.set_air(msg["aps"], msg.get("times"))
             self.send({"seq": seq, "ok": True})
+        elif op == "time_web":
+            # the web server's steps with a client timed on the board's clock from now on, for
+            # stats (web_steps: [steps, their us, the longest since the last stats]): a service
+            # slice's cost on the model (bench/web_load.py). Reached through sys.modules, once
+            # the firmware has loaded it: the board layer imports nothing above itself
+            srv = sys.modules.get("shove.httpd")
+            if srv is not None and b.web_steps is None:
+                time_steps(b, srv.Server)
+            self.send({"seq": seq, "ok": srv is not None})
         elif op == "advance":
             # the board's clock moved on at once (deadlines tested without waiting for them)
             b.clock.ticks_us()
@@ -273,6 +307,10 @@ class Bench:
         st["buttons_down"] = b.buttons_down()
         st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
         st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
+        w = b.web_steps  # the web server's steps with a client (time_steps), once the bench asked
+        if w is not None:
+            st["web_steps"] = list(w)
+            w[2] = 0  # the longest: since the last stats, like gap_max_us
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0
         return st
 

@@ -33,6 +33,7 @@ def build(board, profile, esp32_scale, Serial):
     board.gap_os_max_us = 0
     board.gap_flash_max_us = 0  # and the flash's longest busy time inside one (Board.stretch)
     board.last_read = 0  # board time of the last matrix read
+    board.web_steps = None  # the web server's steps, timed once the test bench asks (virtual_bench.time_steps)
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
     board.input_reads = 0  # idle reads made with a byte from the host on its way in or waiting
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
@@ -84,6 +85,7 @@ def build(board, profile, esp32_scale, Serial):
         import machine
 
         machine.board_ticks_ms = board.ticks_ms
+        machine.board_clock = board.clock  # (and runtime/vsocket.py keeps its model's bookkeeping off the chip's time)
     except (ImportError, AttributeError):  # the port's own machine (a test's), which takes no new names
         pass
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take

@@ -70,6 +70,12 @@ def chip_heap(chip):
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
+# ... and, on a board that is to join a network (VirtualBoard(wifi=True)), the
+# models of the air, of ESP-IDF's heap and of lwIP's sockets (runtime/network.py,
+# idfheap.py, vsocket.py: compiled from source on the board, some 30 KB of text),
+# which on the chip are ESP-IDF's C. Without it their import runs out of heap
+# under the ESP32 timing model (an 11 KB allocation for network.py's source).
+NETWORK_SIM_HEAP = 96 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -109,7 +115,7 @@ class VirtualBoard:
     """Start with .start() (or `with`); .port is the serial device path."""
 
     def __init__(self, board_dir=None, profile=None, fast=False, ticks0=None, log=None, refresh=False,
-                 timing=None, repl_dupterm=None, romfs=None, chip=None, web_port=None):
+                 timing=None, repl_dupterm=None, romfs=None, chip=None, web_port=None, wifi=False):
         self._tmp = None
         if board_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="hapenny-board-")
@@ -126,6 +132,7 @@ class VirtualBoard:
         self.log = log
         self.refresh = refresh  # install the current firmware even on a used flash
         self.timing = timing  # "esp32": the board's clock charges what the chip would spend (virtual.py)
+        self.wifi = wifi  # the network's models read at start, their heap beside the chip's (NETWORK_SIM_HEAP)
         # Whether the REPL reads an attached os.dupterm stream: ports/esp32/mphalport.c's
         # mp_hal_stdin_rx_chr does from v1.28.0 on, not in v1.27.0 (False: a v1.27 board).
         # Default: $HAPENNY_REPL_DUPTERM ("0": as v1.27), else as v1.28 and later.
@@ -243,6 +250,10 @@ class VirtualBoard:
             env["HAPENNY_ROMFS"] = "1"
         else:
             env.pop("HAPENNY_ROMFS", None)
+        if self.wifi:
+            env["HAPENNY_WIFI"] = "1"
+        else:
+            env.pop("HAPENNY_WIFI", None)
         if self.fast:
             env["HAPENNY_FAST"] = "1"
         else:
@@ -255,7 +266,8 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
+                                            + (NETWORK_SIM_HEAP if self.wifi else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)

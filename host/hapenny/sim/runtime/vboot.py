@@ -84,6 +84,15 @@ if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
     sys.modules["esp32"] = _esp32
     sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": _esp32})
 
+# A board made to join a network (VirtualBoard(wifi=True)): the network's models
+# read now, into a heap the firmware has not yet cut up (read at the join, under
+# the ESP32 timing model's tight heap, their compiling could find no room)
+if os.getenv("HAPENNY_WIFI") == "1":
+    sys.modules["network"].WLAN
+    if "esp32" in sys.modules:
+        sys.modules["esp32"].heap
+        sys.modules["socket"].socket
+
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
 # from here on (flashdev.host_open reaches the simulator's pipes)
