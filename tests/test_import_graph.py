@@ -64,7 +64,7 @@ PARTS = (
     (6, "show", "leds strip buttons"),
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
-    (8, "network", "wifi wifiset"),
+    (8, "network", "wifi wifiset captive"),
     (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot main boot"),
 )
