@@ -133,6 +133,10 @@ class VirtualBoard:
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
         self._cause = PWRON_RESET  # machine.reset_cause() of the next start
         self.boot_held = False  # the BOOT button (GPIO 0) held at the next starts
+        self.buttons_held = ()  # the game's buttons ("next", "undo", "new") held at the next starts
+        # the UDP port the set-up access point's DNS answers on (the chip's 53 is privileged
+        # here, and boards run side by side); None: no DNS
+        self.dns_port = None
         # The ESP32's task watchdog cannot be stopped and outlives a soft
         # reboot (machine_wdt.c), so its deadline lives here, not in the
         # firmware's process: armed by machine.WDT, pushed back by feed().
@@ -221,6 +225,14 @@ class VirtualBoard:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
             env.pop("HAPENNY_BOOT_HELD", None)
+        if self.buttons_held:
+            env["HAPENNY_HELD"] = ",".join(self.buttons_held)
+        else:
+            env.pop("HAPENNY_HELD", None)
+        if self.dns_port:
+            env["HAPENNY_DNS_PORT"] = str(self.dns_port)
+        else:
+            env.pop("HAPENNY_DNS_PORT", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         env["HAPENNY_CHIP"] = self.chip

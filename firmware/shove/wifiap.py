@@ -1,0 +1,310 @@
+# The set-up access point: first set-up from a phone. A board with no
+# network it can join opens its own Wi-Fi network, named after the board and
+# locked with its pairing code (WPA2), answers every DNS name with itself
+# (shove/captive.py) so that a phone joining it opens the set-up page, and
+# joins the network the person picks there. Opened at start (shove/loading.py)
+# when no network is set or the game's NEW button is held, or by the join
+# (shove/wifi.py) when the stored network fails wifi.GIVE_UP times in a row
+# before it was ever joined (a wrong password at once). Closed once a
+# network is joined: CLOSE_MS later, so the page can show the new address,
+# or at once when a game is in play. Only this module and captive know the
+# AP: a board that joins its network never loads them.
+#
+# While it is open the stored network (if any) is still tried in the
+# background, with the join's backoff (a router that starts slower than the
+# board after a power cut); a network asked for from the page replaces it.
+# The station and the AP run together (the chip's APSTA mode,
+# ports/esp32/network_wlan.c network_wlan_active): on the chip the AP
+# follows the station's channel while it joins, so a phone may lose the
+# set-up network for a moment and join it again.
+#
+# The functions at the end are what the board's HTTP routes call for the
+# set-up page (host/hapenny/web/static/setup.html): scan, join, state. They
+# take the parts the handlers get (Commands: its `net` is a SetupAP while
+# the AP is open) and return the protocol's reply objects.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
+from shove import protocol, release, ticks_add, ticks_diff, wifi
+
+SETUP = const(4)  # the status pixels' state (leds.Renderer.net): the set-up AP is open
+CLOSE_MS = const(30000)  # the AP stays open this long after the join: the page shows the new address
+SCAN_MS = const(10000)  # a scan is reused this long (on the chip a scan blocks for 1 to 3 s)
+SCAN_MAX = const(20)  # networks listed on the page
+AUTH_WPA2_PSK = const(3)  # network.AUTH_WPA2_PSK (ESP-IDF's WIFI_AUTH_WPA2_PSK)
+AP_IF = const(1)  # network.AP_IF / WLAN.IF_AP (ESP-IDF's WIFI_IF_AP)
+STA_IF = const(0)
+BUTTON = const(2)  # the game's buttons (next, undo, new): NEW held at start opens the AP
+# why the AP opened, as `reason` shows it
+NONE_SET = "none_set"
+HELD = "button"
+
+
+class _Shown:
+    """What the join behind the AP shows: its state, not on the pixels (the AP's colour is)."""
+    net = 0
+
+
+class SetupAP:
+    """The open set-up AP. `parts`: the handlers' parts (Commands: board,
+    renderer, changed, emit, keeper, and `net`, which is this while open);
+    `ident`: the board's name and pairing code; `why`: the reason it opened;
+    `joiner`: the stored network's join (wifi.Joiner), kept trying behind
+    the AP, or None."""
+
+    def __init__(self, parts, ident, why, joiner=None):
+        self.parts = parts
+        self.name = ident["name"]
+        self.code = ident["code"]  # the AP's passphrase and the pairing code: USB shows it, nothing else
+        self.why = why
+        self.state = "setup"  # for the page: setup, joining, joined, failed
+        self.reason = why
+        self.address = None  # the home network's, once joined
+        self.ap = None
+        self.dns = None
+        self.dns_error = None
+        self.asked = None  # the network asked for from the page
+        self.joined_at = -1
+        self._scan = None
+        self._scan_at = 0
+        self._shown = _Shown()
+        self.joiner = None
+        if joiner is not None:
+            self._adopt(joiner)
+        parts.renderer.net = SETUP
+        parts.changed()
+
+    # ---- the join behind the AP ------------------------------------------------------
+    def _adopt(self, j):
+        j.parts = None  # this join gives up into nothing more: the AP is open
+        j.renderer = self._shown
+        j.changed = self._nothing
+        j.emit = self._joined_event
+        self.joiner = j
+
+    def _nothing(self):
+        pass
+
+    def _joined_event(self, name, fields):
+        """The join's state changed (wifi.Joiner._set)."""
+        st = fields["state"]
+        if st == "joined":
+            self.state = "joined"
+            self.reason = None
+            self.address = fields["address"]
+            self.joined_at = self.parts.board.ticks_ms()
+            self.parts.renderer.net = wifi.JOINED  # the new address's colour from now on
+            self.parts.changed()
+        elif st == "failed" and self.asked is not None:
+            self.state = "failed"
+            self.reason = fields["reason"]
+        elif self.asked is None:  # the stored network, tried behind the AP
+            self.reason = fields["reason"] or self.why
+        self.parts.emit("wifi", self._event())
+
+    def _event(self):
+        return {"state": self.state, "reason": self.reason, "address": self.address}
+
+    # ---- the AP -------------------------------------------------------------------------
+    def _open(self):
+        import network
+
+        ap = network.WLAN(AP_IF)
+        ap.active(True)
+        # after active(True): ESP-IDF takes the soft-AP's config once its mode is on
+        ap.config(essid=self.name, password=self.code, authmode=AUTH_WPA2_PSK)
+        self.ap = ap
+        port = getattr(self.parts.board, "dns_port", 53)
+        if port:
+            from shove import captive
+
+            try:
+                self.dns = captive.Dns(ap.ifconfig()[0], port)
+            except OSError as e:  # the page is still reached at the AP's address
+                self.dns_error = str(e)
+        self.parts.emit("wifi", self._event())
+
+    def step(self, now):
+        """The loop's network slice: the AP opened at the first step, one DNS
+        datagram served, the join behind it stepped, the AP closed once a
+        network is joined. Nothing here waits."""
+        if self.ap is None:
+            try:
+                self._open()
+            except OSError as e:  # the radio refused: tried again at the next step
+                self.reason = "error: %s" % e
+                return
+        d = self.dns
+        if d is not None:
+            d.step()
+        j = self.joiner
+        if j is not None:
+            j.step(now)
+        if self.state == "joined":
+            k = getattr(self.parts, "keeper", None)
+            playing = k is not None and k.game is not None
+            if playing or ticks_diff(now, self.joined_at) >= CLOSE_MS:
+                self.close()
+
+    def _stop(self):
+        if self.dns is not None:
+            self.dns.close()
+            self.dns = None
+        if self.ap is not None:
+            try:
+                self.ap.active(False)
+            except OSError:
+                pass
+            self.ap = None
+
+    def close(self):
+        """Joined: the AP and its DNS go, the join carries on as the board's
+        network (Commands.net) and this module's code leaves the heap."""
+        self._stop()
+        j = self.joiner
+        p = self.parts
+        j.renderer = p.renderer
+        j.changed = p.changed
+        j.emit = p.emit
+        p.renderer.net = j.state
+        p.net = j
+        self.joiner = None
+        p.changed()
+        release("wifiap", "captive")
+
+    def leave(self):
+        """The network set or forgotten over USB (shove/wifiset.py): all off."""
+        self._stop()
+        if self.joiner is not None:
+            self.joiner.leave()
+            self.joiner = None
+        self.parts.renderer.net = wifi.OFF
+
+    def report(self):
+        """What `info`, `doctor` and the `wifi` command show (never the password, nor here the code)."""
+        j = self.joiner
+        return {"state": "setup", "reason": self.reason, "ssid": j.ssid if j is not None else None,
+                "address": self.address, "rssi": None, "name": self.name, "tries": j.tries if j is not None else 0,
+                "ap": {"essid": self.name, "address": self.ap.ifconfig()[0] if self.ap is not None else None,
+                       "page": self.state, "dns": self.dns is not None}}
+
+    # ---- the set-up page's work ------------------------------------------------------
+    def networks(self, now):
+        """The networks in reach, strongest first, one row a name, hidden ones
+        left out: [{"ssid", "rssi", "secured"}]. A scan is reused SCAN_MS."""
+        if self._scan is not None and ticks_diff(now, self._scan_at) < SCAN_MS:
+            return self._scan
+        import network
+
+        sta = network.WLAN(STA_IF)
+        if not sta.active():
+            sta.active(True)  # scans need the station (network_wlan_scan: "STA must be active")
+        found = sta.scan()
+        rows = []
+        seen = []
+        found.sort(key=_strength)
+        for t in found:
+            try:
+                ssid = t[0].decode()
+            except UnicodeError:  # not text: a phone could not show it either
+                continue
+            if not ssid or ssid in seen:
+                continue
+            seen.append(ssid)
+            rows.append({"ssid": ssid, "rssi": t[3], "secured": t[4] != 0})
+            if len(rows) >= SCAN_MAX:
+                break
+        self._scan = rows
+        self._scan_at = now
+        return rows
+
+    def join(self, ssid, key):
+        """The network picked on the page: stored as the `wifi` command
+        stores it (wifi.json, power-safe), then joined behind the AP."""
+        from shove import wifiset
+
+        cfg = {"ssid": wifiset.check_ssid(ssid), "key": wifiset.check_key(key), "name": self.name, "code": self.code}
+        wifiset.save(self.parts, cfg)
+        if self.joiner is not None:
+            self.joiner.leave()
+        self.asked = cfg["ssid"]
+        self.state = "joining"
+        self.reason = None
+        self.address = None
+        self._adopt(wifi.Joiner(cfg, self._shown, self._nothing, self._joined_event))
+        self.parts.emit("wifi", self._event())
+
+    def page(self):
+        return {"state": self.state, "reason": self.reason, "ssid": self.asked, "address": self.address,
+                "name": self.name}
+
+
+def _strength(t):
+    return -t[3]
+
+
+def identity(parts):
+    """The board's name and pairing code (the AP's essid and passphrase)."""
+    from shove import wifiset
+
+    try:
+        return wifiset.identity(parts)
+    finally:
+        release("wifiset")
+
+
+def open_ap(parts, why, joiner=None):
+    """The set-up AP takes the place of the board's network (Commands.net)."""
+    parts.net = SetupAP(parts, identity(parts), why, joiner)
+    return parts.net
+
+
+# ---- the set-up page's routes (the board's HTTP server calls these) ---------------------
+def _error(code, msg):  # as the protocol's error replies, without a line's id
+    return {"ok": False, "error": code, "msg": msg}
+
+
+def _closed():
+    return _error("not_setup", "the set-up page works only while the board's set-up network is open")
+
+
+def scan(parts):
+    """GET the networks in reach: {"ok": true, "networks": [{"ssid", "rssi", "secured"}]}."""
+    ap = parts.net
+    if not isinstance(ap, SetupAP):
+        return _closed()
+    try:
+        return {"ok": True, "networks": ap.networks(parts.board.ticks_ms())}
+    except OSError as e:  # the station is busy joining (ESP-IDF refuses a scan then): the last list
+        return {"ok": True, "networks": ap._scan or [], "busy": str(e)}
+
+
+def join(parts, body):
+    """POST {"ssid", "key"}: the network stored and joined; the page then polls state()."""
+    ap = parts.net
+    if not isinstance(ap, SetupAP):
+        return _closed()
+    if not isinstance(body, dict):
+        return _error("bad_wifi", "join takes an object: ssid and key")
+    for k in body:
+        if k not in ("ssid", "key"):
+            return _error("bad_wifi", "join takes ssid and key only")
+    try:
+        ap.join(body.get("ssid"), body.get("key"))
+    except protocol.ProtoError as e:
+        return _error(e.code, e.msg)
+    except OSError as e:  # the flash refused the file: nothing was joined
+        return _error("storage", "the network could not be stored: %s" % e)
+    return dict(ap.page(), ok=True)
+
+
+def state(parts):
+    """GET the page's state: setup (nothing asked yet), joining, joined (with
+    the address on the home network), failed (with the reason)."""
+    ap = parts.net
+    if not isinstance(ap, SetupAP):
+        return _closed()
+    return dict(ap.page(), ok=True)
