@@ -266,3 +266,28 @@ def test_the_status_pixels_show_the_open_ap():
         g = r.render(None, 0)
         others.append(tuple(g[12:15]))
     assert px[4] not in others and px[4][2] > px[4][1]  # a colour of its own: violet
+
+
+def test_the_host_tells_a_person_the_set_up_network_is_open():
+    from hapenny import cli, doctor
+    from hapenny.scoreboard import describe
+
+    ev = {"ev": "wifi", "state": "setup", "reason": "wrong_password", "address": None}
+    assert describe(ev, None) == ("Wi-Fi: the board's set-up network is open (the network refused the password): "
+                                  "join it from a phone")
+    w = {"state": "setup", "reason": "none_set", "ssid": None, "address": None, "rssi": None, "name": "hapenny-1a01",
+         "tries": 0, "ap": {"essid": "hapenny-1a01", "address": "192.168.4.1", "page": "setup", "dns": True}}
+    assert cli.wifi_line(w) == ("Wi-Fi: set-up network hapenny-1a01 open (no network set): join it from a phone "
+                                "with the pairing code as its password")
+
+    class Rep:
+        def __init__(self):
+            self.rows = []
+
+        def add(self, *row):
+            self.rows.append(row)
+
+    rep = Rep()
+    doctor.wifi_finding(dict(w, reason="button"), rep)
+    assert rep.rows == [("about", True, "Wi-Fi: the set-up network hapenny-1a01 is open (NEW held at start); "
+                                        "join it from a phone")]

@@ -122,9 +122,9 @@ def ip4(text):
 
 
 class Dns:
-    """The responder on UDP `port` (53 on the chip; the virtual board's is
-    another, as it runs unprivileged beside other boards), answering every
-    name with `address`. step() serves one datagram at most and never waits:
+    """The responder on UDP `port` of `host` (53 on every interface on the
+    chip; the virtual board's is another port, on 127.0.0.1 only, as it runs
+    beside other boards on a computer), answering every name with `address`. step() serves one datagram at most and never waits:
     the socket is non-blocking and looked at through a poll object made
     once (ipoll: no allocation when nothing waits; an empty recvfrom would
     raise an OSError, an object each time). A datagram costs its bytes and
@@ -132,7 +132,7 @@ class Dns:
     no recvfrom_into: ports/esp32/modsocket.c) and a memoryview of the
     reply; a malformed one nothing more."""
 
-    def __init__(self, address, port=PORT):
+    def __init__(self, address, port=PORT, host="0.0.0.0"):
         import select
         import socket
 
@@ -144,7 +144,7 @@ class Dns:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             # getaddrinfo's address is what bind takes in every port: a tuple
             # on the ESP32 (lwIP), sockaddr bytes in the unix port
-            s.bind(socket.getaddrinfo("0.0.0.0", port)[0][-1])
+            s.bind(socket.getaddrinfo(host, port)[0][-1])
             s.setblocking(False)
         except Exception:
             s.close()

@@ -122,7 +122,7 @@ class SetupAP:
             from shove import captive
 
             try:
-                self.dns = captive.Dns(ap.ifconfig()[0], port)
+                self.dns = captive.Dns(ap.ifconfig()[0], port, getattr(self.parts.board, "dns_host", "0.0.0.0"))
             except OSError as e:  # the page is still reached at the AP's address
                 self.dns_error = str(e)
         self.parts.emit("wifi", self._event())

@@ -150,6 +150,8 @@ def cmd_wifi(c, cmd, after):
         save(c, cfg)
         if c.net is not None:
             c.net.leave()
+            c.net = None
+            release("wifiap", "captive")  # the set-up AP's, if it was open: nothing refers to them now
         c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit)
         c.changed()
         after.append(("wifi", {"state": "joining", "reason": None, "address": None}))

@@ -52,6 +52,7 @@ def build(board, profile, esp32_scale, Serial):
     # simulator picks (53 is privileged, and boards run side by side): 0, none
     board.radio = os.getenv("HAPENNY_AIR") is not None
     board.dns_port = int(os.getenv("HAPENNY_DNS_PORT") or 0)
+    board.dns_host = "127.0.0.1"  # this computer's only: not a DNS for its whole network
     board.console_kind = os.getenv("HAPENNY_CONSOLE") or "uart"
     # the timing model, picked once: its clock, console and flash
     poll = select.poll()
@@ -93,7 +94,7 @@ def build(board, profile, esp32_scale, Serial):
     # for the start's first seconds, as a finger on them while the board is plugged in
     for name in (os.getenv("HAPENNY_HELD") or "").split(","):
         if name in ("next", "undo", "new"):
-            board.held[("next", "undo", "new").index(name)] = (board.ticks_ms() + 5000) & 0x3FFFFFFF or 1
+            board.held[("next", "undo", "new").index(name)] = (board.ticks_ms() + 3000) & 0x3FFFFFFF or 1
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (

@@ -538,7 +538,8 @@ class VirtualBoard:
         joined to it (noticed after the model's beacon time). `times`: the
         model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
-        self.control("air", aps=aps, times=self._air["times"])
+        if self.proc is not None:  # before start: the first start has it
+            self.control("air", aps=aps, times=self._air["times"])
 
     def pixels(self):
         """The frame last written to the strip, as [(r, g, b)]."""
