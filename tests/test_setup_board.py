@@ -172,6 +172,23 @@ def test_new_held_at_start_opens_the_ap_though_a_network_is_set(board):
     assert board.req("state").get("state") is None  # nor a new game
 
 
+def test_a_refused_stored_password_opens_the_ap_whose_join_behind_it_closes_it(board):
+    """The router's password changed while the board was off: the AP opens at once; the
+    password goes back (the router's owner undid it) and the join behind the AP gets in;
+    a game is in play, so the AP closes at once and its code leaves the heap."""
+    board.vb.air(dict(HOME, home=dict(HOME["home"], key="a new password")))
+    board.reset()
+    w = board.until("the AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
+    assert (w["reason"], w["ssid"]) == ("wrong_password", "home")
+    assert AP_MODULES <= board.modules()
+    assert board.req("new", players=["Ann", "Bob"])["ok"]
+    board.vb.air(HOME)
+    w = board.until("the join behind the AP", lambda w: w["state"] == "joined")
+    assert w["address"] == "127.0.0.1" and "ap" not in w
+    assert not AP_MODULES & board.modules()
+    board.req("end")
+
+
 def test_the_password_never_came_back(board):
     seen = board.log.getvalue()
     assert b'"setup"' in seen  # the log did catch the board's lines
