@@ -291,3 +291,18 @@ def test_the_host_tells_a_person_the_set_up_network_is_open():
     doctor.wifi_finding(dict(w, reason="button"), rep)
     assert rep.rows == [("about", True, "Wi-Fi: the set-up network hapenny-1a01 is open (NEW held at start); "
                                         "join it from a phone")]
+
+
+def test_the_set_up_routes_answer_only_the_aps_clients(net):
+    parts = opened(net)
+    assert not wifiap.from_ap(parts, "192.168.4.2")  # not open yet: the first step opens it
+    run(net, parts, 0)
+    assert wifiap.from_ap(parts, "192.168.4.2") and wifiap.from_ap(parts, "192.168.4.200")
+    for peer in ("192.168.4.1", "192.168.1.23", "192.168.40.2", "10.0.0.2", None, ""):
+        assert not wifiap.from_ap(parts, peer), peer
+    assert not wifiap.online(parts)
+    wifiap.join(parts, {"ssid": "home", "key": PASSWORD})
+    run(net, parts, 2000)
+    assert wifiap.online(parts) and wifiap.from_ap(parts, "192.168.4.2")
+    run(net, parts, 2000 + wifiap.CLOSE_MS)
+    assert not wifiap.from_ap(parts, "192.168.4.2") and not wifiap.online(parts)

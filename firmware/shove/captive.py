@@ -230,6 +230,25 @@ PROBES = (
 )
 
 
+SETUP_PATH = "/setup"  # the set-up page (host/hapenny/web/static/setup.html, served by the board)
+
+
+def probe_reply(path, online, address):
+    """What the HTTP route answers to a request for `path` while the set-up
+    AP is open: None when it is no probe; else (status, content type or
+    None, body, Location or None). Not yet `online` (no network joined):
+    a redirect to the set-up page at the AP's `address`, which every OS
+    takes for a portal to sign in to. Online: the answer the OS expects,
+    so its sign-in sheet closes by itself. Windows' /redirect always leads
+    to the page."""
+    row = probe(path)
+    if row is None:
+        return None
+    if online and row[2] != 302:
+        return row[2], row[3], row[4], None
+    return 302, None, b"", "http://%s%s" % (address, SETUP_PATH)
+
+
 def probe(path):
     """The PROBES row of a request's path (its query string ignored), or None."""
     q = path.find("?")

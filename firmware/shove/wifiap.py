@@ -301,6 +301,24 @@ def join(parts, body):
     return dict(ap.page(), ok=True)
 
 
+def from_ap(parts, peer):
+    """Whether a request from address `peer` came through the set-up AP (its
+    clients get 192.168.4.2 on from the AP's DHCP server): the set-up
+    routes answer only those, never the home network (the AP stays open a
+    while after the join)."""
+    ap = parts.net
+    if not isinstance(ap, SetupAP) or ap.ap is None or not isinstance(peer, str):
+        return False
+    own = ap.ap.ifconfig()[0]
+    return peer != own and peer.rsplit(".", 1)[0] == own.rsplit(".", 1)[0]
+
+
+def online(parts):
+    """Whether the board has joined a network (the probes then get the answer that closes the phone's sheet)."""
+    ap = parts.net
+    return isinstance(ap, SetupAP) and ap.state == "joined"
+
+
 def state(parts):
     """GET the page's state: setup (nothing asked yet), joining, joined (with
     the address on the home network), failed (with the reason)."""

@@ -152,3 +152,16 @@ def test_probes_are_found_by_path():
     for path, who, status, ctype, body in captive.PROBES:
         assert path.startswith("/") and status in (200, 204, 302) and isinstance(body, bytes)
         assert (status == 200) == (ctype is not None)
+
+
+def test_a_probe_is_sent_to_the_set_up_page_until_the_board_is_online():
+    assert captive.probe_reply("/generate_204", False, "192.168.4.1") == (302, None, b"",
+                                                                         "http://192.168.4.1/setup")
+    assert captive.probe_reply("/generate_204", True, "192.168.4.1") == (204, None, b"", None)
+    assert captive.probe_reply("/connecttest.txt?x", True, "192.168.4.1") == (200, "text/plain",
+                                                                              b"Microsoft Connect Test", None)
+    assert captive.probe_reply("/redirect", True, "192.168.4.1")[3] == "http://192.168.4.1/setup"
+    assert captive.probe_reply("/setup", False, "192.168.4.1") is None  # the page itself is no probe
+    for row in captive.PROBES:
+        st, ctype, body, where = captive.probe_reply(row[0], False, "10.0.0.1")
+        assert (st, where) == (302, "http://10.0.0.1/setup")
