@@ -306,3 +306,19 @@ def test_the_set_up_routes_answer_only_the_aps_clients(net):
     assert wifiap.online(parts) and wifiap.from_ap(parts, "192.168.4.2")
     run(net, parts, 2000 + wifiap.CLOSE_MS)
     assert not wifiap.from_ap(parts, "192.168.4.2") and not wifiap.online(parts)
+
+
+def test_new_held_at_start_tries_the_stored_network_only_after_a_while(net):
+    net.set_air(HOME)
+    cfg = {"ssid": "home", "key": PASSWORD, "name": "board-7", "code": "abcdefghjk"}
+    parts = Parts(Board(net.clock, {"wifi.json": json.dumps(cfg).encode()}))
+    j = wifi.Joiner(cfg, parts.renderer, parts.changed, parts.emit, parts)
+    wifiap.open_ap(parts, wifiap.HELD, j, wifiap.HELD_WAIT_MS)
+    ap = parts.net
+    run(net, parts, wifiap.HELD_WAIT_MS - 100, every=500)
+    assert j.tries == 0 and parts.net is ap and ap.report()["reason"] == "button"  # time to pick another
+    assert net.WLAN(net.AP_IF).active() and not net.WLAN(net.STA_IF).isconnected()
+    run(net, parts, wifiap.HELD_WAIT_MS + 2000)
+    assert j.tries == 1 and j.state == wifi.JOINED and parts.net is ap  # joined: the AP closes a while later
+    run(net, parts, wifiap.HELD_WAIT_MS + 2000 + wifiap.CLOSE_MS)
+    assert parts.net is j and not net.WLAN(net.AP_IF).active()

@@ -74,12 +74,14 @@ def read_wifi(app, c):
             store.quarantine(wifi.FILE)
             _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
         else:
-            if not held:  # held: the person wants another network, the stored one is not tried
-                joiner = c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c if radio else None)
-    if radio and joiner is None:
+            joiner = c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c if radio else None)
+    if held or (radio and joiner is None):
         from shove import wifiap
 
-        wifiap.open_ap(c, wifiap.HELD if held else wifiap.NONE_SET)
+        if held:  # the person means another network: the stored one waits behind the AP (HELD_WAIT_MS)
+            wifiap.open_ap(c, wifiap.HELD, joiner, wifiap.HELD_WAIT_MS)
+        else:
+            wifiap.open_ap(c, wifiap.NONE_SET)
 
 
 def _notice(app, path, msg):

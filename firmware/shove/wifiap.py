@@ -32,6 +32,9 @@ from shove import protocol, release, ticks_add, ticks_diff, wifi
 
 SETUP = const(4)  # the status pixels' state (leds.Renderer.net): the set-up AP is open
 CLOSE_MS = const(30000)  # the AP stays open this long after the join: the page shows the new address
+# NEW held at start with a network stored: the person means to pick another, so the stored one
+# is tried behind the AP only after this long (a finger that only brushed NEW costs no more)
+HELD_WAIT_MS = const(300000)
 SCAN_MS = const(10000)  # a scan is reused this long (on the chip a scan blocks for 1 to 3 s)
 SCAN_MAX = const(20)  # networks listed on the page
 AUTH_WPA2_PSK = const(3)  # network.AUTH_WPA2_PSK (ESP-IDF's WIFI_AUTH_WPA2_PSK)
@@ -226,8 +229,12 @@ class SetupAP:
         stores it (wifi.json, power-safe), then joined behind the AP."""
         from shove import wifiset
 
-        cfg = {"ssid": wifiset.check_ssid(ssid), "key": wifiset.check_key(key), "name": self.name, "code": self.code}
-        wifiset.save(self.parts, cfg)
+        try:
+            cfg = {"ssid": wifiset.check_ssid(ssid), "key": wifiset.check_key(key), "name": self.name,
+                   "code": self.code}
+            wifiset.save(self.parts, cfg)
+        finally:
+            release("wifiset")
         if self.joiner is not None:
             self.joiner.leave()
         self.asked = cfg["ssid"]
@@ -256,8 +263,11 @@ def identity(parts):
         release("wifiset")
 
 
-def open_ap(parts, why, joiner=None):
-    """The set-up AP takes the place of the board's network (Commands.net)."""
+def open_ap(parts, why, joiner=None, wait_ms=0):
+    """The set-up AP takes the place of the board's network (Commands.net);
+    `joiner`, the stored network's join, is tried behind it (`wait_ms` from now)."""
+    if joiner is not None and wait_ms:
+        joiner.retry_at = ticks_add(parts.board.ticks_ms(), wait_ms)  # its first step waits as a backoff does
     parts.net = SetupAP(parts, identity(parts), why, joiner)
     return parts.net
 
