@@ -141,3 +141,34 @@ def test_damaged_queries(mp, q):
     if r is not None:
         check_reply(q, r)
     assert mp(q) == r
+
+
+def test_the_socket_answers_over_loopback_in_cpython_too():
+    """Dns on a real UDP socket (CPython's poll() where MicroPython has ipoll()): one datagram a step."""
+    import socket
+
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    d = captive.Dns("192.168.4.1", port, "127.0.0.1")
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.settimeout(10)
+    try:
+        assert not d.step()  # nothing waits: no wait either
+        c.sendto(b"\x00" * 3, ("127.0.0.1", port))
+        q = bytes.fromhex("beef01000001000000000000") + b"\x03abc\x00\x00\x01\x00\x01"
+        c.sendto(q, ("127.0.0.1", port))
+        served = 0
+        for _ in range(100000):  # a bound, not a wait: loopback delivers at once
+            served += d.step()
+            if served == 2:
+                break
+        assert (served, d.dropped, d.answered) == (2, 1, 1)
+        r = c.recv(600)
+        assert r == answer(q) and r[:2] == b"\xbe\xef"
+    finally:
+        c.close()
+        d.close()
+    with pytest.raises(OSError):
+        d.sock.recvfrom(10)  # closed
