@@ -322,3 +322,22 @@ def test_new_held_at_start_tries_the_stored_network_only_after_a_while(net):
     assert j.tries == 1 and j.state == wifi.JOINED and parts.net is ap  # joined: the AP closes a while later
     run(net, parts, wifiap.HELD_WAIT_MS + 2000 + wifiap.CLOSE_MS)
     assert parts.net is j and not net.WLAN(net.AP_IF).active()
+
+
+def test_a_radio_that_refuses_the_ap_is_tried_again_later_not_at_every_step(net):
+    parts = opened(net)
+    tries = []
+    active = net.WLAN.active
+
+    def refuse(self, on=None):
+        if self._if == net.AP_IF and on:
+            tries.append(net.clock.t)
+            raise OSError("Wifi Internal Error")
+        return active(self, on)
+
+    net.WLAN.active = refuse  # this test's own copy of the model
+    run(net, parts, 11000)
+    assert tries == [0, 5000, 10000] and parts.net.report()["reason"] == "error: Wifi Internal Error"
+    net.WLAN.active = active
+    run(net, parts, 15000)
+    assert net.WLAN(net.AP_IF).active() and parts.net.report()["reason"] == "none_set"

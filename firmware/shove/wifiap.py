@@ -36,6 +36,7 @@ CLOSE_MS = const(30000)  # the AP stays open this long after the join: the page 
 # is tried behind the AP only after this long (a finger that only brushed NEW costs no more)
 HELD_WAIT_MS = const(300000)
 SCAN_MS = const(10000)  # a scan is reused this long (on the chip a scan blocks for 1 to 3 s)
+RETRY_MS = const(5000)  # the radio refused to open the AP: tried again this much later
 SCAN_MAX = const(20)  # networks listed on the page
 AUTH_WPA2_PSK = const(3)  # network.AUTH_WPA2_PSK (ESP-IDF's WIFI_AUTH_WPA2_PSK)
 AP_IF = const(1)  # network.AP_IF / WLAN.IF_AP (ESP-IDF's WIFI_IF_AP)
@@ -73,6 +74,7 @@ class SetupAP:
         self.joined_at = -1
         self._scan = None
         self._scan_at = 0
+        self._retry_at = -1  # tick the AP is tried again after the radio refused it
         self._shown = _Shown()
         self.joiner = None
         if joiner is not None:
@@ -120,6 +122,8 @@ class SetupAP:
         # after active(True): ESP-IDF takes the soft-AP's config once its mode is on
         ap.config(essid=self.name, password=self.code, authmode=AUTH_WPA2_PSK)
         self.ap = ap
+        if self.state == "setup":
+            self.reason = self.why  # not the radio's refusal any more
         port = getattr(self.parts.board, "dns_port", 53)
         if port:
             from shove import captive
@@ -135,10 +139,13 @@ class SetupAP:
         datagram served, the join behind it stepped, the AP closed once a
         network is joined. Nothing here waits."""
         if self.ap is None:
+            if self._retry_at >= 0 and ticks_diff(now, self._retry_at) < 0:
+                return
             try:
                 self._open()
-            except OSError as e:  # the radio refused: tried again at the next step
+            except OSError as e:  # the radio refused: tried again RETRY_MS later
                 self.reason = "error: %s" % e
+                self._retry_at = ticks_add(now, RETRY_MS)
                 return
         d = self.dns
         if d is not None:
