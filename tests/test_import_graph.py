@@ -40,11 +40,11 @@ TREES = {
 # - diag: bring-up diagnostics, loaded on demand: the chip's heap and flash
 #   timings (shove.boards), line levels through the board object.
 # - the boards package: the hardware layer itself.
-# - wifi, wifiset, wifiap: the network's join (the chip's `network`), its
-#   command (the chip's MAC names the board) and the set-up access point,
-#   loaded only for a network.
+# - wifi, wifiset, wifiap, wifipage: the network's join (the chip's
+#   `network`), its command (the chip's MAC names the board), the set-up
+#   access point and its page's work (the scan), loaded only for a network.
 NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag", "shove.wifi",
-            "shove.wifiset", "shove.wifiap"}
+            "shove.wifiset", "shove.wifiap", "shove.wifipage"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 # The firmware's parts, from the bottom: (level, part, its modules). A module
@@ -65,7 +65,7 @@ PARTS = (
     (6, "show", "leds strip buttons"),
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
-    (8, "network", "wifi wifiset wifiap captive"),
+    (8, "network", "wifi wifiset wifiap wifipage captive probes"),
     (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot main boot"),
 )

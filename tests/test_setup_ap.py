@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from shove import leds, wifi, wifiap, wifiset
+from shove import leds, wifi, wifiap, wifipage, wifiset
 from test_wifi_join import HOME, Renderer, net  # noqa: F401 (net: the model on the test's clock)
 
 PASSWORD = "correct horse"
@@ -134,39 +134,39 @@ def test_the_scan_lists_names_signal_and_security_never_a_password(net):
            "\u00e9t\u00e9 wifi": {"key": "y" * 9, "rssi": -80}}
     parts = opened(net, air=air)
     run(net, parts, 0)
-    got = wifiap.scan(parts)
+    got = wifipage.scan(parts)
     assert got == {"ok": True, "networks": [{"ssid": "cafe", "rssi": -40, "secured": False},
                                             {"ssid": "home", "rssi": -61, "secured": True},
                                             {"ssid": "\u00e9t\u00e9 wifi", "rssi": -80, "secured": True}]}
     text = json.dumps(got)
     assert PASSWORD not in text and "x" * 8 not in text
     net.set_air(HOME)
-    net.clock.t += wifiap.SCAN_MS - 100
-    assert len(wifiap.scan(parts)["networks"]) == 3  # a scan is reused a while (it blocks the chip)
+    net.clock.t += wifipage.SCAN_MS - 100
+    assert len(wifipage.scan(parts)["networks"]) == 3  # a scan is reused a while (it blocks the chip)
     net.clock.t += 100
-    assert wifiap.scan(parts)["networks"] == [{"ssid": "home", "rssi": -61, "secured": True}]
+    assert wifipage.scan(parts)["networks"] == [{"ssid": "home", "rssi": -61, "secured": True}]
 
 
 def test_a_wrong_password_keeps_the_ap_with_the_reason_then_the_right_one_joins_and_closes_it(net):
     parts = opened(net)
     run(net, parts, 500)
-    got = wifiap.join(parts, {"ssid": "home", "key": "wrong horse"})
+    got = wifipage.join(parts, {"ssid": "home", "key": "wrong horse"})
     assert got == {"ok": True, "state": "joining", "reason": None, "ssid": "home", "address": None,
                    "name": parts.net.name}
     assert stored(parts) == {"ssid": "home", "key": "wrong horse", "name": parts.net.name, "code": parts.net.code}
     run(net, parts, 1400)
-    assert wifiap.state(parts)["state"] == "joining"
+    assert wifipage.state(parts)["state"] == "joining"
     run(net, parts, 1700)  # the network refuses it after refuse_ms
-    st = wifiap.state(parts)
+    st = wifipage.state(parts)
     assert (st["state"], st["reason"]) == ("failed", "wrong_password")
     assert net.WLAN(net.AP_IF).active() and parts.renderer.net == wifiap.SETUP
     ap = parts.net
-    assert wifiap.join(parts, {"ssid": "home", "key": PASSWORD})["state"] == "joining"
+    assert wifipage.join(parts, {"ssid": "home", "key": PASSWORD})["state"] == "joining"
     assert stored(parts)["key"] == PASSWORD
     run(net, parts, 3200)
-    assert wifiap.state(parts)["state"] == "joining"
+    assert wifipage.state(parts)["state"] == "joining"
     run(net, parts, 3400)  # join_ms after the asking
-    st = wifiap.state(parts)
+    st = wifipage.state(parts)
     assert (st["state"], st["address"]) == ("joined", "192.168.1.40")
     assert parts.renderer.net == wifi.JOINED  # the status pixels: joined, green
     assert net.WLAN(net.AP_IF).active() and parts.net is ap  # open a while: the page shows the address
@@ -179,13 +179,13 @@ def test_a_wrong_password_keeps_the_ap_with_the_reason_then_the_right_one_joins_
     assert j.renderer is parts.renderer and j.emit == parts.emit
     assert [e["state"] for e in parts.events] == ["setup", "joining", "failed", "joining", "joined"]
     assert "wrong horse" not in json.dumps(parts.events) and PASSWORD not in json.dumps(parts.events)
-    assert wifiap.state(parts)["error"] == "not_setup"  # the page's routes: only while the AP is open
+    assert wifipage.state(parts)["error"] == "not_setup"  # the page's routes: only while the AP is open
 
 
 def test_a_game_in_play_closes_the_ap_as_soon_as_the_network_is_joined(net):
     parts = opened(net)
     run(net, parts, 0)
-    wifiap.join(parts, {"ssid": "home", "key": PASSWORD})
+    wifipage.join(parts, {"ssid": "home", "key": PASSWORD})
     parts.keeper.game = object()
     run(net, parts, 2000)
     assert isinstance(parts.net, wifi.Joiner) and not net.WLAN(net.AP_IF).active()
@@ -202,14 +202,14 @@ def test_bad_input_is_refused_and_changes_nothing(net, body, why):
     parts = opened(net)
     run(net, parts, 0)
     files = dict(parts.board.files)
-    got = wifiap.join(parts, body)
+    got = wifipage.join(parts, body)
     assert got["ok"] is False and got["error"] == "bad_wifi" and why in got["msg"]
-    assert parts.board.files == files and wifiap.state(parts)["state"] == "setup"
+    assert parts.board.files == files and wifipage.state(parts)["state"] == "setup"
 
 
 def test_the_routes_refuse_when_the_ap_is_not_open(net):
     parts = Parts(Board(net.clock))
-    for got in (wifiap.scan(parts), wifiap.state(parts), wifiap.join(parts, {"ssid": "home", "key": PASSWORD})):
+    for got in (wifipage.scan(parts), wifipage.state(parts), wifipage.join(parts, {"ssid": "home", "key": PASSWORD})):
         assert got["ok"] is False and got["error"] == "not_setup"
     assert parts.board.files == {}
 
@@ -295,17 +295,17 @@ def test_the_host_tells_a_person_the_set_up_network_is_open():
 
 def test_the_set_up_routes_answer_only_the_aps_clients(net):
     parts = opened(net)
-    assert not wifiap.from_ap(parts, "192.168.4.2")  # not open yet: the first step opens it
+    assert not wifipage.from_ap(parts, "192.168.4.2")  # not open yet: the first step opens it
     run(net, parts, 0)
-    assert wifiap.from_ap(parts, "192.168.4.2") and wifiap.from_ap(parts, "192.168.4.200")
+    assert wifipage.from_ap(parts, "192.168.4.2") and wifipage.from_ap(parts, "192.168.4.200")
     for peer in ("192.168.4.1", "192.168.1.23", "192.168.40.2", "10.0.0.2", None, ""):
-        assert not wifiap.from_ap(parts, peer), peer
-    assert not wifiap.online(parts)
-    wifiap.join(parts, {"ssid": "home", "key": PASSWORD})
+        assert not wifipage.from_ap(parts, peer), peer
+    assert not wifipage.online(parts)
+    wifipage.join(parts, {"ssid": "home", "key": PASSWORD})
     run(net, parts, 2000)
-    assert wifiap.online(parts) and wifiap.from_ap(parts, "192.168.4.2")
+    assert wifipage.online(parts) and wifipage.from_ap(parts, "192.168.4.2")
     run(net, parts, 2000 + wifiap.CLOSE_MS)
-    assert not wifiap.from_ap(parts, "192.168.4.2") and not wifiap.online(parts)
+    assert not wifipage.from_ap(parts, "192.168.4.2") and not wifipage.online(parts)
 
 
 def test_new_held_at_start_tries_the_stored_network_only_after_a_while(net):
@@ -324,7 +324,8 @@ def test_new_held_at_start_tries_the_stored_network_only_after_a_while(net):
     assert parts.net is j and not net.WLAN(net.AP_IF).active()
 
 
-def test_a_radio_that_refuses_the_ap_is_tried_again_later_not_at_every_step(net):
+@pytest.mark.parametrize("error", [OSError("Wifi Internal Error"), MemoryError("memory allocation failed")])
+def test_a_radio_or_heap_that_refuses_the_ap_is_tried_again_later_not_at_every_step(net, error):
     parts = opened(net)
     tries = []
     active = net.WLAN.active
@@ -332,12 +333,12 @@ def test_a_radio_that_refuses_the_ap_is_tried_again_later_not_at_every_step(net)
     def refuse(self, on=None):
         if self._if == net.AP_IF and on:
             tries.append(net.clock.t)
-            raise OSError("Wifi Internal Error")
+            raise error
         return active(self, on)
 
     net.WLAN.active = refuse  # this test's own copy of the model
     run(net, parts, 11000)
-    assert tries == [0, 5000, 10000] and parts.net.report()["reason"] == "error: Wifi Internal Error"
+    assert tries == [0, 5000, 10000] and parts.net.report()["reason"] == "error: %s" % error
     net.WLAN.active = active
     run(net, parts, 15000)
     assert net.WLAN(net.AP_IF).active() and parts.net.report()["reason"] == "none_set"

@@ -18,29 +18,29 @@
 # follows the station's channel while it joins, so a phone may lose the
 # set-up network for a moment and join it again.
 #
-# The functions at the end are what the board's HTTP routes call for the
-# set-up page (host/hapenny/web/static/setup.html): scan, join, state. They
-# take the parts the handlers get (Commands: its `net` is a SetupAP while
-# the AP is open) and return the protocol's reply objects.
+# The set-up page's work (the scan, the join asked there, the page's state)
+# is shove/wifipage.py's, loaded for each of the page's requests and let go
+# after: while the AP waits, only this module, captive's DNS and the
+# network's objects are in the heap (the join's module too when a stored
+# network is tried behind the AP).
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import protocol, release, ticks_add, ticks_diff, wifi
+from shove import release, ticks_add, ticks_diff
 
 SETUP = const(4)  # the status pixels' state (leds.Renderer.net): the set-up AP is open
+_OFF = const(0)  # wifi.OFF, wifi.JOINED: the join's module is not loaded for them
+_JOINED = const(2)
 CLOSE_MS = const(30000)  # the AP stays open this long after the join: the page shows the new address
 # NEW held at start with a network stored: the person means to pick another, so the stored one
 # is tried behind the AP only after this long (a finger that only brushed NEW costs no more)
 HELD_WAIT_MS = const(300000)
-SCAN_MS = const(10000)  # a scan is reused this long (on the chip a scan blocks for 1 to 3 s)
 RETRY_MS = const(5000)  # the radio refused to open the AP: tried again this much later
-SCAN_MAX = const(20)  # networks listed on the page
 AUTH_WPA2_PSK = const(3)  # network.AUTH_WPA2_PSK (ESP-IDF's WIFI_AUTH_WPA2_PSK)
 AP_IF = const(1)  # network.AP_IF / WLAN.IF_AP (ESP-IDF's WIFI_IF_AP)
-STA_IF = const(0)
 BUTTON = const(2)  # the game's buttons (next, undo, new): NEW held at start opens the AP
 # why the AP opened, as `reason` shows it
 NONE_SET = "none_set"
@@ -59,6 +59,9 @@ class SetupAP:
     `joiner`: the stored network's join (wifi.Joiner), kept trying behind
     the AP, or None."""
 
+    is_setup = True  # what the page's work (shove/wifipage.py) looks for in Commands.net
+
+
     def __init__(self, parts, ident, why, joiner=None):
         self.parts = parts
         self.name = ident["name"]
@@ -72,28 +75,29 @@ class SetupAP:
         self.dns_error = None
         self.asked = None  # the network asked for from the page
         self.joined_at = -1
-        self._scan = None
-        self._scan_at = 0
+        self.scanned = None  # the page's last scan (shove/wifipage.py) and its tick
+        self.scanned_at = 0
         self._retry_at = -1  # tick the AP is tried again after the radio refused it
-        self._shown = _Shown()
+        self.shown = _Shown()
         self.joiner = None
         if joiner is not None:
-            self._adopt(joiner)
+            self.adopt(joiner)
         parts.renderer.net = SETUP
         parts.changed()
 
     # ---- the join behind the AP ------------------------------------------------------
-    def _adopt(self, j):
+    def adopt(self, j):
+        """`j`, a wifi.Joiner, joins behind the AP and reports to it."""
         j.parts = None  # this join gives up into nothing more: the AP is open
-        j.renderer = self._shown
-        j.changed = self._nothing
-        j.emit = self._joined_event
+        j.renderer = self.shown
+        j.changed = self.nothing
+        j.emit = self.joined_event
         self.joiner = j
 
-    def _nothing(self):
+    def nothing(self):
         pass
 
-    def _joined_event(self, name, fields):
+    def joined_event(self, name, fields):
         """The join's state changed (wifi.Joiner._set)."""
         st = fields["state"]
         if st == "joined":
@@ -101,7 +105,7 @@ class SetupAP:
             self.reason = None
             self.address = fields["address"]
             self.joined_at = self.parts.board.ticks_ms()
-            self.parts.renderer.net = wifi.JOINED  # the new address's colour from now on
+            self.parts.renderer.net = _JOINED  # the new address's colour from now on
             self.parts.changed()
         elif st == "failed" and self.asked is not None:
             self.state = "failed"
@@ -143,7 +147,7 @@ class SetupAP:
                 return
             try:
                 self._open()
-            except OSError as e:  # the radio refused: tried again RETRY_MS later
+            except (OSError, MemoryError) as e:  # the radio or the heap refused: tried again RETRY_MS later
                 self.reason = "error: %s" % e
                 self._retry_at = ticks_add(now, RETRY_MS)
                 return
@@ -191,7 +195,7 @@ class SetupAP:
         if self.joiner is not None:
             self.joiner.leave()
             self.joiner = None
-        self.parts.renderer.net = wifi.OFF
+        self.parts.renderer.net = _OFF
 
     def report(self):
         """What `info`, `doctor` and the `wifi` command show (never the password, nor here the code)."""
@@ -200,64 +204,6 @@ class SetupAP:
                 "address": self.address, "rssi": None, "name": self.name, "tries": j.tries if j is not None else 0,
                 "ap": {"essid": self.name, "address": self.ap.ifconfig()[0] if self.ap is not None else None,
                        "page": self.state, "dns": self.dns is not None}}
-
-    # ---- the set-up page's work ------------------------------------------------------
-    def networks(self, now):
-        """The networks in reach, strongest first, one row a name, hidden ones
-        left out: [{"ssid", "rssi", "secured"}]. A scan is reused SCAN_MS."""
-        if self._scan is not None and ticks_diff(now, self._scan_at) < SCAN_MS:
-            return self._scan
-        import network
-
-        sta = network.WLAN(STA_IF)
-        if not sta.active():
-            sta.active(True)  # scans need the station (network_wlan_scan: "STA must be active")
-        found = sta.scan()
-        rows = []
-        seen = []
-        found.sort(key=_strength)
-        for t in found:
-            try:
-                ssid = t[0].decode()
-            except UnicodeError:  # not text: a phone could not show it either
-                continue
-            if not ssid or ssid in seen:
-                continue
-            seen.append(ssid)
-            rows.append({"ssid": ssid, "rssi": t[3], "secured": t[4] != 0})
-            if len(rows) >= SCAN_MAX:
-                break
-        self._scan = rows
-        self._scan_at = now
-        return rows
-
-    def join(self, ssid, key):
-        """The network picked on the page: stored as the `wifi` command
-        stores it (wifi.json, power-safe), then joined behind the AP."""
-        from shove import wifiset
-
-        try:
-            cfg = {"ssid": wifiset.check_ssid(ssid), "key": wifiset.check_key(key), "name": self.name,
-                   "code": self.code}
-            wifiset.save(self.parts, cfg)
-        finally:
-            release("wifiset")
-        if self.joiner is not None:
-            self.joiner.leave()
-        self.asked = cfg["ssid"]
-        self.state = "joining"
-        self.reason = None
-        self.address = None
-        self._adopt(wifi.Joiner(cfg, self._shown, self._nothing, self._joined_event))
-        self.parts.emit("wifi", self._event())
-
-    def page(self):
-        return {"state": self.state, "reason": self.reason, "ssid": self.asked, "address": self.address,
-                "name": self.name}
-
-
-def _strength(t):
-    return -t[3]
 
 
 def identity(parts):
@@ -277,69 +223,3 @@ def open_ap(parts, why, joiner=None, wait_ms=0):
         joiner.retry_at = ticks_add(parts.board.ticks_ms(), wait_ms)  # its first step waits as a backoff does
     parts.net = SetupAP(parts, identity(parts), why, joiner)
     return parts.net
-
-
-# ---- the set-up page's routes (the board's HTTP server calls these) ---------------------
-def _error(code, msg):  # as the protocol's error replies, without a line's id
-    return {"ok": False, "error": code, "msg": msg}
-
-
-def _closed():
-    return _error("not_setup", "the set-up page works only while the board's set-up network is open")
-
-
-def scan(parts):
-    """GET the networks in reach: {"ok": true, "networks": [{"ssid", "rssi", "secured"}]}."""
-    ap = parts.net
-    if not isinstance(ap, SetupAP):
-        return _closed()
-    try:
-        return {"ok": True, "networks": ap.networks(parts.board.ticks_ms())}
-    except OSError as e:  # the station is busy joining (ESP-IDF refuses a scan then): the last list
-        return {"ok": True, "networks": ap._scan or [], "busy": str(e)}
-
-
-def join(parts, body):
-    """POST {"ssid", "key"}: the network stored and joined; the page then polls state()."""
-    ap = parts.net
-    if not isinstance(ap, SetupAP):
-        return _closed()
-    if not isinstance(body, dict):
-        return _error("bad_wifi", "join takes an object: ssid and key")
-    for k in body:
-        if k not in ("ssid", "key"):
-            return _error("bad_wifi", "join takes ssid and key only")
-    try:
-        ap.join(body.get("ssid"), body.get("key"))
-    except protocol.ProtoError as e:
-        return _error(e.code, e.msg)
-    except OSError as e:  # the flash refused the file: nothing was joined
-        return _error("storage", "the network could not be stored: %s" % e)
-    return dict(ap.page(), ok=True)
-
-
-def from_ap(parts, peer):
-    """Whether a request from address `peer` came through the set-up AP (its
-    clients get 192.168.4.2 on from the AP's DHCP server): the set-up
-    routes answer only those, never the home network (the AP stays open a
-    while after the join)."""
-    ap = parts.net
-    if not isinstance(ap, SetupAP) or ap.ap is None or not isinstance(peer, str):
-        return False
-    own = ap.ap.ifconfig()[0]
-    return peer != own and peer.rsplit(".", 1)[0] == own.rsplit(".", 1)[0]
-
-
-def online(parts):
-    """Whether the board has joined a network (the probes then get the answer that closes the phone's sheet)."""
-    ap = parts.net
-    return isinstance(ap, SetupAP) and ap.state == "joined"
-
-
-def state(parts):
-    """GET the page's state: setup (nothing asked yet), joining, joined (with
-    the address on the home network), failed (with the reason)."""
-    ap = parts.net
-    if not isinstance(ap, SetupAP):
-        return _closed()
-    return dict(ap.page(), ok=True)

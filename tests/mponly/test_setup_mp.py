@@ -74,7 +74,7 @@ def _network():
 
 def test_the_page_work_runs_in_micropython():
     net = _network()
-    from shove import wifi, wifiap
+    from shove import wifi, wifiap, wifipage
 
     clock = Clock()
     net._clock = clock
@@ -93,19 +93,19 @@ def test_the_page_work_runs_in_micropython():
     run(0)
     w = net.WLAN(net.AP_IF)
     assert w.active() and w.config("essid") == ap.name and w.config("authmode") == net.AUTH_WPA2_PSK
-    assert wifiap.scan(parts) == {"ok": True, "networks": [{"ssid": "cafe", "rssi": -40, "secured": False},
+    assert wifipage.scan(parts) == {"ok": True, "networks": [{"ssid": "cafe", "rssi": -40, "secured": False},
                                                            {"ssid": "home", "rssi": -60, "secured": True}]}
-    assert wifiap.join(parts, {"ssid": "home", "key": "wrong horse"})["state"] == "joining"
+    assert wifipage.join(parts, {"ssid": "home", "key": "wrong horse"})["state"] == "joining"
     run(500)
-    st = wifiap.state(parts)
+    st = wifipage.state(parts)
     assert (st["state"], st["reason"]) == ("failed", "wrong_password"), st
-    assert wifiap.join(parts, {"ssid": "home", "key": "short"})["error"] == "bad_wifi"
-    assert wifiap.join(parts, {"ssid": "home", "key": "correct horse"})["ok"]
+    assert wifipage.join(parts, {"ssid": "home", "key": "short"})["error"] == "bad_wifi"
+    assert wifipage.join(parts, {"ssid": "home", "key": "correct horse"})["ok"]
     assert json.loads(parts.board.files["wifi.json"])["key"] == "correct horse"
     run(1000)
-    st = wifiap.state(parts)
+    st = wifipage.state(parts)
     assert (st["state"], st["address"]) == ("joined", "192.168.1.40"), st
-    assert wifiap.online(parts) and wifiap.from_ap(parts, "192.168.4.7")
+    assert wifipage.online(parts) and wifipage.from_ap(parts, "192.168.4.7")
     run(1000 + wifiap.CLOSE_MS)
     assert isinstance(parts.net, wifi.Joiner) and not w.active() and parts.renderer.net == wifi.JOINED
     assert "shove.wifiap" not in sys.modules and "shove.captive" not in sys.modules  # let go once closed

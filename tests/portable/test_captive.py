@@ -1,10 +1,11 @@
-# The set-up AP's DNS answers (shove/captive.py), table-driven. Runs in
+# The set-up AP's DNS answers (shove/captive.py) and the connectivity
+# probes' table (shove/probes.py), table-driven. Runs in
 # both interpreters: plain asserts, bytes built by hand. The fuzzing of
 # answer() is tests/test_captive_fuzz.py's, the socket's tests/test_setup_board.py's.
 import gc
 import sys
 
-from shove import captive
+from shove import captive, probes
 
 BOARD = bytes((192, 168, 4, 1))
 
@@ -142,26 +143,26 @@ def test_addresses():
 
 
 def test_probes_are_found_by_path():
-    row = captive.probe("/generate_204")
+    row = probes.probe("/generate_204")
     assert row[1:3] == ("android", 204) and row[4] == b""
-    assert captive.probe("/hotspot-detect.html?x=1")[4].endswith(b"Success</BODY></HTML>")
-    assert captive.probe("/connecttest.txt")[4] == b"Microsoft Connect Test"
-    assert captive.probe("/") is None and captive.probe("/generate_2044") is None
-    paths = [p[0] for p in captive.PROBES]
+    assert probes.probe("/hotspot-detect.html?x=1")[4].endswith(b"Success</BODY></HTML>")
+    assert probes.probe("/connecttest.txt")[4] == b"Microsoft Connect Test"
+    assert probes.probe("/") is None and probes.probe("/generate_2044") is None
+    paths = [p[0] for p in probes.PROBES]
     assert len(paths) == len(set(paths))
-    for path, who, status, ctype, body in captive.PROBES:
+    for path, who, status, ctype, body in probes.PROBES:
         assert path.startswith("/") and status in (200, 204, 302) and isinstance(body, bytes)
         assert (status == 200) == (ctype is not None)
 
 
 def test_a_probe_is_sent_to_the_set_up_page_until_the_board_is_online():
-    assert captive.probe_reply("/generate_204", False, "192.168.4.1") == (302, None, b"",
+    assert probes.probe_reply("/generate_204", False, "192.168.4.1") == (302, None, b"",
                                                                          "http://192.168.4.1/setup")
-    assert captive.probe_reply("/generate_204", True, "192.168.4.1") == (204, None, b"", None)
-    assert captive.probe_reply("/connecttest.txt?x", True, "192.168.4.1") == (200, "text/plain",
+    assert probes.probe_reply("/generate_204", True, "192.168.4.1") == (204, None, b"", None)
+    assert probes.probe_reply("/connecttest.txt?x", True, "192.168.4.1") == (200, "text/plain",
                                                                               b"Microsoft Connect Test", None)
-    assert captive.probe_reply("/redirect", True, "192.168.4.1")[3] == "http://192.168.4.1/setup"
-    assert captive.probe_reply("/setup", False, "192.168.4.1") is None  # the page itself is no probe
-    for row in captive.PROBES:
-        st, ctype, body, where = captive.probe_reply(row[0], False, "10.0.0.1")
+    assert probes.probe_reply("/redirect", True, "192.168.4.1")[3] == "http://192.168.4.1/setup"
+    assert probes.probe_reply("/setup", False, "192.168.4.1") is None  # the page itself is no probe
+    for row in probes.PROBES:
+        st, ctype, body, where = probes.probe_reply(row[0], False, "10.0.0.1")
         assert (st, where) == (302, "http://10.0.0.1/setup")

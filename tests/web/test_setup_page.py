@@ -49,7 +49,7 @@ def board(monkeypatch):
     import importlib.util
     import sys
 
-    from shove import wifiap
+    from shove import wifiap, wifipage
 
     spec = importlib.util.spec_from_file_location("network", RUNTIME / "network.py")
     net = importlib.util.module_from_spec(spec)
@@ -88,16 +88,16 @@ def board(monkeypatch):
                 if self.path == "/setup":
                     return self.reply(200, "text/html; charset=utf-8", PAGE.read_bytes())
                 if self.path == "/api/setup/networks":
-                    return self.reply(200, "application/json", json.dumps(wifiap.scan(parts)).encode())
+                    return self.reply(200, "application/json", json.dumps(wifipage.scan(parts)).encode())
                 if self.path == "/api/setup/state":
-                    return self.reply(200, "application/json", json.dumps(wifiap.state(parts)).encode())
+                    return self.reply(200, "application/json", json.dumps(wifipage.state(parts)).encode())
             self.reply(404, "text/plain", b"not here")
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with lock:
                 if self.path == "/api/setup/join":
-                    return self.reply(200, "application/json", json.dumps(wifiap.join(parts, body)).encode())
+                    return self.reply(200, "application/json", json.dumps(wifipage.join(parts, body)).encode())
             self.reply(404, "text/plain", b"not here")
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Routes)

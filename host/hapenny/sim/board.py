@@ -70,6 +70,9 @@ def chip_heap(chip):
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
+# ... and, for a board with an air, the runtime's `network` model (built into the
+# chip's firmware as C): its bytecode and objects, some 10 KB (compiled at boot: vboot.py)
+NETWORK_MODEL_HEAP = 12 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -254,7 +257,8 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
+                                             + (NETWORK_MODEL_HEAP if self._air is not None else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)

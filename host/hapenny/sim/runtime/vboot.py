@@ -51,6 +51,11 @@ class LazyNetwork:
 
 
 sys.modules["network"] = LazyNetwork()
+if os.getenv("HAPENNY_AIR") is not None:
+    # a board given an air (a radio): the model is compiled now, while the heap is
+    # empty. Compiling its source takes some 70 KB for a moment (10 KB kept), which
+    # a chip-sized heap (timing "esp32") has no room for once the game runs
+    sys.modules["network"].WLAN
 
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
