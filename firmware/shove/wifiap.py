@@ -7,8 +7,9 @@
 # (shove/wifi.py) when the stored network fails wifi.GIVE_UP times in a row
 # before it was ever joined (a wrong password at once). Closed once a
 # network is joined: CLOSE_MS later, so the page can show the new address,
-# or at once when a game is in play. Only this module and captive know the
-# AP: a board that joins its network never loads them.
+# or at once when a game is in play. Only this module, captive (its DNS),
+# wifipage and probes (the page's and the probes' HTTP work) know the AP: a
+# board that joins its network never loads them.
 #
 # While it is open the stored network (if any) is still tried in the
 # background, with the join's backoff (a router that starts slower than the
@@ -41,7 +42,6 @@ HELD_WAIT_MS = const(300000)
 RETRY_MS = const(5000)  # the radio refused to open the AP: tried again this much later
 AUTH_WPA2_PSK = const(3)  # network.AUTH_WPA2_PSK (ESP-IDF's WIFI_AUTH_WPA2_PSK)
 AP_IF = const(1)  # network.AP_IF / WLAN.IF_AP (ESP-IDF's WIFI_IF_AP)
-BUTTON = const(2)  # the game's buttons (next, undo, new): NEW held at start opens the AP
 # why the AP opened, as `reason` shows it
 NONE_SET = "none_set"
 HELD = "button"
