@@ -189,7 +189,7 @@ MUTANTS = [
     ("firmware/shove/wifi.py", "            network.hostname(self.name)\n", "", ["tests/test_wifi_join.py"]),
     ("firmware/shove/wifi.py", "elif s != self.first and s not in", "elif False and s not in",
      ["tests/test_wifi_join.py"]),
-    ("firmware/shove/wifiset.py", '"key": check_key(s.get("key"))', '"key": s.get("key")',
+    ("firmware/shove/wifiset.py", 'key = check_key(s.get("key"))', 'key = s.get("key")',
      ["tests/test_wifi_board.py"]),
     ("firmware/shove/wifi.py", '"tries": self.tries}', '"tries": self.tries, "key": self._key}',
      ["tests/test_wifi_board.py"]),
