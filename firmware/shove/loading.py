@@ -49,21 +49,39 @@ def build(app, board, out, open_board, kept):
     read_wifi(app, c)
 
 
-def read_wifi(app, c):
-    """The network's join, made only when a network is set: a board
-    without wifi.json loads nothing of it."""
-    data = app.board.read_file("wifi.json")
-    if data is None:
-        return
-    from shove import wifi
+_NEW = 2  # the game's buttons (next, undo, new): NEW held at start opens the set-up AP
 
-    try:
-        cfg = wifi.load(data)
-    except ValueError as e:
-        store.quarantine(wifi.FILE)
-        _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
-        return
-    c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c)
+
+def read_wifi(app, c):
+    """The network's join, made only when a network is set; the set-up
+    access point (shove/wifiap.py) when none is, or NEW is held, on a board
+    with a radio. A board without either loads nothing of the network."""
+    b = app.board
+    radio = getattr(b, "radio", False)
+    held = radio and b.button(_NEW)
+    if held:  # its release is not a press (a long one would change the variant)
+        bt = c.buttons
+        bt.raw[_NEW] = bt.stable[_NEW] = bt.longed[_NEW] = 1
+        bt.idle = False
+    data = b.read_file("wifi.json")
+    joiner = None
+    if data is not None:
+        from shove import wifi
+
+        try:
+            cfg = wifi.load(data)
+        except ValueError as e:
+            store.quarantine(wifi.FILE)
+            _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
+        else:
+            joiner = c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c, radio)
+    if held or (radio and joiner is None):
+        from shove import wifiap
+
+        if held:  # the person means another network: the stored one waits behind the AP (HELD_WAIT_MS)
+            wifiap.open_ap(c, wifiap.HELD, joiner, wifiap.HELD_WAIT_MS)
+        else:
+            wifiap.open_ap(c, wifiap.NONE_SET)
 
 
 def _notice(app, path, msg):

@@ -70,6 +70,9 @@ def chip_heap(chip):
 # virtual layer with its timing model and control channel about 36 KB,
 # against about 12 KB for the ESP32 layer (7 KB on 32 bits, make wasm-heap).
 SIM_ONLY_HEAP = 32 * 1024
+# ... and, for a board with an air, the runtime's `network` model (built into the
+# chip's firmware as C): its bytecode and objects, some 10 KB (compiled at boot: vboot.py)
+NETWORK_MODEL_HEAP = 12 * 1024
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -142,6 +145,10 @@ class VirtualBoard:
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
         self._cause = PWRON_RESET  # machine.reset_cause() of the next start
         self.boot_held = False  # the BOOT button (GPIO 0) held at the next starts
+        self.buttons_held = ()  # the game's buttons ("next", "undo", "new") held at the next starts
+        # the UDP port the set-up access point's DNS answers on (the chip's 53 is privileged
+        # here, and boards run side by side); None: no DNS
+        self.dns_port = None
         # The ESP32's task watchdog cannot be stopped and outlives a soft
         # reboot (machine_wdt.c), so its deadline lives here, not in the
         # firmware's process: armed by machine.WDT, pushed back by feed().
@@ -234,6 +241,14 @@ class VirtualBoard:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
             env.pop("HAPENNY_BOOT_HELD", None)
+        if self.buttons_held:
+            env["HAPENNY_HELD"] = ",".join(self.buttons_held)
+        else:
+            env.pop("HAPENNY_HELD", None)
+        if self.dns_port:
+            env["HAPENNY_DNS_PORT"] = str(self.dns_port)
+        else:
+            env.pop("HAPENNY_DNS_PORT", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         env["HAPENNY_CHIP"] = self.chip
@@ -255,7 +270,8 @@ class VirtualBoard:
             # a heap as tight as the chip's (its 32-bit objects are about
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
-            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0))]
+            args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
+                                             + (NETWORK_MODEL_HEAP if self._air is not None else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
@@ -539,7 +555,8 @@ class VirtualBoard:
         joined to it (noticed after the model's beacon time). `times`: the
         model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
-        self.control("air", aps=aps, times=self._air["times"])
+        if self.proc is not None:  # before start: the first start has it
+            self.control("air", aps=aps, times=self._air["times"])
 
     def advance(self, ms):
         """Move the board's clock on by `ms` at once (as if it had run that

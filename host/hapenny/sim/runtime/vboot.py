@@ -84,6 +84,12 @@ if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
     sys.modules["esp32"] = _esp32
     sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": _esp32})
 
+if os.getenv("HAPENNY_AIR") is not None:
+    # a board given an air (a radio): the model is compiled now, while the heap is
+    # empty. Compiling its source takes some 70 KB for a moment (10 KB kept), which
+    # a chip-sized heap (timing "esp32") has no room for once the game runs
+    sys.modules["network"].WLAN
+
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
 # from here on (flashdev.host_open reaches the simulator's pipes)
