@@ -45,6 +45,7 @@ class Parts:
         self.renderer = Renderer()
         self.keeper = Keeper()
         self.net = None
+        self.web = None  # the board's server: none on this bench (its board has no web_addr)
         self.events = []
         self.frames = 0
 
@@ -219,7 +220,7 @@ def started(net, key, air):
     net.set_air(air)
     cfg = {"ssid": "home", "key": key, "name": "board-7", "code": "abcdefghjk"}
     parts = Parts(Board(net.clock, {"wifi.json": json.dumps(cfg).encode()}))
-    parts.net = wifi.Joiner(cfg, parts.renderer, parts.changed, parts.emit, parts)
+    parts.net = wifi.Joiner(cfg, parts.renderer, parts.changed, parts.emit, parts, True)
     return parts
 
 

@@ -44,7 +44,9 @@
 #   srv.streams(), srv.drop(req)        the streams; one closed for falling behind
 #   srv.close()
 # and a request (Conn) answers with req.reply(status, text), req.error(status,
-# code, msg), req.send_file(path, ctype) or req.stream(first, now), once.
+# code, msg), req.send_file(path, ctype) or req.stream(first, now), once;
+# req.peer is its client's address as the port gives it ((address, port) on
+# the ESP32, a sockaddr's bytes on the unix port: peer_address() reads both).
 import json
 import select
 import socket
@@ -75,7 +77,7 @@ STREAM = const(4)
 _LINGER = const(5)
 
 # (constants as few objects as will do: each is heap on the chip while the server runs)
-_REASONS = ("200 OK\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
+_REASONS = ("200 OK\n204 No Content\n302 Found\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
             "413 Content Too Large\n415 Unsupported Media Type\n421 Misdirected Request\n429 Too Many Requests\n"
             "500 Internal Server Error\n501 Not Implemented\n503 Service Unavailable\n")
 _HEAD = ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"
@@ -87,6 +89,18 @@ EV_SNAPSHOT = b"event: snapshot\ndata: "
 _END = b"\n\n"
 _PING = b"event: ping\ndata: {}\n\n"
 _CRLF2 = b"\r\n\r\n"
+
+
+def peer_address(peer):
+    """A client's IPv4 address as text, from what accept() gave: the ESP32's
+    (address, port), CPython's likewise, the unix port's sockaddr_in bytes
+    (family, port, then the address); None for anything else."""
+    if isinstance(peer, tuple):
+        return peer[0] if peer and isinstance(peer[0], str) else None
+    # AF_INET (2) in the host's byte order, either way round
+    if isinstance(peer, (bytes, bytearray)) and len(peer) >= 8 and (peer[0], peer[1]) in ((2, 0), (0, 2)):
+        return "%d.%d.%d.%d" % (peer[4], peer[5], peer[6], peer[7])
+    return None
 
 
 def _status(code):
@@ -102,7 +116,7 @@ class Conn:
 
     def __init__(self):
         self.pair = self.buf = self.mv = None  # [bytearray, its memoryview] from the server's pool
-        self.sock = None
+        self.sock = self.peer = None
         self.state = FREE
         self.out = []  # what waits to be sent, oldest first: bytes, or memoryviews of str (their bytes)
         self.clear()
@@ -335,7 +349,7 @@ class Server:
         if slot is not None and not self.pool:  # every buffer in use: it waits as for a slot
             return
         try:
-            s, _ = self.sock.accept()
+            s, peer = self.sock.accept()
         except OSError as e:
             # EAGAIN (11 on both ports): it went meanwhile. Else the network stack had no room
             # for it (ENOMEM: the virtual board's ESP-IDF model closes it, as its peer then sees)
@@ -364,6 +378,7 @@ class Server:
         slot.buf = p[0]
         slot.mv = p[1]
         slot.sock = s
+        slot.peer = peer  # as the port gives it: (address, port) on the ESP32, a sockaddr's bytes on unix
         slot.state = HEAD
         slot.since = now
 
@@ -379,7 +394,7 @@ class Server:
         if f is not None:
             f.close()
         s = c.sock
-        c.sock = None
+        c.sock = c.peer = None
         c.state = FREE
         c.clear()
         if s is not None:

@@ -88,7 +88,8 @@ class SetupAP:
     # ---- the join behind the AP ------------------------------------------------------
     def adopt(self, j):
         """`j`, a wifi.Joiner, joins behind the AP and reports to it."""
-        j.parts = None  # this join gives up into nothing more: the AP is open
+        j.parts = None  # this join gives up into nothing more, nor serves: the AP's server is open
+        j.fallback = False
         j.renderer = self.shown
         j.changed = self.nothing
         j.emit = self.joined_event
@@ -136,7 +137,25 @@ class SetupAP:
                 self.dns = captive.Dns(ap.ifconfig()[0], port, getattr(self.parts.board, "dns_host", "0.0.0.0"))
             except OSError as e:  # the page is still reached at the AP's address
                 self.dns_error = str(e)
+        self._serve()
         self.parts.emit("wifi", self._event())
+
+    def _serve(self):
+        """The board's server with the set-up page's routes (shove/setupweb.py)
+        on the AP's side, beside the DNS. A port it cannot have (OSError), or
+        no room for its buffers (MemoryError), is said in a `web` event: the AP
+        stays open (USB can still set the network)."""
+        p = self.parts
+        addr = getattr(p.board, "web_addr", None)
+        if not addr:  # a board with no server (a test's bench)
+            return
+        try:
+            from shove import setupweb
+
+            p.web = setupweb.start(p, addr)
+        except (OSError, MemoryError) as e:
+            release("setupweb", "httpd")
+            p.emit("web", {"error": "the set-up page is not served: %s" % e})
 
     def step(self, now):
         """The loop's network slice: the AP opened at the first step, one DNS
@@ -164,6 +183,11 @@ class SetupAP:
                 self.close()
 
     def _stop(self):
+        p = self.parts
+        if getattr(p, "web", None) is not None:  # the set-up routes' server: none of it outlives the AP
+            p.web.close()
+            p.web = None
+            release("setupweb", "httpd")
         if self.dns is not None:
             self.dns.close()
             self.dns = None
@@ -186,8 +210,11 @@ class SetupAP:
         p.renderer.net = j.state
         p.net = j
         self.joiner = None
+        j.parts = p  # the join serves the game's page from now on, as one loading made does
         p.changed()
         release("wifiap", "captive")
+        if j.state == _JOINED and getattr(p.board, "web_addr", None):
+            j._serve()
 
     def leave(self):
         """The network set or forgotten over USB (shove/wifiset.py): all off."""

@@ -101,8 +101,7 @@ def identity(c):
     passphrase a person learned stays the pairing code once a network is set."""
     old = stored(c)
     if old is not None:
-        # a code of another form, from an earlier firmware, cannot be shown on the strip: a new one
-        return {"name": old["name"], "code": old["code"] if is_code(old["code"]) else new_code()}
+        return {"name": old["name"], "code": old["code"]}
     data = c.board.read_file(PAIR_FILE)
     if data is not None:
         try:
@@ -155,7 +154,9 @@ def cmd_wifi(c, cmd, after):
         key = check_key(s.get("key"))
         name = check_name(s["name"]) if "name" in s else None
         ident = identity(c)  # a board set up from its AP keeps the code learned there
-        cfg = {"ssid": ssid, "key": key, "name": name or ident["name"], "code": ident["code"]}
+        # (a code of another form, from an earlier firmware, cannot be shown on the strip: a new one)
+        cfg = {"ssid": ssid, "key": key, "name": name or ident["name"],
+               "code": ident["code"] if is_code(ident["code"]) else new_code()}
         save(c, cfg)
         if c.net is not None:
             c.net.leave()

@@ -50,6 +50,7 @@ class Parts:
         self.renderer = Renderer()
         self.keeper = Keeper()
         self.net = None
+        self.web = None  # the board's server: none on this bench (its board has no web_addr)
         self.events = []
 
     def changed(self):

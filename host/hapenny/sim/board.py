@@ -149,6 +149,9 @@ class VirtualBoard:
         # the UDP port the set-up access point's DNS answers on (the chip's 53 is privileged
         # here, and boards run side by side); None: no DNS
         self.dns_port = None
+        # the set-up AP's address (None: the chip's 192.168.4.1); "127.0.0.1" puts its network on
+        # this computer's loopback, so the board's server sees its clients as the AP's own
+        self.ap_addr = None
         # The ESP32's task watchdog cannot be stopped and outlives a soft
         # reboot (machine_wdt.c), so its deadline lives here, not in the
         # firmware's process: armed by machine.WDT, pushed back by feed().
@@ -249,6 +252,10 @@ class VirtualBoard:
             env["HAPENNY_DNS_PORT"] = str(self.dns_port)
         else:
             env.pop("HAPENNY_DNS_PORT", None)
+        if self.ap_addr:
+            env["HAPENNY_AP_ADDR"] = self.ap_addr
+        else:
+            env.pop("HAPENNY_AP_ADDR", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         env["HAPENNY_CHIP"] = self.chip

@@ -83,6 +83,13 @@ AUTH_WPA_WPA2_PSK = 4
 AUTH_WPA3_PSK = 6
 AUTH_WPA2_WPA3_PSK = 7
 AP_ADDR = ("192.168.4.1", "255.255.255.0", "192.168.4.1", "0.0.0.0")  # the soft-AP netif's default
+# ... unless the simulator puts the AP on this computer's loopback (HAPENNY_AP_ADDR,
+# SimBoard.ap_addr), where a client of the board's server really is on the AP's network
+try:
+    if os.getenv("HAPENNY_AP_ADDR"):
+        AP_ADDR = (os.getenv("HAPENNY_AP_ADDR"), "255.255.255.0", os.getenv("HAPENNY_AP_ADDR"), "0.0.0.0")
+except AttributeError:  # no os.getenv (CPython's tests give their own)
+    pass
 _CONNECTION_FAIL = 205  # reported as STAT_WRONG_PASSWORD by status()
 _ASSOC_LEAVE = 8  # after disconnect(): status() says STAT_IDLE
 HOSTNAME_MAX = 32
