@@ -151,8 +151,17 @@ class Dns:
             s.close()
             raise
         self.sock = s
+        # the unix port's poll takes the descriptor (given the virtual board's socket, a
+        # subclass charged to the ESP-IDF model, it never finds it ready); the ESP32's takes
+        # the socket itself and refuses a number (as shove/httpd.py's listener)
         p = select.poll()
-        p.register(s, select.POLLIN)
+        self._polled = s
+        try:
+            p.register(s.fileno(), select.POLLIN)
+            self._polled = s.fileno()
+        except (AttributeError, TypeError, ValueError, OSError):
+            p = select.poll()
+            p.register(s, select.POLLIN)
         self._poll = p
         self._ipoll = getattr(p, "ipoll", None)  # MicroPython's; CPython's poll has poll() only
         self.answered = 0
@@ -180,7 +189,7 @@ class Dns:
 
     def close(self):
         try:
-            self._poll.unregister(self.sock)
+            self._poll.unregister(self._polled)
         except (OSError, ValueError, KeyError):
             pass
         self.sock.close()
