@@ -113,9 +113,11 @@ def test_a_board_with_no_network_opens_its_ap_named_after_it_and_locked_with_its
     parts = opened(net)
     ap = parts.net
     assert isinstance(ap, wifiap.SetupAP) and parts.renderer.net == wifiap.SETUP
+    # the name and code are read (made, kept) at the first step, out of the loop's making
+    assert wifiset.PAIR_FILE not in parts.board.files and ap.code is None
+    run(net, parts, 0)
     pair = json.loads(parts.board.files[wifiset.PAIR_FILE])
     assert (ap.name, ap.code) == (pair["name"], pair["code"]) and len(ap.code) == wifiset.CODE_LEN
-    run(net, parts, 0)
     w = net.WLAN(net.AP_IF)
     assert w.active() and w.config("essid") == ap.name and w._ap_key == ap.code
     assert w.config("authmode") == net.AUTH_WPA2_PSK
@@ -127,6 +129,7 @@ def test_a_board_with_no_network_opens_its_ap_named_after_it_and_locked_with_its
     # the same name and code at the next start: the passphrase a person learned holds
     again = Parts(Board(net.clock, parts.board.files))
     wifiap.open_ap(again, wifiap.NONE_SET)
+    again.net.step(net.clock())
     assert (again.net.name, again.net.code) == (ap.name, ap.code)
 
 

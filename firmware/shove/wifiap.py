@@ -64,8 +64,12 @@ class SetupAP:
 
     def __init__(self, parts, ident, why, joiner=None):
         self.parts = parts
-        self.name = ident["name"]
-        self.code = ident["code"]  # the AP's passphrase and the pairing code: USB shows it, nothing else
+        # the AP's name, and its passphrase, the pairing code (USB shows it, nothing else): read
+        # at the first step, out of the loop's making, whose peak leaves no room for it on the chip
+        self.name = self.code = None
+        if ident is not None:
+            self.name = ident["name"]
+            self.code = ident["code"]
         self.why = why
         self.state = "setup"  # for the page: setup, joining, joined, failed
         self.reason = why
@@ -120,6 +124,10 @@ class SetupAP:
 
     # ---- the AP -------------------------------------------------------------------------
     def _open(self):
+        if self.code is None:
+            ident = identity(self.parts, self.joiner is not None)
+            self.name = ident["name"]
+            self.code = ident["code"]
         import network
 
         ap = network.WLAN(AP_IF)
@@ -233,14 +241,19 @@ class SetupAP:
                        "page": self.state, "dns": self.dns is not None}}
 
 
-def identity(parts):
-    """The board's name and pairing code (the AP's essid and passphrase)."""
+def identity(parts, keep_join=False):
+    """The board's name and pairing code (the AP's essid and passphrase).
+    wifiset, and the join's module it reads the stored network with, are let
+    go after (the join's kept when `keep_join`: a stored network's join runs
+    behind the AP)."""
     from shove import wifiset
 
     try:
         return wifiset.identity(parts)
     finally:
         release("wifiset")
+        if not keep_join:
+            release("wifi")
 
 
 def open_ap(parts, why, joiner=None, wait_ms=0):
@@ -248,5 +261,5 @@ def open_ap(parts, why, joiner=None, wait_ms=0):
     `joiner`, the stored network's join, is tried behind it (`wait_ms` from now)."""
     if joiner is not None and wait_ms:
         joiner.retry_at = ticks_add(parts.board.ticks_ms(), wait_ms)  # its first step waits as a backoff does
-    parts.net = SetupAP(parts, identity(parts), why, joiner)
+    parts.net = SetupAP(parts, None, why, joiner)
     return parts.net
