@@ -108,6 +108,8 @@ def test_the_page_work_runs_in_micropython():
     assert (st["state"], st["address"]) == ("joined", "192.168.1.40"), st
     assert wifipage.online(parts) and wifipage.from_ap(parts, "192.168.4.7")
     run(1000 + wifiap.CLOSE_MS)
+    from shove import wifi  # noqa: F811  the join's module as the page's join loaded it (the AP let go the one it read the code with)
+
     assert isinstance(parts.net, wifi.Joiner) and not w.active() and parts.renderer.net == wifi.JOINED
     assert "shove.wifiap" not in sys.modules and "shove.captive" not in sys.modules  # let go once closed
     assert parts.events == ["setup", "joining", "failed", "joining", "joined"]
