@@ -183,3 +183,46 @@ def test_after_the_join_the_game_s_page_is_served_with_its_rules_and_no_set_up_r
                    host="127.0.0.1:%d" % board.vb.web_port)
     assert a.status == 404
     assert board.req("wifi")["wifi"]["ssid"] == "home"
+
+
+def test_under_the_chip_s_heap_an_ap_board_answers_commands_and_serves_its_page():
+    """A fresh board with the chip-sized heap (timing "esp32": tests/esp32_models.py's
+    figures, the classic ESP32's ESP-IDF heap model) and no network set: its AP,
+    DNS and server open, it answers commands over USB, serves the set-up page and
+    the scan, and joins the network picked there. It once met a MemoryError at its
+    first command (shove/loading.py: names_first)."""
+    b = Board.__new__(Board)
+    b.log = io.BytesIO()
+    b.vb = VirtualBoard(log=b.log, timing="esp32")
+    b.vb.dns_port = free_udp_port()
+    b.vb.ap_addr = "127.0.0.1"
+    b.vb.air(AIR, TIMES)
+    b.vb.start()
+    try:
+        end = time.monotonic() + WAIT
+        while True:
+            try:
+                b.link, b.info, b.ser = connect(b.vb.port)
+                break
+            except Exception:
+                assert time.monotonic() < end, b.log.getvalue()[-2000:]
+                time.sleep(0.3)
+        w = b.until("the set-up AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
+        assert w["ap"]["dns"] is True
+        for cmd in ("state", "info", "stats", "config"):
+            assert b.req(cmd)["ok"], cmd
+        a = b.http("/setup")
+        assert a.status == 200 and gzip.decompress(a.body) == (firmware.STATIC / "setup.html").read_bytes()
+        assert [n["ssid"] for n in b.http("/api/setup/networks").json()["networks"]] == ["home", "cafe", "far"]
+        assert b.http("/api/setup/join", method="POST", body={"ssid": "home", "key": PASSWORD}).json()["ok"]
+        assert b.page_state(lambda st: st["state"] == "joined")["address"] == "127.0.0.1"
+        assert b.req("new", players=["Ann", "Bob"])["ok"]  # a game: the AP closes at once
+        b.until("the join as the board's network", lambda w: w["state"] == "joined" and "ap" not in w)
+        assert b.req("state")["ok"] and b"MemoryError" not in b.log.getvalue()
+        assert b.vb.idf()["faults"] == []  # ESP-IDF's heap never refused Wi-Fi or a socket, nor grew twice
+    finally:
+        try:
+            b.ser.close()
+        except AttributeError:
+            pass
+        b.vb.stop()
