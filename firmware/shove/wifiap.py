@@ -8,8 +8,9 @@
 # before it was ever joined (a wrong password at once). Closed once a
 # network is joined: CLOSE_MS later, so the page can show the new address,
 # or at once when a game is in play. Only this module, captive (its DNS),
-# wifipage and probes (the page's and the probes' HTTP work) know the AP: a
-# board that joins its network never loads them.
+# setupweb (the page's routes on the board's server, started with the AP and
+# closed with it), wifipage and probes (the page's and the probes' HTTP work)
+# know the AP: a board that joins its network never loads them.
 #
 # While it is open the stored network (if any) is still tried in the
 # background, with the join's backoff (a router that starts slower than the
