@@ -96,6 +96,23 @@ def _capped(w, key, what, cap, people=False):
             "`make wasm-heap HEAP=%d%s`" % (cap, " PEOPLE=1" if people else ""), _met(not n))
 
 
+def _wifi_server(w):
+    wi = w["wifi"]
+    srv = wi["uncapped"]["server_two_viewers"]
+    return ("heap, the board's own server with two pages watching", "%s on 32 bits (goal at most %s)" % (
+        _kb(srv), _kb(wi["goals"]["server_two_viewers"])), "`make wasm-heap WIFI=1`", _met(wi["met"]["server_two_viewers"]))
+
+
+def _wifi_capped(w):
+    wi = w["wifi"]
+    c = wi["capped_112k"]
+    return ("the Wi-Fi phases inside the grown heap, never a second growth",
+            "%s%d MemoryError (goal 0); ESP-IDF side: %d growth%s" % (
+                "" if c.get("reported", True) else "at least ", c["memory_errors"], wi["idf"]["growths"],
+                "" if wi["met"]["one_growth"] else ", a second: no"),
+            "`make wasm-heap WIFI=1`", _met(wi["met"]["memory_errors_112k"] and wi["met"]["one_growth"]))
+
+
 LABEL = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
 
 
@@ -134,6 +151,12 @@ def _web(r):
         w["max"], w["p99"], w["goal_ms"]), "row 9", _met(w["max"] <= w["goal_ms"]))
 
 
+def _web_board(r):
+    b = r["web_latency"]["board"]
+    return ("a dart to the board-served page's stream", "p99 %.1f ms, at most %.1f ms (goal: p99 at most %d ms)" % (
+        b["p99"], b["max"], b["goal_ms"]), "row 9, `bench/web_latency.py --board`", _met(b["p99"] <= b["goal_ms"]))
+
+
 def _bench(r):
     return ("`make bench` itself", "%.0f s, load average %.1f at its end (goal under 10 minutes on an idle "
             "two-core machine)" % (r["seconds"], r["run"]["load_at_end"] or 0.0), "last row",
@@ -150,7 +173,8 @@ def rows(r):
               lambda: _heap(w, "bringup_peak", "the bring-up tools"),
               lambda: _capped(w, "tour_capped_112k", "the whole tour inside the grown heap", 114688),
               lambda: _capped(w, "people_capped_56k", "a game between people inside the first heap", 57344, True),
-              lambda: _cpu(r), lambda: _web(r)]
+              lambda: _wifi_server(w), lambda: _wifi_capped(w),
+              lambda: _cpu(r), lambda: _web(r), lambda: _web_board(r)]
     for chip in ("esp32s3", "esp32c3"):  # `make bench-chips`: each chip's own board, beside the classic one
         makers += [lambda c=chip: _chip_loop(r, c), lambda c=chip: _chip_capture(r, c)]
     makers.append(lambda: _chips_grown(r))

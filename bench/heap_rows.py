@@ -27,7 +27,31 @@ def rows(w):
              c["memory_errors"], _failed(c), _kb(c["largest_free_block"] or 0))),
         ("  heap capped at 56 KB: game between people (idem)", "%s MemoryError (goal 0)%s" % (
             _errors(p), _failed(p))),
-    ] + _demand_rows(t)
+    ] + _demand_rows(t) + wifi_rows(w.get("wifi"))
+
+
+def wifi_rows(wi):
+    """The Wi-Fi phases (bench/wasm_heap.py's wifi_steps): the board's own server over a stand-in network stack."""
+    if not wi:
+        return []
+    u, c, g, i = wi["uncapped"], wi["capped_112k"], wi["goals"], wi["idf"]
+    p = u["peaks"]
+    srv = u["server_two_viewers"]
+    return [
+        ("  heap, 32-bit, on Wi-Fi: joining / page / two pages and commands / hostile client / computer, page "
+         "watching (peaks)", " / ".join(_kb(p[k]) for k in ("joining", "page", "viewers", "hostile", "computer_watched"))),
+        ("  heap, 32-bit, on Wi-Fi: the server's own, two pages watching",
+         "%s (goal <= %s)%s" % (_kb(srv), _kb(g["server_two_viewers"]), "" if wi["met"]["server_two_viewers"]
+                                else ", NOT MET")),
+        ("  heap capped at 112 KB: the Wi-Fi phases (collected between steps, not inside)",
+         "%s MemoryError (goal 0)%s; a step's demand at most %s; ESP-IDF side: %d growth%s%s" % (
+             _errors(c), "" if not c["memory_errors"] else ", NOT MET (%(firmware)d reported by the firmware, "
+             "%(server)d by the server, %(step)d ending a step)" % c["memory_errors_by"] if "memory_errors_by" in c
+             else ", NOT MET (the heap stayed full: no report)",
+             _kb(max(u["step_demand"].values())), i["growths"],
+             "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
+             else ", never a second")),
+    ]
 
 
 def _eight_rows(t):
@@ -91,6 +115,8 @@ ROLE = {  # when each module's code is in the heap
     "shove.boards.esp32_setup": "the chip's board: its making, the watchdog's start, the doctor's line test "
                                 "(with safe boot's `chip` and `safeboot` for them; each let go after)",
     "shove.pacing": "always", "shove.keeper": "always", "shove.strip": "always", "shove.jstore": "always",
+    "shove.httpd": "while on a network (the server's core)", "shove.webroutes": "while on a network (the routes' kept state)",
+    "shove.httpreq": "while a request to the board's server is under way", "shove.webpage": "while a request to the board's server is under way",
 }
 
 

@@ -97,6 +97,11 @@ class Tour:
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
         self.marks = [0] * 4  # the live heap at the people's game's milestones (bench/wasm_heap.py's MARKS)
         self.darts = 0  # the keeper's darts at the end (unload)
+        self.net = self.clients = self.pending = None  # the Wi-Fi phases' stand-in network stack, the streams kept
+        self.server = self.before = 0  # the server's own live heap (viewer_heap)
+        self.faults = 0  # requests the server ended in a fault (a MemoryError among them)
+        self.first = -1  # the Wi-Fi phases' first step a MemoryError ended (the rest are skipped)
+        self.statuses = 0  # answers that were not the one expected (wifi_steps' checks)
 
 
 def start():
@@ -316,6 +321,9 @@ def unload():
     """After the last readings: the firmware let go (its App, its modules),
     so that the report has room to be written under a cap."""
     T.darts = T.a.keeper.darts if T.a else 0
+    w = T.a.commands.web if T.a else None
+    if w is not None:
+        T.faults = w.faults
     T.a = None
     for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
         sys.modules.pop(name)
@@ -326,4 +334,145 @@ def report():
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
-                      "darts": T.darts, "mpy": sys.implementation._mpy}))
+                      "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first, "mpy": sys.implementation._mpy}))
+
+
+# ---- the Wi-Fi phases (bench/wasm_heap.py's wifi_steps) -------------------------------------
+# The board's own server over the stand-in network stack (bench/wasm_net.py),
+# stepped by the loop as on the chip; the requests are those a page sends.
+HOST = b"Host: dartboard.local\r\nOrigin: http://dartboard.local\r\n"
+
+
+def net_load():
+    """The stand-in network stack loaded (before the harness's share is read: it is the neighbour's)."""
+    import wasm_net
+
+    T.net = wasm_net
+    T.clients = []  # the server's ends of the clients the tour keeps (the streams)
+
+
+def net_stubs():
+    """The stand-in as `network`, `socket` and `select`, for the modules
+    imported from now on (the virtual board keeps the port's select)."""
+    sys.modules["network"] = sys.modules["socket"] = sys.modules["select"] = T.net
+
+
+def web():
+    return T.a.commands.web
+
+
+def until(cond, most=4000):
+    """Loop passes, 10 at a time, until cond() (or `most` run out)."""
+    n = 0
+    while not cond() and n < most:
+        passes(10)
+        n += 1
+    return cond()
+
+
+def joined():
+    return until(lambda: web() is not None)
+
+
+def request(method, path, body=b"", code=None, extra=b"", keep=False):
+    """A page's request on a new connection, served through the loop's
+    passes until the server has closed it (a plain request: its client
+    closes once answered) or, for a stream (`keep`), until its snapshot is
+    sent. Its status code, 0 if no answer came."""
+    head = b"%s %s HTTP/1.1\r\n%s%s" % (method.encode(), path.encode(), HOST, extra)
+    if code is not None:
+        head += b"X-Hapenny-Code: %s\r\n" % code.encode()
+    if body:  # its head now, its body in the next step (body()): the server's reading, then the command
+        head += b"Content-Type: application/json\r\nContent-Length: %d\r\n" % len(body)
+        s = T.net.connect(head + b"\r\n")
+        until(lambda: s.at == 0 and not s.rx)
+        passes(10)
+        T.pending = (s, body)
+        return None
+    s = T.net.connect(head + b"\r\n")
+    return answer(s, keep)
+
+
+def body():
+    """The body of the request whose head request() sent, and its answer's status."""
+    s, b = T.pending
+    T.pending = None
+    s.rx = b
+    return answer(s)
+
+
+def status_of(s):
+    h = s.head
+    return int(h[9:12]) if len(h) >= 12 and h[9:12].isdigit() else 0
+
+
+def unlock():
+    """A minute of the board's clock: the code checks' lock has run out."""
+    T.a.board.clock.total += 60000000
+    passes(10)
+
+
+def answer(s, keep=False):
+    if keep:
+        until(lambda: s.sent > 0 and not web().busy)
+        T.clients.append(s)
+    else:
+        s.peer_closed = True
+        until(lambda: s.closed)
+    return status_of(s)
+
+
+def expect(status, got):
+    if got != status:
+        T.statuses += 1
+        print("STATUS", status, got, T.samples)
+
+
+def raw(data, close=True):
+    """A hostile client's bytes as they are (`close`: it then goes)."""
+    s = T.net.connect(data)
+    if close:
+        s.peer_closed = True
+    until(lambda: s.closed, 200)
+    T.pending = s
+    return s
+
+
+def wait_closed():
+    """A second of the board's time (in loop passes) for the client raw() left open: its status then."""
+    s = T.pending
+    until(lambda: s.closed, 500)
+    return status_of(s) if s.closed else 0
+
+
+def stream_drop():
+    """The streams' clients go (a reload): their connections end at the next steps."""
+    for s in T.clients:
+        s.peer_closed = True
+    T.clients = []
+    until(lambda: web().open == 0, 400)
+
+
+def server_off():
+    """The server closed and its modules let go (as wifi.leave does): the
+    live heap then, against the one before, is the server's own share."""
+    from shove import release
+
+    c = T.a.commands
+    c.web.close()
+    c.web = None
+    release("webroutes", "httpd")  # (close let the requests' code go)
+    T.clients = []
+
+
+def server_on():
+    T.a.commands.net._serve()
+
+
+def viewer_heap():
+    """After the host's collection with the server off: its share is the live heap before minus now."""
+    T.server = T.before - gc.mem_alloc()
+
+
+def before():
+    T.before = gc.mem_alloc()

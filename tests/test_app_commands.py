@@ -237,6 +237,34 @@ def test_a_request_that_does_not_fit_in_memory_is_refused_and_the_board_goes_on(
     assert reply["ok"] is True
 
 
+def test_a_line_whose_code_finds_no_room_is_answered_no_memory_and_the_board_goes_on(board, faults):
+    # Loading the line's code (shove/request.py) needs blocks of several
+    # hundred bytes; in a heap cut up by eight computer sides the import
+    # itself raised MemoryError, which escaped to the loop's catch-all: an
+    # error event, and the request never answered. It is answered
+    # no_memory, with its id when the line has one, and nothing changes.
+    import builtins
+
+    a, con, _ = board
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    before = ask(con, {"id": 2, "cmd": "state"})[0]["state"]
+    real = builtins.__import__
+
+    def no_room(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "shove" and fromlist and "request" in fromlist:
+            raise MemoryError
+        return real(name, globals, locals, fromlist, level)
+
+    faults.setattr(builtins, "__import__", no_room)
+    refused(con, {"id": 3, "cmd": "throw", "seg": "S20"}, "no_memory")
+    refused(con, {"cmd": "state"}, "no_memory")  # no id: none in the reply
+    refused(con, b'{"cmd":"state","id":4', "no_memory")  # not JSON: no id read
+    faults.undo()
+    (after,) = ask(con, {"id": 5, "cmd": "state"})
+    assert after["ok"] and after["state"] == before
+    assert a.errors == 0  # answered, not caught by the loop
+
+
 def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, faults):
     a, con, flash = board
     reply, _ = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})

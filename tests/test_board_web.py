@@ -367,6 +367,11 @@ def test_a_stream_starts_with_a_snapshot_then_carries_every_event_line_unchanged
     board.dart("S3")  # a dart at the matrix
     serial = board.link.wait_event("dart", WAIT)
     assert serial["seg"] == "S3" and st.until("event", lambda d: d.get("ev") == "dart") == serial
+    # events carrying the whole state (queued as their chunks: shove/protocol.py) come whole too
+    for cmd, name in (("next", "visit"), ("undo", "undo")):
+        board.req(cmd)
+        serial = board.link.wait_event(name, WAIT)
+        assert serial["state"]["sides"] and st.until("event", lambda d, n=name: d.get("ev") == n) == serial
     board.req("config", set={"auto_next_ms": 0})  # the settings changed: a new snapshot
     assert st.until("snapshot")["config"] == board.req("config")["config"]
     board.vb.advance(10500)  # ten seconds with nothing: a ping

@@ -4,6 +4,8 @@
 # line, emit an event, read the matrix, its figures). What a line or a
 # press then does is shove/request.py's (rare commands: shove/extra.py),
 # loaded for it and let go after: none of it runs for a dart.
+import json
+
 from shove import buttons, handover, protocol, release
 
 # Serial bytes taken in one slice (each a look and a one-byte read on the
@@ -117,9 +119,18 @@ class Commands:
         and let go once it is answered (a command's time, never a dart's).
         With `linger` (lines read from the port), it is let go once the port
         has nothing more waiting: a burst of lines loads it once, not once a
-        line (a load is some 17 ms on the chip)."""
-        from shove import request
-
+        line (a load is some 17 ms on the chip). Without room for its code
+        (a load needs blocks of several hundred bytes, which a heap cut up
+        may not have), the line is answered no_memory all the same."""
+        try:
+            from shove import request
+        except MemoryError:  # (a module whose import failed is not kept: nothing to let go)
+            try:
+                id_ = json.loads(line)["id"]
+            except Exception:
+                id_ = None
+            self.tx.put(protocol.error(id_, "no_memory", "the request did not fit in memory"))
+            return
         try:
             request.handle(self, line)
         finally:

@@ -1,6 +1,10 @@
-# The board's own HTTP server: a small core the main loop steps, routes
-# outside it (shove/webroutes.py adds the page's). Loaded only once the
-# board has joined a network (shove/wifi.py starts it), never on a board
+# The board's own HTTP server: a small core the main loop steps, kept in
+# the heap while the board is on a network; a request's reading and
+# answering (shove/httpreq.py) and the page's routes (shove/webpage.py,
+# named by shove/webroutes.py) are loaded while requests are under way and
+# let go once only streams are left (as request.py is for the serial lines:
+# code a board runs now and then is not kept in the heap). Loaded only once
+# the board has joined a network (shove/wifi.py starts it), never on a board
 # without one.
 #
 # Made for the chip, not the PC:
@@ -37,17 +41,18 @@
 #   srv.guard = fn                      fn(req, now) -> True to go on (else it has answered)
 #   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
 #   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
+#   srv.lazy                            modules let go once no request is under way (httpreq's, the routes')
 #   srv.step(now)                       the loop's: now in board ms
 #   srv.busy                            work waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
 #   srv.event(line)                     a line for every stream (an event line)
-#   srv.streams(), srv.drop(req)        the streams; one closed for falling behind
+#   srv.streams(), srv.drop(conn)       the streams; one closed for falling behind
 #   srv.close()
-# and a request (Conn) answers with req.reply(status, text), req.error(status,
-# code, msg), req.send_file(path, ctype) or req.stream(first, now), once;
-# req.peer is its client's address as the port gives it ((address, port) on
-# the ESP32, a sockaddr's bytes on the unix port: peer_address() reads both).
-import json
+# and a request (httpreq.Req: method, path, host, origin, ctype, code, body)
+# answers with req.reply(status, text), req.error(status, code, msg),
+# req.send_file(path, ctype) or req.stream(first, now), once; req.c.peer is
+# its client's address as the port gives it ((address, port) on the ESP32, a
+# sockaddr's bytes on the unix port: peer_address() reads both).
 import select
 import socket
 
@@ -57,10 +62,10 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import ticks_diff
+from shove import release, ticks_diff
 
-_HEAD_MAX = const(1024)  # a request's head (request line and headers)
-_BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
+HEAD_MAX = const(1024)  # a request's head (request line and headers)
+BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
 _SLOTS = const(3)  # clients at once; with the listener, four sockets
 BUFFERS = const(2)  # request buffers: a stream needs none once its request is read, nor an answered one
 _CHUNK = const(1024)  # the most one write sends
@@ -72,23 +77,19 @@ _PING_MS = const(10000)  # a stream silent this long gets a ping
 FREE = const(0)  # a slot's states
 HEAD = const(1)
 BODY = const(2)
-_SEND = const(3)
+SEND = const(3)
 STREAM = const(4)
 _LINGER = const(5)
 
 # (constants as few objects as will do: each is heap on the chip while the server runs)
-_REASONS = ("200 OK\n204 No Content\n302 Found\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
-            "413 Content Too Large\n415 Unsupported Media Type\n421 Misdirected Request\n429 Too Many Requests\n"
-            "500 Internal Server Error\n501 Not Implemented\n503 Service Unavailable\n")
-_HEAD = ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"
-         "X-Content-Type-Options: nosniff\r\nConnection: close\r\n%s\r\n")
-_STREAM = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-           b"X-Content-Type-Options: nosniff\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\nretry: 1000\n\n")
+# the answer to one client too many, made whole here: a flood of them loads nothing
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 70\r\n"
+         b"Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nRetry-After: 2\r\n\r\n"
+         b'{"ok":false,"error":"busy","msg":"the board serves 3 clients at once"}')
 EV_EVENT = b"event: event\ndata: "
 EV_SNAPSHOT = b"event: snapshot\ndata: "
 _END = b"\n\n"
 _PING = b"event: ping\ndata: {}\n\n"
-_CRLF2 = b"\r\n\r\n"
 
 
 def peer_address(peer):
@@ -103,20 +104,16 @@ def peer_address(peer):
     return None
 
 
-def _status(code):
-    """"403 Forbidden": a status line's code and reason."""
-    i = _REASONS.find("%d " % code)
-    return _REASONS[i:_REASONS.find("\n", i)] if i >= 0 else "%d Error" % code
-
 
 class Conn:
     """One client slot: its socket, the buffer it has from the server's
-    (while it reads and answers a request) and the request read into it,
-    which the routes get as `req`."""
+    (while it reads and answers a request), the request under way (req:
+    an httpreq.Req, from its first byte until it is answered) and what
+    waits to be sent."""
 
     def __init__(self):
-        self.pair = self.buf = self.mv = None  # [bytearray, its memoryview] from the server's pool
-        self.sock = self.peer = None
+        self.pair = self.buf = self.mv = self.sock = self.file = None  # pair: [bytearray, its memoryview]
+        self.peer = None  # the client's address, as accept() gave it
         self.state = FREE
         self.out = []  # what waits to be sent, oldest first: bytes, or memoryviews of str (their bytes)
         self.clear()
@@ -125,105 +122,45 @@ class Conn:
         self.n = 0  # bytes of the request in buf
         self.need = 0  # the whole request's length, once its head is read
         self.since = 0  # tick (ms) it was accepted, or its answer sent (LINGER)
-        self.method = self.path = self.host = self.origin = self.ctype = self.code = None
-        self.length = 0
-        self.body = None  # a memoryview of the body in buf
+        self.req = None
         self.out.clear()
         self.pos = 0  # what of out[0] is written
         self.size = 0  # bytes in out
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
-        self.answered = False
-
-    # ---- the routes' answers ---------------------------------------------------------------
-    def _answer(self):
-        if self.answered:
-            raise RuntimeError("answered twice")
-        self.answered = True
-        self.state = _SEND
-
-    def reply(self, status, text, ctype="application/json", extra=""):
-        """`text` (a str: on MicroPython its bytes are sent as they are) with its head."""
-        self._answer()
-        b = memoryview(text)  # its bytes: a str's length counts characters
-        self._put((_HEAD % (_status(status), ctype, len(b), extra)).encode())
-        if len(b):
-            self._put(b)
-
-    def error(self, status, code, msg, extra=""):
-        """A refusal, as both servers give it: {"ok": false, "error": CODE, "msg": TEXT}."""
-        self.reply(status, json.dumps({"ok": False, "error": code, "msg": msg}, separators=(",", ":")),
-                   "application/json", extra)
-
-    def send_file(self, path, ctype, gzip=True):
-        """A file from the flash, sent a CHUNK at a time from the slot's buffer. False if there is none."""
-        import os
-
-        try:
-            size = os.stat(path)[6]
-            f = open(path, "rb")
-        except OSError:
-            return False
-        self._answer()
-        self._put((_HEAD % ("200 OK", ctype, size, "Content-Encoding: gzip\r\n" if gzip else "")).encode())
-        self.file = f
-        return True
-
-    def stream(self, first, now):
-        """This connection becomes an event stream: its head, then `first`
-        (a snapshot's JSON text), then every event line (Server.event)."""
-        self._answer()
-        self.state = STREAM
-        self._put(_STREAM)
-        self.push(EV_SNAPSHOT, first, now)
 
     def push(self, kind, text, now):
         """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
         blank line. False if that overfills its queue (it is then closed)."""
-        self._put(kind)
+        self.put(kind)
         if text is not None:
-            self._put(memoryview(text))
-            self._put(_END)
+            if isinstance(text, list):  # a line carrying a state: its chunks, in order
+                for t in text:
+                    if t:
+                        self.put(memoryview(t))
+            else:
+                self.put(memoryview(text))
+            self.put(_END)
         self.last = now
         return self.size <= QUEUE_MAX
 
-    def _put(self, b):
+    def put(self, b):
         self.out.append(b)
         self.size += len(b)
-
-
-def _name(value):
-    """A Host header's name (lower case, port and a final dot taken off), or None."""
-    v = value.lower()
-    for ch in "/?#@ \t[]":
-        if ch in v:
-            return None
-    i = v.rfind(":")
-    if i >= 0:
-        port = v[i + 1:]
-        if not port or not port.isdigit():
-            return None
-        v = v[:i]
-    if v.endswith("."):
-        v = v[:-1]
-    return v or None
-
-
-host_name = _name
 
 
 class Server:
     def __init__(self, addr, tick):
         self.tick = tick  # a read of the matrix, between two sockets' work
         self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
-        self.guard = None
-        self.watch = None
-        self.hold = None
+        self.guard = self.watch = self.hold = None
+        self.lazy = ("httpreq",)
+        self.loaded = False  # httpreq (and lazy) in use since the last release
         self.slots = [Conn() for _ in range(_SLOTS)]
         self.pool = []
         for _ in range(BUFFERS):
-            b = bytearray(_HEAD_MAX + _BODY_MAX)
+            b = bytearray(HEAD_MAX + BODY_MAX)
             self.pool.append([b, memoryview(b)])
         self.busy = False  # work waits: a request under way, a stream's output
         self.open = 0  # clients connected
@@ -264,13 +201,14 @@ class Server:
                 "refused": self.refused, "slow": self.slow, "overflows": self.overflows, "faults": self.faults,
                 # its own heap: the slots' buffers, made with it, and what its streams' queues hold
                 # (their lines are the console's too, shared)
-                "buffers": BUFFERS * (_HEAD_MAX + _BODY_MAX), "queued": sum(c.size for c in self.slots)}
+                "buffers": BUFFERS * (HEAD_MAX + BODY_MAX), "queued": sum(c.size for c in self.slots)}
 
     def close(self):
         for c in self.slots:
             if c.state != FREE:
-                self._close(c)
+                self.close_conn(c)
         self.sock.close()
+        release(*self.lazy)
 
     # ---- the loop's step -------------------------------------------------------------------
     def step(self, now):
@@ -279,27 +217,41 @@ class Server:
             self._accept(now)
             break
         busy = False
+        asks = False  # a request under way, or an answer: the request's code stays loaded
         n = 0
         for c in self.slots:
-            if c.state == FREE:
+            st = c.state
+            if st == FREE:
                 continue
             try:
-                self._work(c, now)
+                if st <= BODY:
+                    from shove import httpreq  # loaded for the requests (let go below once none is left)
+
+                    self.loaded = True
+                    httpreq.work(self, c, now)
+                else:
+                    self._work(c, st, now)
             except OSError:  # the client reset the connection, or the network went: it ends
-                self._close(c)
+                self.close_conn(c)
             except Exception:  # a fault (a MemoryError among them): this connection ends, nothing else
                 self.faults += 1
-                self._close(c)
+                self.close_conn(c)
             self.tick()
-            if c.state != FREE:
+            st = c.state
+            if st != FREE:
                 n += 1
-                if c.state != STREAM or c.out:
+                if st != STREAM:
+                    asks = busy = True
+                elif c.out:
                     busy = True
         if self.watch is not None:
             try:
                 self.watch(now)
             except Exception:  # (a MemoryError making a snapshot): the streams keep their events
                 self.faults += 1
+        if self.loaded and not asks:  # only streams left: the requests' code goes
+            self.loaded = False
+            release(*self.lazy)
         self.busy = busy
         self.open = n
 
@@ -316,7 +268,7 @@ class Server:
     def drop(self, c):
         """A stream too far behind is closed (its page reconnects and catches up)."""
         self.overflows += 1
-        self._close(c)
+        self.close_conn(c)
 
     def streams(self):
         return [c for c in self.slots if c.state == STREAM]
@@ -342,7 +294,7 @@ class Server:
             elif st == STREAM:
                 streams += 1
         if slot is None and lingering is not None:
-            self._close(lingering)
+            self.close_conn(lingering)
             slot = lingering
         if slot is None and streams < _SLOTS:
             return
@@ -365,8 +317,7 @@ class Server:
                 for _ in range(4):
                     if not s.readinto(self._scratch):
                         break
-                body = '{"ok":false,"error":"busy","msg":"the board serves %d clients at once"}' % _SLOTS
-                s.write((_HEAD % (_status(503), "application/json", len(body), "Retry-After: 2\r\n") + body).encode())
+                s.write(_BUSY)
             except OSError:
                 pass
             s.close()
@@ -382,14 +333,14 @@ class Server:
         slot.state = HEAD
         slot.since = now
 
-    def _give_back(self, c):
+    def give_back(self, c):
         p = c.pair
         if p is not None:
             self.pool.append(p)
-            c.pair = c.buf = c.mv = c.body = None
+            c.pair = c.buf = c.mv = None
 
-    def _close(self, c):
-        self._give_back(c)
+    def close_conn(self, c):
+        self.give_back(c)
         f = c.file
         if f is not None:
             f.close()
@@ -403,152 +354,23 @@ class Server:
             except OSError:
                 pass
 
-    def _work(self, c, now):
-        st = c.state
-        if st == HEAD or st == BODY:
-            if ticks_diff(now, c.since) >= DEADLINE_MS:
-                self.slow += 1
-                c.clear()
-                c.error(408, "too_slow", "the request did not arrive within %d s" % (DEADLINE_MS // 1000))
-                return
-            if st == BODY and c.n >= c.need:  # read whole, held back (hold): its turn yet?
-                self._ready(c, now)
-            else:
-                self._read(c, now)
-        elif st == _SEND or st == STREAM:
-            if c.out or c.file is not None:
-                self._write(c)
-                if st == _SEND and not c.out and c.file is None:  # all sent: the client's close awaited
-                    c.state = _LINGER
-                    c.since = now
-                    self._give_back(c)
-            else:
-                if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
-                    c.push(_PING, None, now)
-                self._drain(c, now)
-        else:  # LINGER
-            if ticks_diff(now, c.since) >= _LINGER_MS:
-                self._close(c)
-            else:
-                self._drain(c, now)
-
-    def _drain(self, c, now):
-        """What a client sends after its request is read and dropped; its close ends the connection."""
-        k = c.sock.readinto(self._scratch)
-        if k == 0:
-            self._close(c)
-
-    def _read(self, c, now):
-        n = c.n
-        top = c.need if c.state == BODY else len(c.buf)
-        k = c.sock.readinto(c.mv[n:top])
-        if k is None:
+    def _work(self, c, st, now):
+        """An answer's or a stream's turn: one write; or, once all is sent, a look for the client's close."""
+        if st != _LINGER and (c.out or c.file is not None):
+            self._write(c)
+            if st == SEND and not c.out and c.file is None:  # all sent: the client's close awaited
+                c.state = _LINGER
+                c.since = now
+                self.give_back(c)
             return
-        if k == 0:  # the client gave up
-            self._close(c)
+        if st == _LINGER and ticks_diff(now, c.since) >= _LINGER_MS:
+            self.close_conn(c)
             return
-        c.n = n + k
-        if c.state == HEAD:
-            end = c.buf.find(_CRLF2, n - 3 if n > 3 else 0, c.n if c.n < _HEAD_MAX else _HEAD_MAX)
-            if end < 0:
-                if c.n >= _HEAD_MAX:
-                    c.clear()
-                    c.error(413, "too_large", "a request's head is at most %d bytes" % _HEAD_MAX)
-                return
-            why = self._parse(c, end)
-            if why is not None:
-                c.clear()
-                c.error(why[0], why[1], why[2])
-                return
-            c.need = end + 4 + c.length
-            c.state = BODY
-        if c.n >= c.need:
-            c.body = c.mv[c.need - c.length:c.need]
-            self._ready(c, now)
-
-    def _ready(self, c, now):
-        """A request read whole is handled, unless `hold` holds it back for
-        a later step (its deadline still runs)."""
-        if self.hold is None or not self.hold(c):
-            self._dispatch(c, now)
-
-    def _parse(self, c, end):
-        """The request line and the headers the routes read; (status, code, msg) when refused."""
-        try:
-            return self._head(c, end)
-        except (UnicodeError, ValueError):  # bytes that are not text where text must be
-            return 400, "bad_request", "a request's head is text"
-
-    def _head(self, c, end):
-        lines = bytes(c.mv[:end]).split(b"\r\n")
-        first = lines[0].split(b" ")
-        if len(first) != 3 or not first[2].startswith(b"HTTP/1."):
-            return 400, "bad_request", "not an HTTP/1 request"
-        c.method = first[0].decode()
-        target = first[1]
-        q = target.find(b"?")
-        if q >= 0:
-            target = target[:q]
-        c.path = target.decode()
-        length = None
-        for i in range(1, len(lines)):
-            line = lines[i]
-            j = line.find(b":")
-            if j <= 0:
-                return 400, "bad_request", "a malformed header"
-            name = line[:j].strip().lower()
-            value = line[j + 1:].strip()
-            if name == b"host":
-                if c.host is not None:
-                    return 400, "bad_request", "two Host headers"
-                c.host = value.decode()
-            elif name == b"origin":
-                c.origin = value.decode()
-            elif name == b"content-type":
-                c.ctype = value.decode()
-            elif name == b"x-hapenny-code":
-                c.code = value
-            elif name == b"content-length":
-                if length is not None or not value or len(value) > 6 or not value.isdigit():
-                    return 400, "bad_request", "a malformed Content-Length"
-                length = int(value)
-            elif name == b"transfer-encoding":
-                return 501, "chunked", "send a body with a Content-Length"
-        if length is not None:
-            if length > _BODY_MAX:
-                return 413, "too_large", "a request's body is at most %d bytes" % _BODY_MAX
-            c.length = length
-        return None
-
-    def _dispatch(self, c, now):
-        fn = None
-        if self.guard is None or self.guard(c, now):
-            r = self.routes.get(c.path)
-            if r is None:
-                for p in self.routes:
-                    if p.endswith("*") and c.path.startswith(p[:-1]):
-                        r = self.routes[p]
-                        break
-            if r is None:
-                c.error(404, "not_found", "no such page")
-            elif c.method not in r[1]:
-                c.error(405, "bad_method", "this address takes %s" % " or ".join(r[1]),
-                        "Allow: %s\r\n" % ", ".join(r[1]))
-            else:
-                fn = r[0]
-        if fn is not None:
-            try:
-                fn(c, now)
-            except MemoryError:
-                if not c.answered:
-                    c.clear()
-                    c.error(503, "no_memory", "the request did not fit in memory")
-            if not c.answered:
-                c.error(500, "fault", "the request was not answered")
-        if c.state == _SEND:  # the request is done with: the buffer sends from here on
-            c.body = None
-        elif c.state == STREAM:  # a stream needs no buffer: it sends its queue
-            self._give_back(c)
+        if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
+            c.push(_PING, None, now)
+        # what a client sends after its request is read is dropped; its close ends the connection
+        if c.sock.readinto(self._scratch) == 0:
+            self.close_conn(c)
 
     def _write(self, c):
         """One write: of what waits, else of the file's next chunk."""

@@ -54,8 +54,8 @@ def build(app, board, out, open_board, kept):
 _NEW = 2  # the game's buttons (next, undo, new): NEW held at start opens the set-up AP
 # The modules of the set-up AP's phase (its own, the server's, the page's work) and of
 # every command (request, view, extra)
-AP_PHASE = ("request", "view", "extra", "httpd", "setupweb", "wifiap", "captive", "wifipage", "probes", "wifiset",
-            "wifi")
+AP_PHASE = ("request", "view", "extra", "httpd", "httpreq", "setupweb", "wifiap", "captive", "wifipage", "probes",
+            "wifiset", "wifi")
 
 
 def names_first():

@@ -20,10 +20,10 @@
 # `waits`), so the queue never holds more and a line is never dropped or cut.
 # The queue holds the lines themselves, no copy (MicroPython's str is a
 # buffer of its UTF-8 bytes: a memoryview over it tells their count and the
-# stream's write takes it), each followed by a shared newline: no buffer
-# grows to hold them all (a growing one must find its whole length free in
-# one piece, in a heap the game has cut up), and none is kept while nothing
-# waits.
+# stream's write takes it), a long line as its chunks, each line followed
+# by a shared newline: no buffer grows to hold them all (a growing one must
+# find its whole length free in one piece, in a heap the game has cut up),
+# and none is kept while nothing waits.
 import sys
 
 from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F401 (the UART's, also this module's names)
@@ -51,7 +51,7 @@ class TxQueue:
     queue of its own beside this, and the loop asks each for ready()."""
 
     def __init__(self, out, text, us_per_byte, ticks_us, cap=CAPACITY):
-        self.q = []  # what waits, oldest first: each line (a memoryview over its text), then _NL
+        self.q = []  # what waits, oldest first: each line (memoryviews over its text or its chunks), then _NL
         self.pos = 0  # what of q[0] has been written
         self.size = 0  # bytes waiting, all lines
         self.end = 0  # tick (us) the FIFO will have sent all it was given
@@ -67,26 +67,31 @@ class TxQueue:
         return self.size <= READY
 
     def put(self, line):
+        """Queue a line: its text (str), or the list of its chunks (str
+        each: shove/protocol.py's lines that carry a state), sent one after
+        the other and never joined on the chip."""
+        if isinstance(line, str):
+            line = (line,)
         if self.out is None:  # a text console takes each line whole, at once
-            self.text.write(line + "\n")
+            self.text.write("".join(line) + "\n")
             return
-        b = memoryview(line.encode() if _COPY else line)
         q = self.q
-        q.append(b)
+        n = self.size + 1
+        for c in line:
+            b = memoryview(c.encode() if _COPY else c)
+            q.append(b)
+            n += len(b)
         q.append(_NL)
-        self.size += len(b) + 1
-        if self.size > self.cap and self.per_byte:  # (unpaced, drain writes it all now)
-            self._room()
+        self.size = n
+        if n > self.cap and self.per_byte:  # (unpaced, drain writes it all now)
+            # past the capacity: the oldest bytes go out now, the loop waiting
+            # on the UART as the chip's console write does, until the queue
+            # is back within it
+            self.waits += 1
+            self._write(n - self.cap)
+            # the write returned once the rest fitted in the FIFO: it is full
+            self.end = ticks_add(self.ticks_us(), UART_FIFO * self.per_byte)
         self.drain()
-
-    def _room(self):
-        """Past the capacity: the oldest bytes go out now, the loop waiting
-        on the UART as the chip's console write does, until the queue is
-        back within it."""
-        self.waits += 1
-        self._write(self.size - self.cap)
-        # the write returned once the rest fitted in the FIFO: it is full
-        self.end = ticks_add(self.ticks_us(), UART_FIFO * self.per_byte)
 
     def drain(self):
         """Write what the FIFO has room for: the fewest calls that will do

@@ -77,6 +77,13 @@ class LineBuffer:
 
 
 SLICE_DEPTH = 3  # reply -> state -> sides: a side in one piece
+# A line carrying a state is queued as chunks, never as one string: its text
+# whole (1.2 KB for eight sides, 2.5 KB on 20 beds) and the list of its
+# hundred-odd pieces (which grows by doubling) each need one free block of
+# their size, and the heap of a new game of eight computer sides, holding
+# both games and the step's code, may have none (answered no_memory). A
+# chunk is at most 16 pieces and ends after a piece of 64 bytes or more (a
+# side): one small block, a few hundred bytes at most (_put).
 
 
 def _enc(obj):
@@ -86,59 +93,72 @@ def _enc(obj):
     return json.dumps(obj, separators=(",", ":"))
 
 
+def _put(out, piece):
+    # a piece of a line into its chunks (`out`: the chunks made, then the
+    # list of the pieces of the one being made), joined as they come: no
+    # level of _enc_sliced joins its own (that would copy the line's text
+    # once a level), and the line is never joined whole
+    run = out[-1]
+    run.append(piece)
+    if len(run) >= 16 or len(piece) >= 64:
+        out[-1] = "".join(run)
+        del run[:]  # the same list for the next chunk: emptied, its room kept
+        out.append(run)
+
+
 def _enc_sliced(obj, tick, depth, out):
-    # appends to `out` the pieces of _enc(obj)'s text, its dicts and lists
+    # puts into `out` the pieces of _enc(obj)'s text, its dicts and lists
     # `depth` levels down encoded member by member with tick() between:
     # json.dumps of a whole state is one C call of milliseconds on the chip,
-    # with no read of the matrix in it. The pieces go into one list, joined
-    # once by the caller: a join at every level would copy the line's text
-    # once a level (heap garbage of several times a 1-2 KB state in every
-    # reply that carries one)
+    # with no read of the matrix in it
     if depth and isinstance(obj, dict) and len(obj) > 1:
         sep = "{"
         for k in obj:
-            out.append(sep)
-            out.append(_enc(k))
-            out.append(":")
+            _put(out, sep)
+            _put(out, _enc(k))
+            _put(out, ":")
             _enc_sliced(obj[k], tick, depth - 1, out)
             tick()
             sep = ","
-        out.append("}")
+        _put(out, "}")
     elif depth and isinstance(obj, list) and len(obj) > 1:
         sep = "["
         for v in obj:
-            out.append(sep)
+            _put(out, sep)
             _enc_sliced(v, tick, depth - 1, out)
             tick()
             sep = ","
-        out.append("]")
+        _put(out, "]")
     else:
-        out.append(_enc(obj))
+        _put(out, _enc(obj))
 
 
-def _line(out, tick):
-    # a line carrying the whole state is built in pieces with tick() between;
-    # the rest (a dart event: under 256 bytes) in one
+def _line(out, fields, tick):
+    # `out` with the fields: a line carrying the whole state is built in
+    # pieces with tick() between, and comes as the list of its chunks (the
+    # output queue sends them one after the other: shove/pacing.py); the
+    # rest (a dart event: under 256 bytes) as one string
+    if fields:
+        out.update(fields)
     if tick is None or "state" not in out:
         return _enc(out)
-    parts = []
+    parts = [[]]
     _enc_sliced(out, tick, SLICE_DEPTH, parts)
-    return "".join(parts)
+    parts[-1] = "".join(parts[-1])  # (empty when the last piece ended a chunk: it sends nothing)
+    return parts
 
 
 def encode(obj, tick=None):
     """Any object's text as a line is encoded (the network's snapshot):
-    one carrying a state in pieces with tick() between."""
-    return _line(obj, tick)
+    one carrying a state in pieces with tick() between, and then a list
+    of chunks (see _line)."""
+    return _line(obj, None, tick)
 
 
 def ok(id_, fields=None, tick=None):
-    """A reply's line; one carrying a state is built in pieces with tick() between."""
-    out = {"id": id_, "ok": True}
-    if fields:
-        for k in fields:
-            out[k] = fields[k]
-    return _line(out, tick)
+    """A reply's line; one carrying a state is built in pieces with tick()
+    between, and is then a list of chunks (see _line)."""
+    return _line({"id": id_, "ok": True}, fields, tick)
 
 
 def error(id_, code, msg):
@@ -146,8 +166,4 @@ def error(id_, code, msg):
 
 
 def event(name, fields=None, tick=None):
-    out = {"ev": name}
-    if fields:
-        for k in fields:
-            out[k] = fields[k]
-    return _line(out, tick)
+    return _line({"ev": name}, fields, tick)

@@ -43,7 +43,7 @@ class SetupRoutes:
     def guard(self, req, now):
         from shove.httpd import peer_address
 
-        if not call("wifipage", "from_ap", self.c, peer_address(req.peer)):
+        if not call("wifipage", "from_ap", self.c, peer_address(req.c.peer)):
             req.error(403, "not_setup_network", "the set-up page answers only the board's own set-up network")
             return False
         return True

@@ -7,7 +7,7 @@ import gc
 import socket
 import time
 
-from shove import httpd
+from shove import httpd, httpreq
 
 
 def _server():
@@ -167,3 +167,9 @@ def test_a_stream_gives_its_buffer_back_and_a_client_with_none_left_waits_its_tu
             s.close()
     finally:
         srv.close()
+
+
+def test_the_request_code_has_the_cores_figures():
+    """httpreq keeps copies of the core's figures (the core loads it: no import back)."""
+    for name in ("HEAD_MAX", "BODY_MAX", "DEADLINE_MS", "HEAD", "BODY", "SEND", "STREAM", "EV_SNAPSHOT"):
+        assert getattr(httpreq, name) == getattr(httpd, name), name

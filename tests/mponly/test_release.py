@@ -52,3 +52,31 @@ def test_a_people_game_after_a_computer_game_lets_the_computers_code_go():
         assert k.auto is None and _loaded(*CPU) == []
 
     _with_app(body)
+
+
+def test_a_module_whose_import_runs_out_of_memory_is_not_kept():
+    # commands.handle_line answers a line no_memory when its code cannot be
+    # loaded, and lets nothing go: MicroPython keeps no module whose import
+    # raised, so the next line loads it afresh
+    import os
+
+    import scratch
+
+    d = scratch.folder("failed-import")
+    os.mkdir(d + "/unloadable")
+    with open(d + "/unloadable/__init__.py", "w") as f:
+        f.write("")
+    with open(d + "/unloadable/big.py", "w") as f:
+        f.write("X = 1\nraise MemoryError('no room')\n")
+    sys.path.insert(0, d)
+    try:
+        for _ in range(2):  # the same each time: nothing half-made was kept
+            try:
+                from unloadable import big  # noqa: F401
+                raise AssertionError("imported")
+            except MemoryError:
+                pass
+            assert "unloadable.big" not in sys.modules and not hasattr(sys.modules["unloadable"], "big")
+    finally:
+        sys.path.remove(d)
+        sys.modules.pop("unloadable", None)

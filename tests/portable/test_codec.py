@@ -64,6 +64,14 @@ def test_taking_chunks_gives_the_lines_feeding_bytes_does():
             assert got == want, (data[:40], chunk)
 
 
+def text(line):
+    """A line's text: one string, or the list of chunks a line carrying a state is queued as."""
+    if isinstance(line, str):
+        return line
+    assert isinstance(line, list) and all(isinstance(c, str) for c in line), line
+    return "".join(line)
+
+
 def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
     from shove import rules
 
@@ -83,8 +91,8 @@ def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
              ("x", {"cells": [[0, 1, "S20"], [2, 3, "T5"]], "n": 2}), (1, {"e": {}, "l": [], "s": "\u00e9\n"})]
     for id_, fields in cases:
         ticks[0] = 0
-        assert protocol.ok(id_, fields, tick) == protocol.ok(id_, fields), (id_, fields)
-        assert protocol.event("e", fields, tick) == protocol.event("e", fields)
+        assert text(protocol.ok(id_, fields, tick)) == protocol.ok(id_, fields), (id_, fields)
+        assert text(protocol.event("e", fields, tick)) == protocol.event("e", fields)
         # only a line carrying a state is built in pieces (a dart event is small)
         if fields and "state" in fields:
             assert ticks[0] > 0
@@ -120,36 +128,63 @@ def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():
     finally:
         protocol._enc = real
     pieces.append(since[0])
+    line = text(line)
     assert line == protocol.ok(1, {"state": g.to_state()})
     assert len(line) > 1300 and max(pieces) <= 400, (len(line), max(pieces))
 
 
-def test_a_state_line_is_held_in_about_a_hundred_pieces_whatever_the_sides():
-    # The pieces are all on the heap until the line is joined: cut only
-    # SLICE_DEPTH levels down (a side is one piece), a state of 2 to 8 sides
-    # is about a hundred of them. Cut finer, the same text costs several
-    # hundred small strings at once, and a 6-sided `new` ran the ESP32's
-    # heap out (no_memory).
-    from shove import rules
+def test_a_state_line_is_queued_in_chunks_of_a_few_hundred_bytes_never_joined_whole():
+    # The line is never one string: its text whole (1.2 KB for eight sides,
+    # more on 20 beds) and the list of its hundred-odd pieces each needed a
+    # free block of their own size, which the heap of a new game of eight
+    # computer sides may not have (answered no_memory). Its pieces are
+    # joined into chunks as they come, so no list holds more than 16 of
+    # them (cut finer, a 6-sided `new` once held several hundred pieces at
+    # once and ran the ESP32's heap out), a chunk ends after a piece of 64
+    # bytes or more, and none is much more than a side.
+    from shove import rules, segments
 
-    real = protocol._enc_sliced
-    for n, variant in ((2, "classic"), (6, "classic"), (8, "extended")):
-        st = rules.new_game(["P%d" % i for i in range(n)], variant=variant).to_state()
+    real = protocol._put
+    for n, beds in ((2, None), (6, None), (8, list(range(1, 21)) + [25])):
+        g = rules.new_game(["P%d" % i for i in range(n)], rules={"beds": beds} if beds else None)
+        g.throw(segments.encode("T20"))  # a dart in the visit
+        st = g.to_state()
+        side = max(len(protocol._enc(s)) for s in st["sides"])
         for build in (lambda tick: protocol.ok(1, {"state": st}, tick),
                       lambda tick: protocol.event("new", {"state": st}, tick)):
-            held = []
+            most = [0]
 
-            def spy(obj, tick, depth, out):
-                if not held:
-                    held.append(out)  # the outermost call's list: every piece of the line
-                return real(obj, tick, depth, out)
-            protocol._enc_sliced = spy
+            def spy(out, piece):
+                real(out, piece)
+                if isinstance(out[-1], list):
+                    most[0] = max(most[0], len(out[-1]))
+            protocol._put = spy
             try:
                 line = build(lambda: None)
             finally:
-                protocol._enc_sliced = real
-            assert line == build(None)
-            assert 80 <= len(held[0]) <= 120, (n, len(held[0]))
+                protocol._put = real
+            whole = build(None)
+            assert text(line) == whole
+            assert most[0] < 16  # a 16th piece ends the chunk
+            assert max(len(c) for c in line) <= side + 64, (n, [len(c) for c in line])
+            assert len(line) <= 2 + len(whole) // 64, (n, len(line))
+
+
+def test_a_chunk_ends_at_its_sixteenth_piece_or_after_a_piece_of_64_bytes():
+    # the bounds at their edges: 15 small pieces stay one run, the 16th
+    # ends the chunk; a piece of 63 bytes does not end it, one of 64 does
+    out = [[]]
+    for i in range(15):
+        protocol._put(out, "a")
+    assert out == [["a"] * 15]
+    protocol._put(out, "b")
+    assert out == ["a" * 15 + "b", []]
+    protocol._put(out, "x" * 63)
+    assert out == ["a" * 15 + "b", ["x" * 63]]
+    protocol._put(out, "y" * 64)
+    assert out == ["a" * 15 + "b", "x" * 63 + "y" * 64, []]
+    protocol._put(out, "z" * 300)  # a side alone: a chunk of its own
+    assert out[2:] == ["z" * 300, []]
 
 
 def test_line_buffer_splits_lines_and_strips_cr():
@@ -404,7 +439,7 @@ def test_a_state_is_cut_side_by_side_in_replies_and_in_events():
             line = build(lambda: pieces.append(0))
         finally:
             protocol._enc = real
-        assert line == build(None)
+        assert text(line) == build(None)
         assert max(pieces) <= side + 20, (max(pieces), side)
 
 

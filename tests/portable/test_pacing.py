@@ -131,3 +131,28 @@ def test_lines_in_utf8_are_queued_by_their_bytes():
     assert tx.size == 201 - UART_FIFO
     tx.flush()
     assert b"".join(port.calls).decode("utf-8") == "\u00e9" * 100 + "\n"
+
+
+def test_a_line_in_chunks_goes_out_as_one_line_in_order_and_counts_whole():
+    # a line carrying a state comes as its chunks (shove/protocol.py): queued
+    # one after the other, never joined, each line's newline after its last
+    now = [0]
+    tx, port = queue(now)
+    chunks = ["{\"a\":" + "1" * 200, ",\"é\":" + "2" * 300, "}"]
+    tx.put(chunks)
+    tx.put("x")
+    n = sum(len(c.encode()) for c in chunks) + 1
+    assert tx.size == n + 2 - UART_FIFO  # the FIFO took its load at once
+    assert not tx.ready()
+    tx.flush()
+    assert b"".join(port.calls) == "".join(chunks).encode() + b"\nx\n"
+    assert tx.size == 0 and tx.q == []
+    got = []
+
+    class Text:
+        def write(self, s):
+            got.append(s)
+
+    tx = TxQueue(None, Text(), UART_US_PER_BYTE, lambda: 0)
+    tx.put(chunks)
+    assert "".join(got) == "".join(chunks) + "\n"

@@ -1,0 +1,72 @@
+"""The heap tour's Wi-Fi phases (`make wasm-heap WIFI=1 RECORD=1`:
+bench/wasm_heap.py's wifi) are in the committed run, measured as the issue
+asks, and the page shows them with their goals as the run has them
+(tests/test_perf_docs.py checks the page is the run's, whole)."""
+import copy
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import goals  # noqa: E402
+import heap_rows  # noqa: E402
+
+PHASES = ("joining", "page", "viewers", "hostile", "computer_watched")
+
+
+@pytest.fixture(scope="module")
+def wifi():
+    return json.loads((ROOT / "bench" / "results.json").read_text())["wasm_heap"]["wifi"]
+
+
+def _goal_rows(results):
+    return {g: (today, met) for g, today, _, met in goals.rows(results)}
+
+
+def test_every_wifi_phase_was_played_through_with_every_answer_as_a_page_expects(wifi):
+    u = wifi["uncapped"]
+    assert set(u["peaks"]) == set(PHASES) and all(u["peaks"][p] > 0 for p in PHASES)
+    # the uncapped run: nothing failed, every answer the one a page (or a hostile client) is owed
+    assert u["memory_errors"] == 0 and u["steps_failed"] == 0 and u["unexpected_answers"] == 0
+    assert u["peaks"]["computer_watched"] < 112 * 1024  # the live heap inside one growth
+
+
+def test_the_servers_own_heap_with_two_pages_watching_meets_its_goal(wifi):
+    srv = wifi["uncapped"]["server_two_viewers"]
+    assert wifi["goals"]["server_two_viewers"] == 12 * 1024
+    assert 0 < srv <= 12 * 1024 and wifi["met"]["server_two_viewers"]
+
+
+def test_the_esp_idf_side_never_grows_twice(wifi):
+    idf = wifi["idf"]
+    assert idf["growths"] <= 1 and not idf["second_growth"] and idf["idf_failed"] is None
+    assert wifi["met"]["one_growth"]
+
+
+def test_the_page_shows_the_wifi_goals_as_the_run_has_them(wifi):
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    rows = _goal_rows(results)
+    today, met = rows["heap, the board's own server with two pages watching"]
+    assert met == "yes" and heap_rows._kb(wifi["uncapped"]["server_two_viewers"]) in today
+    today, met = rows["the Wi-Fi phases inside the grown heap, never a second growth"]
+    c = wifi["capped_112k"]
+    assert ("%d MemoryError" % c["memory_errors"]) in today
+    assert met == ("yes" if wifi["met"]["memory_errors_112k"] and wifi["met"]["one_growth"] else goals.NO)
+    # a worse run is shown as not met: the server's share over its goal
+    worse = copy.deepcopy(results)
+    worse["wasm_heap"]["wifi"]["met"]["server_two_viewers"] = False
+    assert _goal_rows(worse)["heap, the board's own server with two pages watching"][1] == goals.NO
+    # and the table's rows carry the phases' peaks
+    shown = dict(heap_rows.wifi_rows(wifi))
+    assert any("two pages watching" in k for k in shown)
+
+
+@pytest.mark.xfail(strict=True, reason="not met yet: a page's `new` beside two watching pages needs more than "
+                                       "one step may take under 112 KB on the 32-bit port (docs/performance.md)")
+def test_the_wifi_phases_fit_the_grown_heap(wifi):
+    c = wifi["capped_112k"]
+    assert c["memory_errors"] == 0 and c["steps_failed"] == 0 and wifi["met"]["memory_errors_112k"]
