@@ -357,9 +357,16 @@ def esp32(clock=None, chip="Generic ESP32 module with ESP32", kind="esp32"):
                 sys.modules[k] = v
     import shove.boards
 
-    had = {k: sys.modules.get(k) for k in ("neopixel", "shove.boards.esp32_setup")}
+    # the chip's radio: the virtual board's model of the ESP32 port's `network`, with nothing
+    # in the air (a board without a network set opens its set-up access point, as on the chip)
+    spec = importlib.util.spec_from_file_location("network", FIRMWARE.parent / "host/hapenny/sim/runtime/network.py")
+    net = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(net)
+    net._clock = lambda: (clock.ns // 1_000_000) & 0x3FFFFFFF  # the chip's ticks_ms
+    had = {k: sys.modules.get(k) for k in ("neopixel", "shove.boards.esp32_setup", "network")}
     had_attr = getattr(shove.boards, "esp32_setup", None)
     sys.modules["neopixel"] = neo  # imported when a Board is made
+    sys.modules["network"] = net
     sys.modules["shove.boards.esp32_setup"] = setup
     shove.boards.esp32_setup = setup
     try:

@@ -246,6 +246,8 @@ def test_a_file_the_flash_cannot_read_is_as_if_missing(tmp_path, monkeypatch):
     a, opened, clock, cm = _start(monkeypatch, Console())
     try:
         assert [p.name for p in opened] == ["generic-8x8"] and a.notices == []
+        # (the set-up access point a chip with no network set opens keeps its name and code,
+        # pair.json, at its first step, not while the App is made)
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PROFILE_FILE, GAME_FILE, jstore.DIR])
         assert bytes(a.keeper.game.marks) == bytes(g.marks) and a.keeper.game.moves() == 1
     finally:

@@ -50,7 +50,9 @@
 #   srv.close()
 # and a request (httpreq.Req: method, path, host, origin, ctype, code, body)
 # answers with req.reply(status, text), req.error(status, code, msg),
-# req.send_file(path, ctype) or req.stream(first, now), once.
+# req.send_file(path, ctype) or req.stream(first, now), once; req.c.peer is
+# its client's address as the port gives it ((address, port) on the ESP32, a
+# sockaddr's bytes on the unix port: peer_address() reads both).
 import select
 import socket
 
@@ -93,6 +95,19 @@ _END = b"\n\n"
 _PING = b"event: ping\ndata: {}\n\n"
 
 
+def peer_address(peer):
+    """A client's IPv4 address as text, from what accept() gave: the ESP32's
+    (address, port), CPython's likewise, the unix port's sockaddr_in bytes
+    (family, port, then the address); None for anything else."""
+    if isinstance(peer, tuple):
+        return peer[0] if peer and isinstance(peer[0], str) else None
+    # AF_INET (2) in the host's byte order, either way round
+    if isinstance(peer, (bytes, bytearray)) and len(peer) >= 8 and (peer[0], peer[1]) in ((2, 0), (0, 2)):
+        return "%d.%d.%d.%d" % (peer[4], peer[5], peer[6], peer[7])
+    return None
+
+
+
 class Conn:
     """One client slot: its socket, the buffer it has from the server's
     (while it reads and answers a request), the request under way (req:
@@ -101,6 +116,7 @@ class Conn:
 
     def __init__(self):
         self.pair = self.buf = self.mv = self.sock = self.file = None  # pair: [bytearray, its memoryview]
+        self.peer = None  # the client's address, as accept() gave it
         self.state = FREE
         self.out = []  # what waits to be sent, oldest first: bytes, or memoryviews of str (their bytes)
         self.clear()
@@ -294,7 +310,7 @@ class Server:
         if slot is not None and not self.pool:  # every buffer in use: it waits as for a slot
             return
         try:
-            s, _ = self.sock.accept()
+            s, peer = self.sock.accept()
         except OSError as e:
             # EAGAIN (11 on both ports): it went meanwhile. Else the network stack had no room
             # for it (ENOMEM: the virtual board's ESP-IDF model closes it, as its peer then sees)
@@ -322,6 +338,7 @@ class Server:
         slot.buf = p[0]
         slot.mv = p[1]
         slot.sock = s
+        slot.peer = peer  # as the port gives it: (address, port) on the ESP32, a sockaddr's bytes on unix
         slot.state = HEAD
         slot.since = now
 
@@ -337,7 +354,7 @@ class Server:
         if f is not None:
             f.close()
         s = c.sock
-        c.sock = None
+        c.sock = c.peer = None
         c.state = FREE
         c.clear()
         if s is not None:

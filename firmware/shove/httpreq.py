@@ -22,7 +22,7 @@ SEND = const(3)
 STREAM = const(4)
 EV_SNAPSHOT = b"event: snapshot\ndata: "
 
-_REASONS = ("200 OK\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
+_REASONS = ("200 OK\n204 No Content\n302 Found\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
             "413 Content Too Large\n415 Unsupported Media Type\n421 Misdirected Request\n429 Too Many Requests\n"
             "500 Internal Server Error\n501 Not Implemented\n503 Service Unavailable\n")
 _HEAD = ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nCache-Control: no-cache\r\n"

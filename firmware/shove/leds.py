@@ -17,7 +17,8 @@
 # the thrower's square of the recommended bed white for HINT_MS (the status
 # pixels when the advice is a bed not on the strip, or no bed).
 # With no game the status pixels show the network's state while one is set
-# (`net`, set by shove/wifi.py): joining blue, joined green, failed red; a
+# (`net`, set by shove/wifi.py): joining blue, joined green, failed red, the
+# set-up access point open violet (shove/wifiap.py); a
 # board without a network leaves them dark, as the rest.
 # The pairing code (digits 1 to 9, shove/wifiset.py), while someone holds
 # the next button for it (shove/request.py): the status pixels lit white
@@ -32,7 +33,8 @@ COLOURS = (
     (255, 40, 0), (0, 90, 255), (0, 200, 40), (200, 0, 200),
     (255, 180, 0), (0, 200, 200), (255, 255, 255), (120, 60, 20),
 )
-NET_COLOURS = ((0, 90, 255), (0, 200, 40), (255, 0, 0))  # the network joining, joined, failed
+# the network joining, joined, failed; the set-up access point open (shove/wifiap.py)
+NET_COLOURS = ((0, 90, 255), (0, 200, 40), (255, 0, 0), (160, 0, 255))
 _DIM = 6  # open-square pixels: a faint glow so the bed is visible
 _LIT = 110  # lit pixels of a square not yet closed (a closed one: full)
 CODE_START_MS = 1200  # the status pixels: the code begins
@@ -57,7 +59,7 @@ class Renderer:
         self.flash = []  # (side, bed index) receiving a gift
         self.hint_at = -1  # tick a hint began; -1: none
         self.hint_bed = -1  # its bed index; -1: the status pixels
-        self.net = 0  # the network's state (shove/wifi.py: 0 none set, 1 joining, 2 joined, 3 failed)
+        self.net = 0  # the network's state (shove/wifi.py: 0 none set, 1 joining, 2 joined, 3 failed; 4 set-up AP)
         self.code = b""  # the pairing code's digits (1..9), spelled while code_at >= 0
         self.code_at = -1  # tick the spelling began; -1: not shown
 

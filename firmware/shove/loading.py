@@ -7,7 +7,7 @@ import binascii
 import json
 import sys
 
-from shove import Refused, journal, jrec, jstore, leds, pacing, profile, scanner, store
+from shove import Refused, journal, jrec, jstore, leds, pacing, profile, release, scanner, store
 from shove.commands import Commands
 from shove.keeper import Keeper
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
@@ -24,6 +24,8 @@ def build(app, board, out, open_board, kept):
     app.notices = []  # storage problems found at boot, sent after `boot`
     prof = app.prof = kept(read_profile(app))
     b = app.board = board or open_board(prof)
+    if getattr(b, "radio", False) and (b.button(_NEW) or b.read_file("wifi.json") is None):
+        names_first()  # the set-up AP will open: its names before the game's objects
     binary = getattr(text, "buffer", None)  # bytes straight to the port
     if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
         binary = getattr(b, "console", None) or binary
@@ -49,21 +51,65 @@ def build(app, board, out, open_board, kept):
     read_wifi(app, c)
 
 
-def read_wifi(app, c):
-    """The network's join, made only when a network is set: a board
-    without wifi.json loads nothing of it."""
-    data = app.board.read_file("wifi.json")
-    if data is None:
-        return
-    from shove import wifi
+_NEW = 2  # the game's buttons (next, undo, new): NEW held at start opens the set-up AP
+# The modules of the set-up AP's phase (its own, the server's, the page's work) and of
+# every command (request, view, extra)
+AP_PHASE = ("request", "view", "extra", "httpd", "httpreq", "setupweb", "wifiap", "captive", "wifipage", "probes",
+            "wifiset", "wifi")
 
-    try:
-        cfg = wifi.load(data)
-    except ValueError as e:
-        store.quarantine(wifi.FILE)
-        _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
-        return
-    c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c)
+
+def names_first():
+    """The AP phase's names interned while the heap is whole. MicroPython
+    interns every name a module uses in qstr pools that are never freed,
+    each new pool twice the last, in one piece: past some 1,200 names the
+    next takes 1,280 entries (about 9 KB on the chip, 15 KB on the unix
+    port). The AP's modules and the server bring that many new names that
+    the first command's load needed that pool once the game's objects had
+    cut the heap into pieces (the virtual board with the chip's heap: a
+    MemoryError "allocating 1280" with 90 KB free, the largest piece
+    11 KB). Loaded here once, after a collection and before the game's
+    objects are made, and let go: the pool comes from a whole heap, and
+    every later load finds its names there. Some 10 imports at start, only
+    on a board whose AP opens."""
+    import gc
+
+    gc.collect()
+    for m in AP_PHASE:
+        __import__("shove." + m)
+    release(*AP_PHASE)
+    gc.collect()
+
+
+def read_wifi(app, c):
+    """The network's join, made only when a network is set; the set-up
+    access point (shove/wifiap.py) when none is, or NEW is held, on a board
+    with a radio. A board without either loads nothing of the network."""
+    b = app.board
+    radio = getattr(b, "radio", False)
+    held = radio and b.button(_NEW)
+    if held:  # its release is not a press (a long one would change the variant)
+        bt = c.buttons
+        bt.raw[_NEW] = bt.stable[_NEW] = bt.longed[_NEW] = 1
+        bt.idle = False
+    data = b.read_file("wifi.json")
+    joiner = None
+    if data is not None:
+        from shove import wifi
+
+        try:
+            cfg = wifi.load(data)
+        except ValueError as e:
+            store.quarantine(wifi.FILE)
+            _notice(app, wifi.FILE, "damaged (%s); no network is joined" % e)
+        else:
+            joiner = c.net = wifi.Joiner(cfg, app.renderer, app.changed, app.emit, c, radio)
+    if held or (radio and joiner is None):
+        from shove import wifiap
+
+        if held:  # the person means another network: the stored one waits behind the AP (HELD_WAIT_MS)
+            wifiap.open_ap(c, wifiap.HELD, joiner, wifiap.HELD_WAIT_MS)
+        else:
+            wifiap.open_ap(c, wifiap.NONE_SET)
 
 
 def _notice(app, path, msg):

@@ -33,6 +33,8 @@ STATES = ("off", "joining", "joined", "failed")
 # seconds before the next attempt after the n-th failure in a row (the last for every later one)
 BACKOFF_S = (1, 2, 5, 10, 20, 30, 60)
 ATTEMPT_MS = const(15000)  # an attempt with no address after this long has failed
+GIVE_UP = const(3)  # failures in a row at start (never joined yet) that open the set-up AP
+SETUP_MODULE = "wifiap"  # the set-up AP's module (shove.wifiap), loaded only when it opens
 _GOT_IP = const(1010)  # modnetwork.h: STAT_GOT_IP, STAT_CONNECTING, STAT_IDLE
 _CONNECTING = const(1001)
 _IDLE = const(1000)
@@ -74,9 +76,15 @@ class Joiner:
     handlers' (commands.Commands), with which the board's web server
     (shove/httpd.py, shove/webroutes.py) is started once the board has
     joined, put in parts.web for the loop to step, and stopped when the
-    network is forgotten (none: no server)."""
+    network is forgotten (none: no server). With `fallback` (the join
+    loading starts on a board with a radio), GIVE_UP failures in a row
+    before the network was ever joined, or a wrong password, open the
+    set-up access point (shove/wifiap.py), which keeps this join trying
+    behind it."""
 
-    def __init__(self, cfg, renderer, changed, emit, parts=None):
+    def __init__(self, cfg, renderer, changed, emit, parts=None, fallback=False):
+        self.fallback = fallback  # failing at start opens the set-up AP (shove/wifiap.py)
+        self.ever = False  # joined since the board started: a loss later never opens the AP
         self.ssid = cfg["ssid"]
         self._key = cfg["key"]  # never in a report, an event or an error
         self.name = cfg["name"]
@@ -117,6 +125,11 @@ class Joiner:
         self.fails += 1
         self.retry_at = ticks_add(now, backoff_ms(self.fails))
         self._set(FAILED, reason)
+        p = self.parts
+        if self.fallback and p is not None and not self.ever and (self.fails >= GIVE_UP or reason == "wrong_password"):
+            # the AP's module by the name its maker gave (SETUP_MODULE): it imports this one,
+            # and the import graph keeps no circle (tests/test_import_graph.py)
+            __import__("shove." + SETUP_MODULE, None, None, ("open_ap",)).open_ap(p, reason, self)
 
     def step(self, now):
         """The loop's slow slice: a look at the station, an attempt when one
@@ -162,6 +175,7 @@ class Joiner:
                 self.address = w.ipconfig("addr4")[0]
             except AttributeError:  # before v1.24: ifconfig() only (address, mask, gateway, DNS)
                 self.address = w.ifconfig()[0]
+            self.ever = True
             self._set(JOINED, None)
             if self.parts is not None and self.parts.web is None:
                 self._serve()
@@ -177,10 +191,13 @@ class Joiner:
         have (OSError), or no room for its buffers (MemoryError), is said in
         a `web` event and tried again at the next join; the game goes on."""
         p = self.parts
+        addr = getattr(p.board, "web_addr", None)
+        if not addr:  # a board with no server (a test's bench)
+            return
         try:
             from shove import webroutes
 
-            p.web = webroutes.start(p, self, getattr(p.board, "web_addr", ("0.0.0.0", 80)))
+            p.web = webroutes.start(p, self, addr)
         except (OSError, MemoryError) as e:
             release("webroutes", "httpd")
             self.emit("web", {"error": "the page is not served: %s" % e})

@@ -81,6 +81,9 @@ def new_code():
     return "".join(out)
 
 
+PAIR_FILE = "pair.json"  # the name and pairing code of a board with no network set (its set-up AP's)
+
+
 def is_code(code):
     """A code of the form new_code() makes (one from an earlier firmware,
     of letters, cannot be shown on the strip: the next `set` replaces it)."""
@@ -90,6 +93,33 @@ def is_code(code):
         if ch not in CODE_ALPHABET:
             return False
     return True
+
+
+def identity(c):
+    """The board's name and pairing code: the stored network's, else those
+    kept for the set-up AP (pair.json), else new ones kept there, so the
+    passphrase a person learned stays the pairing code once a network is set."""
+    old = stored(c)
+    if old is not None:
+        return {"name": old["name"], "code": old["code"]}
+    data = c.board.read_file(PAIR_FILE)
+    if data is not None:
+        try:
+            d = json.loads(data)
+            if isinstance(d, dict) and is_code(d.get("code")):
+                return {"name": check_name(d.get("name")), "code": d["code"]}
+        except (ValueError, protocol.ProtoError):  # damaged: made afresh
+            pass
+    ident = {"name": default_name(), "code": new_code()}
+    c.board.write_file(PAIR_FILE, json.dumps(ident).encode())  # power-safe (store.write_atomic)
+    return ident
+
+
+def save(c, cfg):
+    """The network's settings into wifi.json, power-safe (a temporary file, then a rename)."""
+    from shove import wifi
+
+    c.board.write_file(wifi.FILE, json.dumps(cfg).encode())
 
 
 def stored(c):
@@ -120,12 +150,18 @@ def cmd_wifi(c, cmd, after):
         for k in s:
             if k not in ("ssid", "key", "name"):
                 raise _bad("set takes ssid, key and name only")
-        cfg = {"ssid": check_ssid(s.get("ssid")), "key": check_key(s.get("key")),
-               "name": check_name(s["name"]) if "name" in s else (old["name"] if old else default_name()),
-               "code": old["code"] if old and is_code(old["code"]) else new_code()}
-        c.board.write_file(wifi.FILE, json.dumps(cfg).encode())  # power-safe (store.write_atomic)
+        ssid = check_ssid(s.get("ssid"))
+        key = check_key(s.get("key"))
+        name = check_name(s["name"]) if "name" in s else None
+        ident = identity(c)  # a board set up from its AP keeps the code learned there
+        # (a code of another form, from an earlier firmware, cannot be shown on the strip: a new one)
+        cfg = {"ssid": ssid, "key": key, "name": name or ident["name"],
+               "code": ident["code"] if is_code(ident["code"]) else new_code()}
+        save(c, cfg)
         if c.net is not None:
             c.net.leave()
+            c.net = None
+            release("wifiap", "captive")  # the set-up AP's, if it was open: nothing refers to them now
         c.net = wifi.Joiner(cfg, c.renderer, c.changed, c.emit, c)
         c.changed()
         after.append(("wifi", {"state": "joining", "reason": None, "address": None}))
@@ -138,7 +174,7 @@ def cmd_wifi(c, cmd, after):
         store.remove(wifi.FILE)
         c.renderer.net = wifi.OFF
         c.changed()
-        release("wifi")  # nothing refers to it now: its code leaves the heap
+        release("wifi", "wifiap", "captive")  # nothing refers to them now: their code leaves the heap
         after.append(("wifi", {"state": "off", "reason": None, "address": None}))
         return {"wifi": {"state": "off", "reason": None, "ssid": None, "address": None, "rssi": None,
                          "name": old["name"] if old else default_name(), "tries": 0, "code": None}}

@@ -251,6 +251,11 @@ def wifi_line(w):
         return "Wi-Fi: joined %s as %s at %s%s" % (w["ssid"], where, w["address"], sig)
     if st == "failed":
         return "Wi-Fi: %s failed (%s); retrying (%d attempts so far)" % (w["ssid"], w["reason"], w["tries"])
+    if st == "setup":
+        from hapenny.scoreboard import SETUP_WHY
+
+        return ("Wi-Fi: set-up network %s open (%s): join it from a phone with the pairing code as its password"
+                % (w["ap"]["essid"], SETUP_WHY.get(w["reason"], w["reason"])))
     return "Wi-Fi: joining %s as %s" % (w["ssid"], where)
 
 

@@ -276,6 +276,11 @@ def wifi_finding(w, rep):
         rep.add("about", False, "Wi-Fi: joining %s failed (%s) after %d attempts; the board keeps trying"
                 % (w["ssid"], w["reason"], w["tries"]),
                 WIFI_CHECKS.get(w["reason"], "the router's log; `hapenny wifi` shows the state"))
+    elif w["state"] == "setup":
+        from hapenny.scoreboard import SETUP_WHY
+
+        rep.add("about", True, "Wi-Fi: the set-up network %s is open (%s); join it from a phone"
+                % (w["ap"]["essid"], SETUP_WHY.get(w["reason"], w["reason"])))
     else:
         rep.add("about", True, "Wi-Fi: joining %s as %s.local" % (w["ssid"], w["name"]))
 

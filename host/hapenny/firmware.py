@@ -62,9 +62,10 @@ DATA = ("*.dat",)  # data files the firmware reads (the computer player's tables
 # The web page the board serves once on a network (shove/webroutes.py): the
 # same files `hapenny web` serves (one source), gzipped into web/NAME.gz on
 # the board's flash. Compressed without a time stamp, so an unchanged page
-# is the same bytes and deploy leaves it alone.
+# is the same bytes and deploy leaves it alone. setup.html: the set-up
+# access point's page (shove/setupweb.py), one file with nothing fetched.
 STATIC = Path(__file__).resolve().parent / "web" / "static"
-PAGE = ("index.html", "app.js", "style.css")
+PAGE = ("index.html", "app.js", "style.css", "setup.html")
 WEB_DIR = "web"
 # A deployed build leaves out line numbers (-O3: 4 KB less .mpy, and less
 # heap, since the board keeps the bytecode in RAM); a traceback still names

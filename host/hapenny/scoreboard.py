@@ -153,7 +153,15 @@ def wifi_line(ev):
         return "Wi-Fi: joining failed (%s); the board keeps trying" % ev.get("reason")
     if st == "joining":
         return "Wi-Fi: the network was lost; joining again" if ev.get("reason") == "lost" else "Wi-Fi: joining"
+    if st == "setup":
+        return "Wi-Fi: the board's set-up network is open (%s): join it from a phone" % SETUP_WHY.get(
+            ev.get("reason"), ev.get("reason"))
     return "Wi-Fi: off"
+
+
+# why the board opened its set-up network (firmware/shove/wifiap.py), for a person
+SETUP_WHY = {"none_set": "no network set", "button": "NEW held at start", "wrong_password": "the network refused "
+             "the password", "no_network": "the network is not in reach", "timeout": "the network did not answer"}
 
 
 class Scoreboard:

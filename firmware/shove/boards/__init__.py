@@ -14,6 +14,8 @@
 #                                     pacing.TxQueue) each time the UART's FIFO runs dry
 #   uart_us_per_byte                  the UART's pace (0: none to pace output to)
 #   console                           (optional) the board's own console stream
+#   radio, dns_port, dns_host         Wi-Fi there (the set-up access point may open), and the
+#                                     port and address its DNS answers on (53; 0: none)
 #   serial_ready()                    a byte waits on the console
 #   serial_take(buf, most)            what waits, up to `most` bytes, into buf
 #   strip_write(frame)                RGB bytes, 3 per pixel

@@ -292,6 +292,9 @@ class Board:
     # their stock images write the console to UART0 as well (ports/esp32/mphalport.c)
     uart_us_per_byte = UART_US_PER_BYTE
     web_addr = ("0.0.0.0", 80)  # where the web server listens once on a network (shove/httpd.py)
+    radio = True  # every chip it drives has Wi-Fi (the set-up access point may open)
+    dns_port = 53  # the set-up access point's DNS (shove/captive.py), on every interface
+    dns_host = "0.0.0.0"
 
     def serial_raw(self, on):
         # 0x03 arriving on the UART raises KeyboardInterrupt wherever the

@@ -48,6 +48,12 @@ def build(board, profile, esp32_scale, Serial):
     # the chip it is (the simulator's HAPENNY_CHIP) and the console the host finds on its
     # USB port: "uart" (a USB-UART bridge), "usb-serial-jtag" (the C3's), "usb-cdc" (the S3's native USB)
     board.chip = os.getenv("HAPENNY_CHIP") or "esp32"
+    # a radio only where the simulator gave the board an air (the runtime's `network`): other
+    # virtual boards never open the set-up access point. Its DNS answers on a port the
+    # simulator picks (53 is privileged, and boards run side by side): 0, none
+    board.radio = os.getenv("HAPENNY_AIR") is not None
+    board.dns_port = int(os.getenv("HAPENNY_DNS_PORT") or 0)
+    board.dns_host = "127.0.0.1"  # this computer's only: not a DNS for its whole network
     board.console_kind = os.getenv("HAPENNY_CONSOLE") or "uart"
     # the web server's address once on a network: this machine only, at the simulator's free port
     board.web_addr = ("127.0.0.1", int(os.getenv("HAPENNY_WEB_PORT") or 8080))
@@ -88,6 +94,11 @@ def build(board, profile, esp32_scale, Serial):
         machine.board_clock = board.clock  # (and runtime/vsocket.py keeps its model's bookkeeping off the chip's time)
     except (ImportError, AttributeError):  # the port's own machine (a test's), which takes no new names
         pass
+    # buttons held as the board starts (the simulator's HAPENNY_HELD, names by commas): down
+    # for the start's first seconds, as a finger on them while the board is plugged in
+    for name in (os.getenv("HAPENNY_HELD") or "").split(","):
+        if name in ("next", "undo", "new"):
+            board.held[("next", "undo", "new").index(name)] = (board.ticks_ms() + 3000) & 0x3FFFFFFF or 1
     board.serial_ready, board.serial_take = board.serial.ready, board.serial.take
     fl = board.flash
     board.read_file, board.write_file, board.append_file, board.sync_write = (

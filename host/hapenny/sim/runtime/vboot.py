@@ -84,8 +84,22 @@ if (os.getenv("HAPENNY_CHIP") or "esp32") == "esp32":
     sys.modules["esp32"] = _esp32
     sys.modules["socket"] = Lazy("socket", "vsocket.py", {"_real": _socket, "esp32": _esp32})
 
-# A board made to join a network (VirtualBoard(wifi=True)): the network's models
-# read now, into a heap the firmware has not yet cut up (read at the join, under
+if os.getenv("HAPENNY_MODELS"):
+    # a board given an air (a radio): its models are loaded now, from the .mpy the
+    # simulator compiled (SimBoard: models_mpy), before anything of the firmware.
+    # Compiled here from source, on the board's heap, they would take some 70 KB for
+    # a moment and leave their names scattered through the heap (first met as the
+    # set-up AP's first command failing with a MemoryError under a chip-sized heap)
+    sys.path.insert(0, os.getenv("HAPENNY_MODELS"))  # the host's folder: before the flash is mounted
+    sys.modules["network"] = __import__("_hp_network")
+    if "esp32" in sys.modules:
+        sys.modules["esp32"] = __import__("_hp_esp32")
+        sys.modules["_hp_real_socket"] = _socket
+        sys.modules["socket"] = __import__("_hp_socket")
+    sys.path.pop(0)
+
+# A board made to join a network (VirtualBoard(wifi=True)) with no air yet: the
+# network's models read now, into a heap the firmware has not yet cut up (read at the join, under
 # the ESP32 timing model's tight heap, their compiling could find no room)
 if os.getenv("HAPENNY_WIFI") == "1":
     sys.modules["network"].WLAN

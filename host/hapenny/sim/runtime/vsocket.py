@@ -9,7 +9,17 @@
 # socket's memory is handed back when it is closed (an accepted one's at
 # the model's next look: the unix port's accepted sockets are its own
 # objects, and a closed one reads fileno() -1).
-# vboot.py runs this with `_real` (the unix port's socket module) and `esp32` given.
+# vboot.py runs this with `_real` (the unix port's socket module) and `esp32`
+# given, or imports it compiled (a board with an air) after putting them in
+# sys.modules.
+try:
+    _real  # noqa: F821
+except NameError:
+    import sys
+
+    import esp32
+
+    _real = sys.modules["_hp_real_socket"]
 
 g = globals()
 for k in dir(_real):  # noqa: F821  (given by vboot.py)  the unix port's names, as its own module has them
