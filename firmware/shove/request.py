@@ -460,7 +460,10 @@ def show_code(c):
     if c.net is None:
         raise Refused("no_network", "no network is set, so there is no pairing code: set one over USB "
                                     "(hapenny wifi NETWORK)")
-    if not c.renderer.show_code(c.net.code, c.board.ticks_ms()):
+    code = c.net.code
+    if code is None and getattr(c.net, "is_setup", False):  # the set-up AP not yet opened: its code now
+        code = c.net.ident()
+    if not c.renderer.show_code(code, c.board.ticks_ms()):
         raise Refused("no_code", "the strip cannot spell this pairing code (it needs 9 beds, and a code of "
                                  "digits: set the network again for one)")
     c.changed()

@@ -124,11 +124,16 @@ class SetupAP:
         return {"state": self.state, "reason": self.reason, "address": self.address}
 
     # ---- the AP -------------------------------------------------------------------------
-    def _open(self):
+    def ident(self):
+        """The AP's name and pairing code, read (made, kept in pair.json) at their first need."""
         if self.code is None:
             ident = identity(self.parts, self.joiner is not None)
             self.name = ident["name"]
             self.code = ident["code"]
+        return self.code
+
+    def _open(self):
+        self.ident()
         import network
 
         ap = network.WLAN(AP_IF)
