@@ -70,6 +70,9 @@ web: $(STAMP)
 web-shots: $(STAMP)
 	HAPENNY_SHOTS=1 $(BIN)/python -m pytest -q tests/web/test_web_page.py tests/web/test_web_screens.py -k screenshots
 	cp build/web/web-*.png docs/img/
+	$(BIN)/python -m pytest -q tests/web/test_setup_board_page.py
+	cp build/web/setup-board-phone.png docs/img/setup-phone.png
+	cp build/web/setup-board-phone-joined.png docs/img/setup-phone-joined.png
 
 # hardware: make flash PORT=/dev/ttyUSB0 IMAGE=ESP32_GENERIC-....bin ; make deploy PORT=/dev/ttyUSB0
 flash: $(STAMP)
