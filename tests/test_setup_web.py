@@ -226,3 +226,78 @@ def test_under_the_chip_s_heap_an_ap_board_answers_commands_and_serves_its_page(
         except AttributeError:
             pass
         b.vb.stop()
+
+
+
+def _chip_board_restarted_with(key):
+    """A board with the chip-sized heap, its network stored over USB with `key`, then reset."""
+    b = Board.__new__(Board)
+    b.log = io.BytesIO()
+    b.vb = VirtualBoard(log=b.log, timing="esp32")
+    b.vb.dns_port = free_udp_port()
+    b.vb.ap_addr = "127.0.0.1"
+    b.vb.air(AIR, TIMES)
+    b.vb.start()
+    _connect(b)
+    b.until("the set-up AP", lambda w: w["state"] == "setup")
+    assert b.req("wifi", set={"ssid": "home", "key": key})["ok"]  # stored; the AP closes
+    b.req("reset")
+    b.ser.close()
+    _connect(b)
+    return b
+
+
+def _connect(b):
+    end = time.monotonic() + WAIT
+    while True:
+        try:
+            b.link, b.info, b.ser = connect(b.vb.port)
+            return
+        except Exception:
+            assert time.monotonic() < end, b.log.getvalue()[-2000:]
+            time.sleep(0.3)
+
+
+def _close(b):
+    try:
+        b.ser.close()
+    except AttributeError:
+        pass
+    b.vb.stop()
+
+
+def test_under_the_chip_s_heap_a_board_with_its_network_stored_joins_at_start_and_serves():
+    """Restarted with its network stored, a board with the chip's heap joins, starts
+    its server and answers every command. It once answered every command no_memory:
+    its server's start met a MemoryError "allocating 1280" (a pool of interned names,
+    in a heap cut up by then), until the network's names came first (loading.names_first)."""
+    b = _chip_board_restarted_with(PASSWORD)
+    try:
+        w = b.until("the join", lambda w: w["state"] == "joined")
+        for cmd in ("state", "info", "stats", "config"):
+            assert b.req(cmd)["ok"], cmd
+        assert b.req("new", players=["Ann", "Bob"])["ok"] and b.req("throw", seg="S20")["ok"]
+        assert b.req("stats")["stats"]["web"] is not None  # the server runs
+        assert b"MemoryError" not in b.log.getvalue() and b'"ev":"web"' not in b.log.getvalue()
+        assert w["address"] == "127.0.0.1"
+    finally:
+        _close(b)
+
+
+def test_under_the_chip_s_heap_a_stored_network_refused_at_start_opens_the_ap_and_commands_are_answered():
+    """A board whose stored network refuses its password at start (set over USB with a
+    typo, then a power cut) falls back to its set-up AP. The AP's names are interned
+    before it opens (shove.intern_first): it then answers every command; were there
+    no room for them it would stay closed with the reason, never open on a board that
+    then answers nothing."""
+    b = _chip_board_restarted_with("a typo in it")
+    try:
+        w = b.until("the fallback", lambda w: w["state"] == "setup" or w.get("reason") == "no_memory")
+        assert w["state"] == "setup"  # the AP opened (the board had the room)
+        assert b.req("new", players=["Ann", "Bob"])["ok"]
+        for cmd in ("state", "info", "stats", "config"):
+            assert b.req(cmd)["ok"], cmd
+        assert b.req("throw", seg="S20")["ok"]
+        assert b"MemoryError" not in b.log.getvalue()
+    finally:
+        _close(b)

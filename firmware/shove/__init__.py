@@ -28,6 +28,35 @@ def release(*names):
             pass
 
 
+# The modules of a board on a network, and every command's: their names
+# interned at start on a board with a network set (intern_first) ...
+NET_PHASE = ("request", "view", "extra", "httpd", "httpreq", "webroutes", "webpage", "wifiset", "wifi")
+# ... and the set-up AP's besides, before the AP opens
+AP_PHASE = NET_PHASE + ("setupweb", "wifiap", "captive", "wifipage", "probes")
+
+
+def intern_first(names):
+    """Each module shove.NAME not yet loaded, imported once and let go.
+    MicroPython interns every name a module uses in qstr pools that are
+    never freed, each new pool twice the last and in one piece: past some
+    1,200 names the next takes 1,280 entries (about 9 KB on the chip). The
+    set-up AP's modules bring that many, and a command's later load met a
+    MemoryError for that pool in a heap the game had cut up, with 90 KB
+    free. Done while the heap is whole (start-up), or before the AP opens
+    later, where a MemoryError here (caught by the caller) leaves it closed
+    rather than open on a board that can then load nothing."""
+    import gc
+
+    gc.collect()
+    new = [m for m in names if "shove." + m not in sys.modules]
+    try:
+        for m in new:
+            __import__("shove." + m)
+    finally:
+        release(*new)
+        gc.collect()
+
+
 def call(name, fn, *args):
     """shove.NAME's function FN(*args), the module loaded for the call and
     let go after (release): for code a board runs once in a while (its

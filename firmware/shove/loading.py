@@ -7,7 +7,7 @@ import binascii
 import json
 import sys
 
-from shove import Refused, journal, jrec, jstore, leds, pacing, profile, release, scanner, store
+from shove import AP_PHASE, NET_PHASE, Refused, intern_first, journal, jrec, jstore, leds, pacing, profile, release, scanner, store
 from shove.commands import Commands
 from shove.keeper import Keeper
 from shove.settings import CONFIG_FILE, DEFAULT_CONFIG, GAME_FILE, MAP_FILE, PROFILE_FILE, check_config
@@ -24,8 +24,8 @@ def build(app, board, out, open_board, kept):
     app.notices = []  # storage problems found at boot, sent after `boot`
     prof = app.prof = kept(read_profile(app))
     b = app.board = board or open_board(prof)
-    if getattr(b, "radio", False) and (b.button(_NEW) or b.read_file("wifi.json") is None):
-        names_first()  # the set-up AP will open: its names before the game's objects
+    if getattr(b, "radio", False):  # the network's names before the game's objects (names_first)
+        names_first(b.button(_NEW) or b.read_file("wifi.json") is None)
     binary = getattr(text, "buffer", None)  # bytes straight to the port
     if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
         binary = getattr(b, "console", None) or binary
@@ -54,30 +54,14 @@ def build(app, board, out, open_board, kept):
 _NEW = 2  # the game's buttons (next, undo, new): NEW held at start opens the set-up AP
 # The modules of the set-up AP's phase (its own, the server's, the page's work) and of
 # every command (request, view, extra)
-AP_PHASE = ("request", "view", "extra", "httpd", "httpreq", "setupweb", "wifiap", "captive", "wifipage", "probes",
-            "wifiset", "wifi")
-
-
-def names_first():
-    """The AP phase's names interned while the heap is whole. MicroPython
-    interns every name a module uses in qstr pools that are never freed,
-    each new pool twice the last, in one piece: past some 1,200 names the
-    next takes 1,280 entries (about 9 KB on the chip, 15 KB on the unix
-    port). The AP's modules and the server bring that many new names that
-    the first command's load needed that pool once the game's objects had
-    cut the heap into pieces (the virtual board with the chip's heap: a
-    MemoryError "allocating 1280" with 90 KB free, the largest piece
-    11 KB). Loaded here once, after a collection and before the game's
-    objects are made, and let go: the pool comes from a whole heap, and
-    every later load finds its names there. Some 10 imports at start, only
-    on a board whose AP opens."""
-    import gc
-
-    gc.collect()
-    for m in AP_PHASE:
-        __import__("shove." + m)
-    release(*AP_PHASE)
-    gc.collect()
+def names_first(ap):
+    """The network's names interned while the heap is whole, before the
+    game's objects are made (shove.intern_first): some 10 imports at start,
+    only on a board with a radio; the set-up AP's too when it opens (`ap`).
+    Without it a board with a network set, on the chip's heap, joined and
+    then met a MemoryError "allocating 1280" (a names pool) starting its
+    server, and answered every command no_memory."""
+    intern_first(AP_PHASE if ap else NET_PHASE)
 
 
 def read_wifi(app, c):

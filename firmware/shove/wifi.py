@@ -22,7 +22,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import release, ticks_add, ticks_diff
+from shove import AP_PHASE, intern_first, release, ticks_add, ticks_diff
 
 FILE = "wifi.json"
 OFF = const(0)  # the states, as the status pixels show them (leds.Renderer.net)
@@ -127,6 +127,13 @@ class Joiner:
         self._set(FAILED, reason)
         p = self.parts
         if self.fallback and p is not None and not self.ever and (self.fails >= GIVE_UP or reason == "wrong_password"):
+            # its names first (shove.intern_first), or no AP: one opened in a heap too cut up
+            # for the names of a command's code would leave a board that answers nothing
+            try:
+                intern_first(AP_PHASE)
+            except MemoryError:
+                self._set(FAILED, "no_memory")
+                return
             # the AP's module by the name its maker gave (SETUP_MODULE): it imports this one,
             # and the import graph keeps no circle (tests/test_import_graph.py)
             __import__("shove." + SETUP_MODULE, None, None, ("open_ap",)).open_ap(p, reason, self)
