@@ -359,7 +359,10 @@ def esp32(clock=None, chip="Generic ESP32 module with ESP32", kind="esp32"):
 
     # the chip's radio: the virtual board's model of the ESP32 port's `network`, with nothing
     # in the air (a board without a network set opens its set-up access point, as on the chip)
-    spec = importlib.util.spec_from_file_location("network", FIRMWARE.parent / "host/hapenny/sim/runtime/network.py")
+    # (from the installed package: the mutation run's copy of the tree has no host/)
+    from hapenny.sim.board import RUNTIME
+
+    spec = importlib.util.spec_from_file_location("network", RUNTIME / "network.py")
     net = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(net)
     net._clock = lambda: (clock.ns // 1_000_000) & 0x3FFFFFFF  # the chip's ticks_ms
