@@ -42,10 +42,10 @@ TREES = {
 # - the boards package: the hardware layer itself.
 # - wifi, wifiset: the network's join (the chip's `network`) and its command
 #   (the chip's MAC names the board), loaded only for a network.
-# - httpd, webroutes: the board's web server (sockets, the flash's files),
-#   loaded only once the board has joined a network.
+# - httpd, webroutes, update: the board's web server (sockets, the flash's
+#   files), loaded only once the board has joined a network.
 NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag", "shove.wifi",
-            "shove.wifiset", "shove.httpd", "shove.webroutes"}
+            "shove.wifiset", "shove.httpd", "shove.webroutes", "shove.update"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 # The firmware's parts, from the bottom: (level, part, its modules). A module
@@ -66,7 +66,7 @@ PARTS = (
     (6, "show", "leds strip buttons"),
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
-    (8, "network", "wifi wifiset httpd webroutes"),
+    (8, "network", "wifi wifiset httpd webroutes update"),
     (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot main boot"),
 )

@@ -112,6 +112,7 @@ class Conn:
         self.need = 0  # the whole request's length, once its head is read
         self.since = 0  # tick (ms) it was accepted, or its answer sent (LINGER)
         self.method = self.path = self.host = self.origin = self.ctype = self.code = None
+        self.query = self.owner = None  # the text after "?"; X-Hapenny-Owner (the update routes')
         self.length = 0
         self.body = None  # a memoryview of the body in buf
         self.out.clear()
@@ -473,6 +474,7 @@ class Server:
         target = first[1]
         q = target.find(b"?")
         if q >= 0:
+            c.query = target[q + 1:].decode()
             target = target[:q]
         c.path = target.decode()
         length = None
@@ -493,6 +495,8 @@ class Server:
                 c.ctype = value.decode()
             elif name == b"x-hapenny-code":
                 c.code = value
+            elif name == b"x-hapenny-owner":
+                c.owner = value
             elif name == b"content-length":
                 if length is not None or not value or len(value) > 6 or not value.isdigit():
                     return 400, "bad_request", "a malformed Content-Length"

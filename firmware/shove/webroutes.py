@@ -24,10 +24,15 @@
 # codes take 3.5e9 / 2 * 30 s, about 1,700 years (at one guess a second it
 # would still be 55 years). The right code ends the lock's growth. A
 # request with no code is no guess (a watching page's).
+#
+# Updates (/api/update/*, shove/update.py) need the owner code instead, in
+# X-Hapenny-Owner: set and shown over USB only (wifiset.py; update.OWNER_FILE),
+# never in a reply here. Its wrong guesses count in the same lock; the
+# pairing code alone opens nothing of them.
 import json
 
 from shove import protocol, ticks_add, ticks_diff
-from shove.httpd import EV_SNAPSHOT, Server, host_name
+from shove.httpd import EV_SNAPSHOT, FREE, Server, host_name
 
 LOCK_S = (1, 2, 4, 8, 16, 30)
 # the commands a page may send, with the code; those the network may not send, and why
@@ -80,6 +85,7 @@ class Routes:
         self.until = 0  # tick (ms) until which no code is checked, while fails
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
         self.reply = Reply()
+        self.restart = None  # (the update's commit request, its tick): the board resets once it is answered
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold
@@ -89,6 +95,7 @@ class Routes:
         srv.route("/api/snapshot", self.snapshot)
         srv.route("/api/events", self.events)
         srv.route("/api/cmd", self.cmd, ("POST",))
+        srv.route("/api/update/*", self.update, ("GET", "PUT", "POST"))
 
     # ---- who may do what -------------------------------------------------------------------
     def names(self):
@@ -128,15 +135,30 @@ class Routes:
         if req.code is None:
             return 403, "pairing", "this page may watch but not play: open the address with the pairing code " \
                                    "(hapenny wifi shows it)", ""
+        return self.guess(req.code, self.code, now, "pairing")
+
+    def guess(self, given, code, now, what):
+        """A code given against the board's, through the lock of wrong guesses."""
         left = self.locked(now)
         if left:
-            return 429, "slow_down", "wrong pairing codes: try again in %d s" % left, "Retry-After: %d\r\n" % left
-        if same(req.code, self.code):
+            return 429, "slow_down", "wrong codes: try again in %d s" % left, "Retry-After: %d\r\n" % left
+        if same(given, code):
             self.fails = 0
             return None
         self.fails += 1
         self.until = ticks_add(now, LOCK_S[min(self.fails, len(LOCK_S)) - 1] * 1000)
-        return 403, "pairing", "wrong pairing code", ""
+        return 403, what, "wrong %s code" % what, ""
+
+    def check_owner(self, req, now):
+        from shove.update import OWNER_FILE
+
+        code = self.c.board.read_file(OWNER_FILE)
+        if not code:
+            return 403, "owner", "updates over the network need the board's owner code: over USB, " \
+                                 "hapenny wifi --owner-code sets and shows it", ""
+        if req.owner is None:
+            return 403, "owner", "updates need the owner code (hapenny deploy --owner, or $HAPENNY_OWNER)", ""
+        return self.guess(req.owner, code.strip(), now, "owner")
 
     # ---- the routes --------------------------------------------------------------------------
     def index(self, req, now):
@@ -191,6 +213,26 @@ class Routes:
             return
         req.reply(200, self.run(line))
 
+    def update(self, req, now):
+        why = self.check_owner(req, now)
+        if why is not None:
+            req.error(why[0], why[1], why[2], why[3])
+            return
+        from shove import update
+
+        act = req.path[12:]
+        if act == "files" and req.method == "GET":
+            update.files(req, bytearray(256))
+        elif act == "begin" and req.method == "POST":
+            update.begin(req)
+        elif act == "file" and req.method == "PUT":
+            update.put(req, bytearray(256))
+        elif act == "commit" and req.method == "POST":
+            if update.commit(req, self.c.board.write_file):
+                self.restart = (req, now)
+        else:
+            req.error(404, "not_found", "no such update step")
+
     # ---- the board's side ----------------------------------------------------------------------
     def run(self, line):
         """A command line through the serial port's own handlers
@@ -219,7 +261,13 @@ class Routes:
                                 "state": k.state() if k.game else None, "visit": [], "last": None}, c.tick)
 
     def watch(self, now):
-        """Once a step: the settings changed (a new config object) -> a snapshot for every stream."""
+        """Once a step: the settings changed (a new config object) -> a snapshot for every stream.
+        After an update's commit, once its answer is sent and closed (or 2 s on): the reset, whose
+        boot.py moves the new firmware into place."""
+        if self.restart is not None:
+            r = self.restart
+            if r[0].state == FREE or ticks_diff(now, r[1]) >= 2000:
+                self.c.board.reset(deliberate=True)
         k = self.c.keeper
         if k.config is self.config:
             return
