@@ -6,9 +6,11 @@ and the power cut at the update's steps, the running firmware's writes
 (cut_boot_flash), each leaving a board that starts with a whole firmware,
 old or new, which a later deploy (or the next start) completes.
 
-make test cuts at a few steps; HAPENNY_SOAK=1 (make soak) at every one."""
+make test cuts at one step of each kind; HAPENNY_SOAK=1 (make soak) at every
+one, and drops the connection without a cut."""
 import hashlib
 import io
+import itertools
 import os
 import threading
 import time
@@ -178,35 +180,33 @@ def _cut_run(b, arm):
     return held, result[0]
 
 
-def _steps(n_fast):
-    return range(1, 200) if SOAK else n_fast
+# make test: one cut of each kind, at a write known to be the update's (the 9th: a staged piece; the 3rd
+# of the next start: a move); make soak: every one from the first until the update runs past the last
+STEPS = itertools.count(1) if SOAK else None
 
 
-@pytest.mark.parametrize("op", _steps((9,)))
-def test_a_power_cut_at_any_write_of_an_update_leaves_a_whole_firmware(board, op):
+def test_a_power_cut_at_any_write_of_an_update_leaves_a_whole_firmware(board):
     """The flash's own cut in the op-th erase or program from the update's start (its staged pieces, the
     marker): the board starts old or new, and the next deploy completes it."""
-    make_old(board)
-    held, _ = _cut_run(board, lambda: board.vb.cut_flash(op))
-    state = which(board)
-    if not SOAK:  # the 9th write is a staged piece's: the running firmware is untouched
-        assert held and state == "old"
-    if not held:
-        assert state == "new"  # past the update's last write: it completed
-        if SOAK:
-            pytest.skip("past the update's last write")
-    deploy(board)
-    assert which(board) == "new" and not [p for p in board.vb.files() if p.startswith("upd")]
+    for op in STEPS or (9,):
+        make_old(board)
+        held, _ = _cut_run(board, lambda: board.vb.cut_flash(op))
+        state = which(board)
+        if not SOAK:  # the 9th write is a staged piece's: the running firmware is untouched
+            assert held and state == "old"
+        if not held:
+            assert state == "new"  # past the update's last write: it completed
+            break
+        deploy(board)
+        assert which(board) == "new" and not [p for p in board.vb.files() if p.startswith("upd")]
 
 
-@pytest.mark.parametrize("op", _steps((3,)))
-def test_a_power_cut_at_any_step_of_the_switch_at_boot_leaves_a_whole_firmware(board, op):
+def test_a_power_cut_at_any_step_of_the_switch_at_boot_leaves_a_whole_firmware(board):
     """The cut inside boot.py's moves (the stale files' removal, each rename, the marker's removal): the next
     start finishes them, so the deploy that made them sees the new firmware come up."""
-    make_old(board)
-    marked = []
-
-    def arm():
+    for op in STEPS or (3,):
+        make_old(board)
+        marked = []
         real = netdeploy.Board.ok
 
         def ok(self, method, path, body=b""):
@@ -216,15 +216,54 @@ def test_a_power_cut_at_any_step_of_the_switch_at_boot_leaves_a_whole_firmware(b
             return real(self, method, path, body)
 
         netdeploy.Board.ok = ok
-        arm.undo = lambda: setattr(netdeploy.Board, "ok", real)
+        try:
+            held, outcome = _cut_run(board, lambda: None)
+        finally:
+            netdeploy.Board.ok = real
+        assert marked, (held, outcome)
+        assert held or SOAK  # the 3rd is a move's (make test's sample)
+        assert not isinstance(outcome, Exception), outcome  # the deploy saw the new firmware come up
+        assert which(board) == "new" and not [p for p in board.vb.files() if p.startswith("upd")]
+        if not held:  # past the switch (the game's own writes): every step of it was cut
+            break
 
-    try:
-        held, outcome = _cut_run(board, arm)
-    finally:
-        arm.undo()
-    assert marked, (held, outcome)
-    assert held or SOAK  # the 3rd is a move's (make test's sample)
-    if not held and SOAK:
-        pytest.skip("past the switch's last step")
-    assert not isinstance(outcome, Exception), outcome  # the deploy saw the new firmware come up
-    assert which(board) == "new" and not [p for p in board.vb.files() if p.startswith("upd")]
+
+@pytest.mark.skipif(not SOAK, reason="make soak (make test's cuts drop the connection with the power)")
+def test_a_dropped_connection_leaves_the_old_firmware_and_the_next_deploy_completes_it(board, monkeypatch):
+    make_old(board)
+    real = netdeploy.send_file
+    sent = []
+
+    def drop_after_one(b, rel, data):
+        if sent:
+            raise DeployError("the connection dropped")
+        sent.append(rel)
+        real(b, rel, data)
+
+    monkeypatch.setattr(netdeploy, "send_file", drop_after_one)
+    with pytest.raises(DeployError, match="dropped"):
+        deploy(board)
+    assert which(board) == "old" and "upd.go" not in board.vb.files() and sent
+    monkeypatch.setattr(netdeploy, "send_file", real)
+    deploy(board)
+    assert which(board) == "new"
+
+
+def test_the_board_checks_each_file_and_the_whole_before_the_switch(board):
+    make_old(board)
+    h = {"X-Hapenny-Owner": board.owner}
+    assert update(board, h, "POST", "/api/update/begin", b"").status == 200
+    data = board.new["shove/rules.mpy"]
+    a = update(board, h, "PUT", "/api/update/file?path=shove/rules.mpy&at=0&size=%d&sha=%s"
+               % (len(data), _sha(data + b"x")), data[:512])
+    assert a.status == 400 and a.json()["error"] == "bad_file"
+    a = update(board, h, "PUT", "/api/update/file?path=shove/rules.mpy&at=512", data[512:1024])
+    assert a.status == 409 and a.json()["error"] == "out_of_order"
+    for bad in ("../boot.py", "/boot.py", "wifi.json", "owner.key", "shove/x.mpy.part"):
+        a = update(board, h, "PUT", "/api/update/file?path=%s&at=0" % bad, b"x")
+        assert a.status == 400 and a.json()["error"] == "bad_path", bad
+    a = update(board, h, "PUT", "/api/update/file?path=web/app.js.gz&at=0", b"half")  # never finished
+    assert a.status == 200
+    a = update(board, h, "POST", "/api/update/commit?files=1", b"")
+    assert a.status == 409 and a.json()["error"] == "incomplete"
+    assert which(board) == "old" and "upd.go" not in board.vb.files()
