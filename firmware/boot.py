@@ -41,10 +41,11 @@ def _update():
         with open("upd/.remove") as f:
             gone = f.read().split("\n")
         for p in gone:
-            try:
-                os.remove(p)
-            except OSError:
-                pass
+            if (p[:6] == "shove/" or p[:4] == "web/") and ".." not in p:  # the firmware's files only
+                try:
+                    os.remove(p)
+                except OSError:
+                    pass
         os.remove("upd/.remove")
     except OSError:
         pass

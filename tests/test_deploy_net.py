@@ -38,9 +38,10 @@ def board():
     new = {rel: p.read_bytes() for rel, p in firmware.build("sim").items()}
     old = {rel: p.read_bytes() for rel, p in firmware.build("sim", debug=True).items()}
     # the "old" firmware: two modules as the debug build makes them (other bytes, the same code), a page
-    # file of another day, and a file the new firmware no longer has
-    b.old = {"shove/rules.mpy": old["shove/rules.mpy"], "shove/coach.mpy": old["shove/coach.mpy"],
-             "web/app.js.gz": b"an older page", "web/gone.js.gz": b"a file of an earlier firmware"}
+    # file of another day, and a file the new firmware no longer has (small ones: make soak cuts every
+    # write of their update)
+    b.old = {"shove/variants.mpy": old["shove/variants.mpy"], "shove/events.mpy": old["shove/events.mpy"],
+             "web/index.html.gz": b"an older page", "web/gone.js.gz": b"a file of an earlier firmware"}
     b.new = {rel: new[rel] for rel in b.old if rel in new}
     yield b
     b.ser.close()
@@ -133,9 +134,9 @@ def test_a_deploy_sends_only_what_changed_and_the_board_restarts_into_it(board, 
     real = netdeploy.send_file
     monkeypatch.setattr(netdeploy, "send_file", lambda b, rel, data: (sent.append(rel), real(b, rel, data)))
     summary = deploy(board)
-    assert sorted(summary["copied"]) == ["shove/coach.mpy", "shove/rules.mpy", "web/app.js.gz"]
+    assert sorted(summary["copied"]) == ["shove/events.mpy", "shove/variants.mpy", "web/index.html.gz"]
     assert summary["removed"] == ["web/gone.js.gz"]
-    assert sorted(sent) == [".remove", "shove/coach.mpy", "shove/rules.mpy", "web/app.js.gz"]
+    assert sorted(sent) == [".remove", "shove/events.mpy", "shove/variants.mpy", "web/index.html.gz"]
     assert which(board) == "new"
     assert not [p for p in board.vb.files() if p.startswith("upd")]
     board.ser.close()
@@ -253,16 +254,16 @@ def test_the_board_checks_each_file_and_the_whole_before_the_switch(board):
     make_old(board)
     h = {"X-Hapenny-Owner": board.owner}
     assert update(board, h, "POST", "/api/update/begin", b"").status == 200
-    data = board.new["shove/rules.mpy"]
-    a = update(board, h, "PUT", "/api/update/file?path=shove/rules.mpy&at=0&size=%d&sha=%s"
+    data = board.new["shove/variants.mpy"]
+    a = update(board, h, "PUT", "/api/update/file?path=shove/variants.mpy&at=0&size=%d&sha=%s"
                % (len(data), _sha(data + b"x")), data[:512])
     assert a.status == 400 and a.json()["error"] == "bad_file"
-    a = update(board, h, "PUT", "/api/update/file?path=shove/rules.mpy&at=512", data[512:1024])
+    a = update(board, h, "PUT", "/api/update/file?path=shove/variants.mpy&at=512", data[512:])
     assert a.status == 409 and a.json()["error"] == "out_of_order"
     for bad in ("../boot.py", "/boot.py", "wifi.json", "owner.key", "shove/x.mpy.part"):
         a = update(board, h, "PUT", "/api/update/file?path=%s&at=0" % bad, b"x")
         assert a.status == 400 and a.json()["error"] == "bad_path", bad
-    a = update(board, h, "PUT", "/api/update/file?path=web/app.js.gz&at=0", b"half")  # never finished
+    a = update(board, h, "PUT", "/api/update/file?path=web/index.html.gz&at=0", b"half")  # never finished
     assert a.status == 200
     a = update(board, h, "POST", "/api/update/commit?files=1", b"")
     assert a.status == 409 and a.json()["error"] == "incomplete"
