@@ -96,7 +96,7 @@ mutants: $(STAMP)
 # matrix, 100,000 hostile lines, 1,000 power cuts (100 in a deploy)
 soak: $(STAMP)
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -n 2 tests/test_rules_properties.py tests/test_cpu_properties.py tests/test_gamestate.py tests/test_differential.py tests/test_output_budget.py
-	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -o faulthandler_timeout=0 tests/soak tests/hil/test_reliability.py tests/hil/test_power_cuts.py tests/test_flash_journal.py -k "soak or hostile or power"
+	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -o faulthandler_timeout=0 tests/soak tests/hil/test_reliability.py tests/hil/test_power_cuts.py tests/test_flash_journal.py tests/test_deploy_net.py -k "soak or hostile or power or dropped"
 	$(BIN)/python tests/figures_doc.py --record "make soak"
 
 # run the reliability tests and record their figures in docs/reliability.md

@@ -187,8 +187,8 @@ def test_unreachable_boards_say_so():
         connect("http://board.invalid", code="x")
 
 
-@pytest.mark.parametrize("args", [["flash", "mp.bin"], ["deploy"], ["test"], ["wifi", "home", "--password-stdin"],
-                                  ["wifi", "--forget"]])
+@pytest.mark.parametrize("args", [["flash", "mp.bin"], ["deploy", "--romfs"], ["test"],
+                                  ["wifi", "home", "--password-stdin"], ["wifi", "--forget"], ["wifi", "--owner-code"]])
 def test_commands_that_need_the_cable_say_so_in_one_line(args):
     # a port where nothing answers: the refusal comes before any connection
     r = subprocess.run([HAPENNY, *args, "--port", "http://127.0.0.1:9"], capture_output=True, text=True,

@@ -60,6 +60,7 @@ class Req:
     def __init__(self, c):
         self.c = c
         self.method = self.path = self.host = self.origin = self.ctype = self.code = self.body = None
+        self.query = self.owner = None  # the text after "?"; X-Hapenny-Owner (the update routes')
         self.length = 0
         self.answered = False
 
@@ -179,6 +180,7 @@ def _head(r, head):
     target = first[1]
     q = target.find(b"?")
     if q >= 0:
+        r.query = target[q + 1:].decode()
         target = target[:q]
     r.path = target.decode()
     length = None
@@ -199,6 +201,8 @@ def _head(r, head):
             r.ctype = value.decode()
         elif name == b"x-hapenny-code":
             r.code = value
+        elif name == b"x-hapenny-owner":
+            r.owner = value
         elif name == b"content-length":
             if length is not None or not value or len(value) > 6 or not value.isdigit():
                 return 400, "bad_request", "a malformed Content-Length"

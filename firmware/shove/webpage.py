@@ -104,15 +104,56 @@ def check(w, req, now):
     if req.code is None:
         return 403, "pairing", "this page may watch but not play: open the address with the pairing code " \
                                "(hapenny wifi shows it)", ""
+    return guess(w, req.code, w.code, now, "pairing")
+
+
+def guess(w, given, code, now, what):
+    """A code given against the board's, through the lock of wrong guesses
+    (the pairing code's and the owner code's count in one lock)."""
     left = locked(w, now)
     if left:
-        return 429, "slow_down", "wrong pairing codes: try again in %d s" % left, "Retry-After: %d\r\n" % left
-    if same(req.code, w.code):
+        return 429, "slow_down", "wrong codes: try again in %d s" % left, "Retry-After: %d\r\n" % left
+    if same(given, code):
         w.fails = 0
         return None
     w.fails += 1
     w.until = ticks_add(now, LOCK_S[min(w.fails, len(LOCK_S)) - 1] * 1000)
-    return 403, "pairing", "wrong pairing code", ""
+    return 403, what, "wrong %s code" % what, ""
+
+
+def check_owner(w, req, now):
+    """None when req carries the owner code (updates: shove/update.py); else why not."""
+    from shove.update import OWNER_FILE
+
+    code = w.c.board.read_file(OWNER_FILE)
+    if not code:
+        return 403, "owner", "updates over the network need the board's owner code: over USB, " \
+                             "hapenny wifi --owner-code sets and shows it", ""
+    if req.owner is None:
+        return 403, "owner", "updates need the owner code (hapenny deploy --owner, or $HAPENNY_OWNER)", ""
+    return guess(w, req.owner, code.strip(), now, "owner")
+
+
+def update(w, req, now):
+    """/api/update/*: a firmware update over the network, with the owner code."""
+    why = check_owner(w, req, now)
+    if why is not None:
+        req.error(why[0], why[1], why[2], why[3])
+        return
+    from shove import update as upd
+
+    act = req.path[12:]
+    if act == "files" and req.method == "GET":
+        upd.files(req, bytearray(256))
+    elif act == "begin" and req.method == "POST":
+        upd.begin(req)
+    elif act == "file" and req.method == "PUT":
+        upd.put(req, bytearray(256))
+    elif act == "commit" and req.method == "POST":
+        if upd.commit(req, w.c.board.write_file):
+            w.restart = (req, now)
+    else:
+        req.error(404, "not_found", "no such update step")
 
 
 def serve(w, req, now):
@@ -138,6 +179,8 @@ def serve(w, req, now):
         req.reply(200, snap(w))
     elif p == "/api/events":
         req.stream(snap(w), now)
+    elif p.startswith("/api/update/"):
+        update(w, req, now)
     else:
         cmd(w, req, now)
 

@@ -4,7 +4,8 @@
 # work, the checks of who may do what and the snapshot are shove/webpage.py's,
 # loaded while requests are under way (see there for the rules and the paths).
 # Loaded with the server once the board has joined a network (shove/wifi.py).
-from shove.httpd import EV_SNAPSHOT, Server
+from shove import ticks_diff
+from shove.httpd import EV_SNAPSHOT, FREE, Server
 
 
 class Routes:
@@ -20,6 +21,7 @@ class Routes:
         self.until = 0  # tick (ms) until which no code is checked, while fails
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
         self.info = None  # `info` but its network's state, kept from the first snapshot (webpage.snap)
+        self.restart = None  # (the update's commit request, its tick): the board resets once it is answered
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold
@@ -27,6 +29,7 @@ class Routes:
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
         srv.route("/api/cmd", self.serve, ("POST",))
+        srv.route("/api/update/*", self.serve, ("GET", "PUT", "POST"))  # the owner code's (webpage.update)
 
     def guard(self, req, now):
         from shove import webpage
@@ -44,7 +47,13 @@ class Routes:
         return req.method == "POST" and not self.c.tx.ready()
 
     def watch(self, now):
-        """Once a step: the settings changed (a new config object) -> a snapshot for every stream."""
+        """Once a step: the settings changed (a new config object) -> a snapshot for every stream.
+        After an update's commit, once its answer is sent and closed (or 2 s on): the reset, whose
+        boot.py moves the new firmware into place."""
+        if self.restart is not None:
+            r = self.restart
+            if r[0].c.state == FREE or ticks_diff(now, r[1]) >= 2000:
+                self.c.board.reset(deliberate=True)
         k = self.c.keeper
         if k.config is self.config:
             return

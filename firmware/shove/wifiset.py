@@ -15,7 +15,8 @@ from shove import protocol, release, store
 # guessing takes on average 9^10 / 2 / 10 s = 5.5 years; at one a second, 55.
 CODE_ALPHABET = "123456789"
 CODE_LEN = 10
-NAME_MAX = 32  # MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN
+NAME_MAX = 32
+  # MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN
 _HEX = "0123456789abcdefABCDEF"
 
 
@@ -136,10 +137,21 @@ def stored(c):
 
 def cmd_wifi(c, cmd, after):
     for k in cmd:
-        if k not in ("cmd", "id", "set", "forget"):
-            raise _bad("wifi takes set (ssid, key, name) or forget, or nothing to show the state")
-    if "set" in cmd and "forget" in cmd:
-        raise _bad("set or forget, not both")
+        if k not in ("cmd", "id", "set", "forget", "owner"):
+            raise _bad("wifi takes set (ssid, key, name), forget or owner, or nothing to show the state")
+    if ("set" in cmd) + ("forget" in cmd) + ("owner" in cmd) > 1:
+        raise _bad("one of set, forget or owner")
+    if "owner" in cmd:
+        if cmd["owner"] is not True:
+            raise _bad("owner takes true")
+        from shove.update import OWNER_FILE
+
+        code = c.board.read_file(OWNER_FILE)
+        code = code.decode() if code else ""
+        if not is_code(code):
+            code = new_code()
+            c.board.write_file(OWNER_FILE, code.encode())  # power-safe (store.write_atomic)
+        return {"owner": code}
     from shove import wifi
 
     old = stored(c)

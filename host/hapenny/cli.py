@@ -122,7 +122,16 @@ def cmd_flash(args):
 def cmd_deploy(args):
     from hapenny.deploy import deploy
 
-    _cable(args, "deploy", "it copies the firmware through the board's serial port with mpremote")
+    addr = _on_network(args)
+    if addr is not None:  # over the board's own server, with the owner code
+        from hapenny import netdeploy
+
+        if args.romfs:
+            _cable(args, "deploy --romfs", "the ROMFS partition is written through the serial port")
+        summary = netdeploy.deploy(addr, owner=args.owner, profile=args.profile, force=args.force, debug=args.debug)
+        if args.json:
+            print(json.dumps(summary))
+        return 0
     summary = deploy(args.port, profile=args.profile, reset=not args.no_reset, force=args.force, debug=args.debug,
                      romfs=args.romfs)
     if args.json:
@@ -276,6 +285,16 @@ def cmd_wifi(args):
     import getpass
     import time
 
+    if args.owner_code:  # the owner code, USB's alone: made on first asking
+        if args.network or args.forget:
+            raise SystemExit("hapenny wifi: --owner-code takes no network and no --forget")
+        _cable(args, "wifi --owner-code", "the owner code is set and shown over USB only")
+        link, _ = _connect(args)
+        code = link.request("wifi", owner=True)["owner"]
+        print(json.dumps({"owner": code}) if args.json else
+              "owner code: %s (updates over the network need it: hapenny deploy --port <board> --owner %s)"
+              % (code, code))
+        return 0
     if args.forget and (args.network or args.hostname or args.password_stdin):
         raise SystemExit("hapenny wifi: --forget takes no network, password or --hostname")
     if (args.password_stdin or args.hostname) and not args.network:
@@ -458,6 +477,8 @@ def build_parser():
                        help="compile the firmware with mpy-cross and copy what changed with mpremote")
     s.add_argument("--no-reset", action="store_true", help="do not reset the board afterwards")
     s.add_argument("--force", action="store_true", help="copy every file, changed or not")
+    s.add_argument("--owner", help="a board on the network: its owner code (default $HAPENNY_OWNER; over USB "
+                   "`hapenny wifi --owner-code` shows it)")
     s.add_argument("--debug", action="store_true", help="keep line numbers in the board's tracebacks "
                    "(about 4 KB more code, which the board keeps in RAM)")
     s.add_argument("--romfs", action="store_true", help="put the firmware into the board's ROMFS partition, "
@@ -507,6 +528,8 @@ def build_parser():
     s.add_argument("--hostname", help="the board's host name: it answers as NAME.local (default hapenny-XXXX "
                    "from its MAC)")
     s.add_argument("--forget", action="store_true", help="leave the network and clear its name and password")
+    s.add_argument("--owner-code", action="store_true", help="show the board's owner code, made on first asking "
+                   "(USB only): `hapenny deploy` over the network needs it")
     s.add_argument("--wait", type=float, default=20.0, metavar="S",
                    help="after setting a network, wait up to S seconds for the join's outcome (default 20)")
     s.set_defaults(fn=cmd_wifi)

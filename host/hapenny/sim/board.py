@@ -209,6 +209,7 @@ class VirtualBoard:
         self._seq = 0
         self._stopping = False
         self._cut = False
+        self._boot_cut = 0  # cut_boot_flash's: the next start's flash op the power goes in
         self._mode = "normal"
         self._last_out = b""
         self._threads = []
@@ -292,6 +293,11 @@ class VirtualBoard:
         else:
             env.pop("HAPENNY_AP_ADDR", None)
         env["HAPENNY_SIM_CTL"] = "%d,%d" % (ctl_in_r, ctl_out_w)
+        if self._boot_cut:
+            env["HAPENNY_CUT_BOOT"] = str(self._boot_cut)
+            self._boot_cut = 0
+        else:
+            env.pop("HAPENNY_CUT_BOOT", None)
         env["HAPENNY_REPL_DUPTERM"] = "1" if self.repl_dupterm else "0"
         env["HAPENNY_CHIP"] = self.chip
         env["HAPENNY_MCU"] = "%s (virtual hapenny board) with %s" % (CHIPS[self.chip]["board"], CHIPS[self.chip]["mcu"])
@@ -663,6 +669,13 @@ class VirtualBoard:
         there (`held` is set), and power_cut() ends it."""
         self.held.clear()
         self.control("cut_flash", ops=ops)
+
+    def cut_boot_flash(self, ops=1):
+        """As cut_flash, counted from the next start's first flash operation
+        (boot.py's, before the firmware's loop runs): the board stops there
+        (`held` is set), and power_cut() ends it."""
+        self.held.clear()
+        self._boot_cut = ops
 
     def files(self):
         """Every file on the board's flash, {path: bytes}, read from its image."""

@@ -110,7 +110,21 @@ if os.getenv("HAPENNY_WIFI") == "1":
 # The flash: the board folder's image, mounted at "/" as the ESP32 port's
 # _boot.py mounts its "vfs" partition; the host's files are out of sight
 # from here on (flashdev.host_open reaches the simulator's pipes)
-flashdev.mount_root()
+_dev = flashdev.mount_root()
+if os.getenv("HAPENNY_CUT_BOOT"):  # VirtualBoard.cut_boot_flash: a cut inside boot.py's flash work
+    import time
+
+    # made now: the cut may come while the heap is locked (a file's finaliser writing)
+    _ctl = flashdev.host_open("/dev/fd/" + os.getenv("HAPENNY_SIM_CTL").split(",")[1], "wb")
+    _HELD = b'{"held": "cut"}\n'
+
+    def _held():
+        _ctl.write(_HELD)
+        while True:  # held until the simulator cuts the power
+            time.sleep_ms(100)
+
+    _dev.cut_in = int(os.getenv("HAPENNY_CUT_BOOT"))
+    _dev.on_cut = _held
 
 out = sys.stdout
 stdin = sys.stdin.buffer

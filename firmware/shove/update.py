@@ -1,0 +1,201 @@
+# Updates over the network (`hapenny deploy --port <board on the network>`):
+# the update routes of the board's own server, behind the owner code
+# (webroutes.py checks it before this module is loaded). Loaded for the
+# first update request and kept while the server runs.
+#
+#   GET  /api/update/files                 the board (for the host's .mpy checks), its
+#                                          firmware files with their sha256, its profile
+#   POST /api/update/begin                 a fresh staging folder
+#   PUT  /api/update/file?path=P&at=N      a piece (at most the server's body, 512 B) of P at
+#        [&size=S&sha=H]                   offset N, into upd/P.part; the last names the whole
+#                                          file's size and hash: checked, then renamed to upd/P
+#   POST /api/update/commit?files=N        N whole files staged, none half: the marker
+#                                          (MARK, temp + rename) is written and the board resets
+#
+# Atomic: nothing of the running firmware changes until MARK exists; from
+# then on boot.py moves every staged file into place (each move a littlefs
+# rename, in one step) before anything of the firmware is imported, and
+# removes MARK last, so a cut at any point starts either the old firmware
+# (no MARK: the staged files are only ever read by the next `begin`) or the
+# new one (MARK: boot.py finishes the moves). upd/.remove names the stale
+# files the new firmware no longer has, removed by boot.py likewise.
+import hashlib
+import json
+import os
+import sys
+from binascii import hexlify
+
+from shove import store
+
+STAGE = "upd"
+MARK = "upd.go"  # boot.py's: the staged files are whole and checked
+REMOVE = ".remove"  # upd/.remove: the stale files' paths, one a line
+PART = ".part"
+TOPS = ("boot.py", "main.py", "profile.json")
+# The owner code: these routes need it. Made and shown by `{"cmd": "wifi",
+# "owner": true}` over USB only (wifiset.py; the network may not send
+# `wifi`), of the pairing code's form, in a file of its own.
+OWNER_FILE = "owner.key"
+
+
+def allowed(p):
+    """A path an update may write: the firmware's own files, nothing else."""
+    if not p or p[0] == "/" or ".." in p or "//" in p or p[-1] == "/" or "%" in p:
+        return False
+    if p == REMOVE or p in TOPS:
+        return True
+    return p.startswith(("shove/", "web/")) and not p.endswith(PART)
+
+
+def _exists(p):
+    try:
+        os.stat(p)
+        return True
+    except OSError:
+        return False
+
+
+def _size(p):
+    try:
+        return os.stat(p)[6]
+    except OSError:
+        return -1
+
+
+def _hash(p, buf):
+    h = hashlib.sha256()
+    mv = memoryview(buf)
+    with open(p, "rb") as f:
+        while True:
+            n = f.readinto(buf)
+            if not n:
+                break
+            h.update(mv[:n])
+    return hexlify(h.digest()).decode()
+
+
+def _walk(d, out):
+    try:
+        entries = list(os.ilistdir(d))
+    except OSError:
+        return
+    for e in entries:
+        p = d + "/" + e[0]
+        if e[1] == 0x4000:
+            _walk(p, out)
+        else:
+            out.append(p)
+
+
+def rm_tree(d):
+    try:
+        entries = list(os.ilistdir(d))
+    except OSError:
+        return
+    for e in entries:
+        p = d + "/" + e[0]
+        if e[1] == 0x4000:
+            rm_tree(p)
+        else:
+            os.remove(p)
+    os.rmdir(d)
+
+
+def _dirs(path):
+    """The folders above `path`, made as needed."""
+    i = path.find("/")
+    while i > 0:
+        try:
+            os.mkdir(path[:i])
+        except OSError:
+            pass
+        i = path.find("/", i + 1)
+
+
+def _query(text):
+    q = {}
+    for kv in (text or "").split("&"):
+        i = kv.find("=")
+        if i > 0:
+            q[kv[:i]] = kv[i + 1:]
+    return q
+
+
+def files(req, buf):
+    paths = []
+    for d in ("shove", "web"):
+        _walk(d, paths)
+    for p in TOPS:
+        if _exists(p):
+            paths.append(p)
+    try:
+        machine = os.uname().machine
+    except AttributeError:
+        machine = ""
+    board = {"platform": sys.platform, "machine": machine, "mpy": getattr(sys.implementation, "_mpy", None),
+             "version": list(sys.implementation.version)}
+    prof = store.read("profile.json")
+    out = ['{"ok":true,"board":', json.dumps(board), ',"profile":',
+           json.dumps(prof.decode() if prof is not None else None), ',"files":{']
+    for i, p in enumerate(paths):
+        out.append('%s"%s":"%s"' % ("," if i else "", p, _hash(p, buf)))
+    out.append("}}")
+    req.reply(200, "".join(out))
+
+
+def begin(req):
+    store.remove(MARK)
+    rm_tree(STAGE)
+    os.mkdir(STAGE)
+    req.reply(200, '{"ok":true}')
+
+
+def put(req, buf):
+    q = _query(req.query)
+    path = q.get("path")
+    try:
+        at = int(q.get("at", "0"))
+        size = int(q["size"]) if "size" in q else None
+    except ValueError:
+        at = size = -1
+    if not allowed(path) or at < 0 or (size is not None and size < 0):
+        req.error(400, "bad_path", "a firmware file's path (shove/..., web/..., boot.py, main.py, "
+                                   "profile.json) and a piece's offset")
+        return
+    if not _exists(STAGE):
+        req.error(409, "not_begun", "no update under way: POST /api/update/begin first")
+        return
+    part = STAGE + "/" + path + PART
+    if at == 0:
+        _dirs(part)
+    else:
+        have = _size(part)
+        if have != at:
+            req.error(409, "out_of_order", "this piece is at %d; the board has %d bytes of it" % (at, have))
+            return
+    with open(part, "wb" if at == 0 else "ab") as f:
+        f.write(req.body)
+    if size is None:
+        req.reply(200, '{"ok":true}')
+        return
+    if _size(part) != size or _hash(part, buf) != q.get("sha"):
+        os.remove(part)
+        req.error(400, "bad_file", "%s arrived with another size or hash than sent: send it again" % path)
+        return
+    os.rename(part, STAGE + "/" + path)
+    req.reply(200, '{"ok":true}')
+
+
+def commit(req, write_file):
+    q = _query(req.query)
+    paths = []
+    _walk(STAGE, paths)
+    half = [p for p in paths if p.endswith(PART)]
+    whole = len(paths) - len(half)
+    if half or not paths or str(whole) != q.get("files"):
+        req.error(409, "incomplete", "%d whole files and %d half ones are staged, not the %s sent: nothing "
+                                     "was changed" % (whole, len(half), q.get("files")))
+        return False
+    write_file(MARK, b"1")  # temp + rename: from here on boot.py completes the switch
+    req.reply(200, '{"ok":true,"files":%d}' % whole)
+    return True
