@@ -30,54 +30,6 @@ import machine
 BOOT_ERROR = None
 
 
-def _update():
-    import os
-
-    try:
-        os.stat("upd.go")
-    except OSError:
-        return
-    try:
-        with open("upd/.remove") as f:
-            gone = f.read().split("\n")
-        for p in gone:
-            if (p[:6] == "shove/" or p[:4] == "web/") and ".." not in p:  # the firmware's files only
-                try:
-                    os.remove(p)
-                except OSError:
-                    pass
-        os.remove("upd/.remove")
-    except OSError:
-        pass
-
-    def move(d):
-        for e in list(os.ilistdir("upd" + d)):
-            p = d + "/" + e[0]
-            if e[1] == 0x4000:
-                try:
-                    os.mkdir(p[1:])
-                except OSError:
-                    pass
-                move(p)
-                os.rmdir("upd" + p)
-            elif e[0].endswith(".part"):
-                os.remove("upd" + p)
-            else:
-                os.rename("upd" + p, p[1:])
-
-    try:
-        os.stat("upd")
-    except OSError:  # a cut came after the last move: only the marker is left
-        pass
-    else:
-        move("")  # an error here (a flash that refuses) leaves upd.go: the board starts safe and says why
-        os.rmdir("upd")
-    try:
-        os.remove("boots")  # new firmware gets a fresh start, as after a deploy over USB
-    except OSError:
-        pass
-    os.remove("upd.go")
-
 try:
     if machine.RTC().memory() == b"hapenny:wdt":
         if machine.reset_cause() == machine.SOFT_RESET:
@@ -86,7 +38,17 @@ try:
             _wdt.feed()
         else:
             machine.RTC().memory(b"")
-    _update()
+    import os
+
+    try:
+        os.stat("upd.go")
+    except OSError:
+        pass
+    else:  # its code only when an update waits (in this file it would sit in every start's heap)
+        import shove.updswitch
+
+        shove.updswitch.run()
+        shove.release("updswitch")
     pass  # start-up code of your own (Wi-Fi, ...) goes here: an error in it starts the board safe
 except Exception as _e:
     BOOT_ERROR = "%s: %s" % (type(_e).__name__, _e)

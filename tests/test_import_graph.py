@@ -71,7 +71,7 @@ PARTS = (
     (8, "lines", "commands handover giveback pacing"),
     (8, "network", "wifi wifiset httpd httpreq webroutes webpage wifiap wifipage setupweb captive probes update"),
     (9, "loop", "app loading fault"),
-    (10, "start", "startup safeboot main boot"),
+    (10, "start", "startup safeboot updswitch main boot"),
 )
 
 
