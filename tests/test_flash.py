@@ -101,8 +101,13 @@ def test_flash_reads_the_chip_erases_writes_at_its_offset_and_verifies(rom, tmp_
     assert rb.returncode == 0 and "Verification successful" in rb.stdout, rb.stdout + rb.stderr
     # and the digest is no formality: one byte off is told
     whole.write_bytes(want[:-1] + bytes([want[-1] ^ 1]))
-    rb = subprocess.run([sys.executable, "-m", "esptool", "--chip", chip, "--port", rom,
-                         "verify-flash", "0", str(whole)], capture_output=True, text=True, timeout=60)
+    for _ in range(2):
+        rb = subprocess.run([sys.executable, "-m", "esptool", "--chip", chip, "--port", rom,
+                             "verify-flash", "0", str(whole)], capture_output=True, text=True, timeout=60)
+        # (the mock ROM's third session on a loaded host once answered the MD5 command out of
+        # step: "Failed to calculate md5sum (result was 3132...)": the neighbour's hiccup, asked again)
+        if "Failed to calculate md5sum" not in rb.stdout + rb.stderr:
+            break
     assert rb.returncode != 0 and "Verification failed" in rb.stdout + rb.stderr, rb.stdout + rb.stderr
 
 
