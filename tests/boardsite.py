@@ -39,6 +39,19 @@ def read_answer(s):
     return int(lines[0].split()[1]), headers, body
 
 
+def connect_when_up(port, timeout=WAIT):
+    """(link, info, serial) of the board on `port` once it answers: a board
+    still starting (or resetting) is asked again every 0.3 s until `timeout`."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return connect(port)
+        except Exception:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.3)
+
+
 def until(what, cond, timeout=WAIT):
     end = time.monotonic() + timeout
     while True:
@@ -65,15 +78,7 @@ class BoardSite:
         self.url = "http://%s/" % self.host
 
     def open(self):
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.vb.port)
-                return
-            except Exception:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.vb.port)
 
     def joined(self):
         """The wifi reply once the board has joined and its server runs."""

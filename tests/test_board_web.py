@@ -21,6 +21,7 @@ import pytest
 
 from hapenny import firmware
 from hapenny.connect import connect
+from boardsite import connect_when_up
 from hapenny.sim.board import VirtualBoard
 
 BIN = Path(sys.executable).parent
@@ -81,15 +82,7 @@ class Board:
         self.host = "127.0.0.1:%d" % self.vb.web_port
 
     def open(self):
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.vb.port)
-                return
-            except Exception:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.vb.port)
 
     def req(self, cmd, **f):
         return self.link.request(cmd, **f)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from hapenny.connect import connect
+from boardsite import connect_when_up
 from hapenny.sim.board import VirtualBoard
 
 PASSWORD = "Tr0ub4dor&3-secret"
@@ -44,15 +44,7 @@ class Board:
         self.open()
 
     def open(self):
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.vb.port)
-                return
-            except Exception:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.vb.port)
 
     def reset(self):
         self.req("reset")

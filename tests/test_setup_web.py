@@ -14,9 +14,9 @@ import time
 import pytest
 
 from hapenny import firmware
-from hapenny.connect import connect
 from hapenny.sim.board import VirtualBoard
 from test_board_web import read_answer
+from boardsite import connect_when_up
 from test_setup_board import free_udp_port
 
 PASSWORD = "Tr0ub4dor&3-secret"
@@ -42,14 +42,7 @@ class Board:
         self.vb.ap_addr = "127.0.0.1"
         self.vb.air(AIR, TIMES)
         self.vb.start()
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.vb.port)
-                break
-            except Exception:
-                assert time.monotonic() < end
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.vb.port, WAIT)
         self.until("the set-up AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
 
     def req(self, cmd, **f):
@@ -191,22 +184,9 @@ def test_under_the_chip_s_heap_an_ap_board_answers_commands_and_serves_its_page(
     DNS and server open, it answers commands over USB, serves the set-up page and
     the scan, and joins the network picked there. It once met a MemoryError at its
     first command (shove/loading.py: names_first)."""
-    b = Board.__new__(Board)
-    b.log = io.BytesIO()
-    b.vb = VirtualBoard(log=b.log, timing="esp32")
-    b.vb.dns_port = free_udp_port()
-    b.vb.ap_addr = "127.0.0.1"
-    b.vb.air(AIR, TIMES)
-    b.vb.start()
+    b = _chip_board()
     try:
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                b.link, b.info, b.ser = connect(b.vb.port)
-                break
-            except Exception:
-                assert time.monotonic() < end, b.log.getvalue()[-2000:]
-                time.sleep(0.3)
+        _connect(b)
         w = b.until("the set-up AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
         assert w["ap"]["dns"] is True
         for cmd in ("state", "info", "stats", "config"):
@@ -221,16 +201,13 @@ def test_under_the_chip_s_heap_an_ap_board_answers_commands_and_serves_its_page(
         assert b.req("state")["ok"] and b"MemoryError" not in b.log.getvalue()
         assert b.vb.idf()["faults"] == []  # ESP-IDF's heap never refused Wi-Fi or a socket, nor grew twice
     finally:
-        try:
-            b.ser.close()
-        except AttributeError:
-            pass
-        b.vb.stop()
+        _close(b)
 
 
 
-def _chip_board_restarted_with(key):
-    """A board with the chip-sized heap, its network stored over USB with `key`, then reset."""
+def _chip_board():
+    """A fresh board with the chip-sized heap (timing "esp32": tests/esp32_models.py's
+    figures, the classic ESP32's ESP-IDF heap model) and the air, started; not yet connected."""
     b = Board.__new__(Board)
     b.log = io.BytesIO()
     b.vb = VirtualBoard(log=b.log, timing="esp32")
@@ -238,6 +215,12 @@ def _chip_board_restarted_with(key):
     b.vb.ap_addr = "127.0.0.1"
     b.vb.air(AIR, TIMES)
     b.vb.start()
+    return b
+
+
+def _chip_board_restarted_with(key):
+    """A board with the chip-sized heap, its network stored over USB with `key`, then reset."""
+    b = _chip_board()
     _connect(b)
     b.until("the set-up AP", lambda w: w["state"] == "setup")
     assert b.req("wifi", set={"ssid": "home", "key": key})["ok"]  # stored; the AP closes
@@ -248,14 +231,10 @@ def _chip_board_restarted_with(key):
 
 
 def _connect(b):
-    end = time.monotonic() + WAIT
-    while True:
-        try:
-            b.link, b.info, b.ser = connect(b.vb.port)
-            return
-        except Exception:
-            assert time.monotonic() < end, b.log.getvalue()[-2000:]
-            time.sleep(0.3)
+    try:
+        b.link, b.info, b.ser = connect_when_up(b.vb.port, WAIT)
+    except Exception:  # the board's last words say why
+        raise AssertionError(b.log.getvalue()[-2000:])
 
 
 def _close(b):

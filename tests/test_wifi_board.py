@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hapenny import doctor
-from hapenny.connect import connect
+from boardsite import connect_when_up
 from hapenny.sim.board import VirtualBoard
 from hapenny.web.server import qr_text
 
@@ -40,15 +40,7 @@ class Wired:
         self.open()
 
     def open(self):
-        end = time.monotonic() + WAIT
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.vb.port)
-                return
-            except Exception:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.vb.port)
 
     def req(self, cmd, **f):
         return self.link.request(cmd, **f)

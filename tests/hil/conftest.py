@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hapenny.connect import connect
+from boardsite import connect_when_up
 from hapenny.link import BoardError
 from hapenny.sim.board import VirtualBoard
 
@@ -25,15 +25,7 @@ class Board:
     def connect(self, timeout=15.0):
         if self.ser:
             self.ser.close()
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                self.link, self.info, self.ser = connect(self.port)
-                break
-            except Exception:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.3)
+        self.link, self.info, self.ser = connect_when_up(self.port, timeout)
         self.rows = self.info["matrix"]["rows"]
         self.cols = self.info["matrix"]["cols"]
         self.cells = {seg: (r, c) for r, c, seg in self.req("map")["cells"]}
