@@ -346,6 +346,14 @@ def test_after_the_join_hostile_update_requests_change_no_file_and_guesses_are_l
     assert {403, 429} <= set(seen), seen  # wrong owner codes refused, and guessing met the lock
     assert slow == [408] * IDLE and all(st in (None, 408) for st in idle)
 
+    # the owner code's lock is its own: the players, with the pairing code, play on meanwhile
+    st, _ = site.http("GET", "/api/update/files", **{"X-Hapenny-Owner": "1234567891"})
+    assert st in (403, 429)
+    st, body = site.http("GET", "/api/update/files", **{"X-Hapenny-Owner": site.owner})
+    assert st == 429, (st, body)
+    st, body = site.http("POST", "/api/cmd", body=b'{"cmd": "state"}',
+                         **{"Content-Type": "application/json", "X-Hapenny-Code": site.code})
+    assert st == 200 and json.loads(body)["ok"], body
     site.vb.advance(31000)  # the lock over
     web = site.web()
     assert web["faults"] == 0 and web["open"] == 0, web
