@@ -158,7 +158,7 @@ def update(w, req, now):
 
     act = req.path[12:]
     if act == "files" and req.method == "GET":
-        upd.files(req, bytearray(256))
+        upd.files(req)
     elif act == "begin" and req.method == "POST":
         upd.begin(req)
     elif act == "file" and req.method == "PUT":
