@@ -42,6 +42,9 @@ USB_ONLY = {"wifi": "the network's password and pairing code are set over USB on
 FILES = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
          "style.css": "text/css; charset=utf-8"}
 WEB_DIR = "web/"  # the page on the flash: web/NAME.gz
+# update.OWNER_FILE, named here: a request without the owner code loads nothing of the update's
+# code (6 KB of heap, kept while the server runs once loaded)
+OWNER_FILE = "owner.key"
 
 
 class Reply:
@@ -137,8 +140,6 @@ def guess(w, given, code, now, what):
 
 def check_owner(w, req, now):
     """None when req carries the owner code (updates: shove/update.py); else why not."""
-    from shove.update import OWNER_FILE
-
     code = w.c.board.read_file(OWNER_FILE)
     if not code:
         return 403, "owner", "updates over the network need the board's owner code: over USB, " \

@@ -88,3 +88,11 @@ def test_the_lock_holds_across_the_clocks_wrap():
                                            (1000, P, True, 200, None), (1000, O, False, 403, None),
                                            (1999, O, True, 429, 1), (2000, O, True, 200, None)):
         assert ask(w, ticks_add(t0, at), what, right) == (status, retry), at
+
+
+def test_the_owner_codes_file_is_the_updates_own():
+    # (webpage and wifiset name it themselves: a request without the owner code, or the code shown
+    # over USB, loads nothing of shove/update.py, whose heap is kept once loaded)
+    from shove import update, wifiset
+
+    assert webpage.OWNER_FILE == update.OWNER_FILE == wifiset.OWNER_FILE

@@ -365,6 +365,8 @@ def test_after_the_join_hostile_update_requests_change_no_file_and_guesses_are_l
     files, wifi = kept(site)
     assert files == files0 and wifi == wifi0  # no file written, staged or removed; the settings as they were
     assert site.req("wifi", owner=True)["owner"] == site.owner  # the owner code as it was
+    # nor was the update's code loaded for them (its heap is kept once loaded)
+    assert "shove.update" not in site.req("diag", op="about")["modules"]
     # the right owner code still opens the update routes, once no wrong guess has locked them
     st, body = site.http("GET", "/api/update/files", **{"X-Hapenny-Owner": site.owner})
     assert st == 200 and json.loads(body)["files"]["boot.py"] == __import__("hashlib").sha256(
