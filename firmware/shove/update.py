@@ -8,7 +8,8 @@
 #   POST /api/update/begin                 a fresh staging folder
 #   PUT  /api/update/file?path=P&at=N      a piece (at most the server's body, 512 B) of P at
 #        [&size=S&sha=H]                   offset N, into upd/P.part; the last names the whole
-#                                          file's size and hash: checked, then renamed to upd/P
+#                                          file's size and hash: checked (hashed a piece at a
+#                                          time as they came), then renamed to upd/P
 #   POST /api/update/commit?files=N        N whole files staged, none half: the marker
 #                                          (MARK, temp + rename) is written and the board resets
 #
@@ -214,7 +215,16 @@ def files(req):
     req.send(body, body.size(), "application/json")
 
 
+# the file being put, hashed a piece at a time as its pieces arrive: [its staged part's path, the
+# bytes hashed, the sha256], so the last piece's check hashes no more than that piece (a whole
+# file's hash in one step would stall the loop, as files' once did). None, or another file's, or
+# out of step (a put resumed after a restart): the last piece hashes the file whole, as before.
+_running = None
+
+
 def begin(req):
+    global _running
+    _running = None
     store.remove(MARK)
     rm_tree(STAGE)
     os.mkdir(STAGE)
@@ -244,12 +254,29 @@ def put(req, buf):
         if have != at:
             req.error(409, "out_of_order", "this piece is at %d; the board has %d bytes of it" % (at, have))
             return
+    global _running
+    r = _running
+    if at == 0:
+        r = [part, 0, hashlib.sha256()]
+    elif r is not None and (r[0] != part or r[1] != at):
+        r = None
+    _running = None  # (until the piece is written whole)
     with open(part, "wb" if at == 0 else "ab") as f:
         f.write(req.body)
+    if r is not None:
+        r[2].update(req.body)
+        r[1] += len(req.body)
     if size is None:
+        _running = r
         req.reply(200, '{"ok":true}')
         return
-    if _size(part) != size or _hash(part, buf) != q.get("sha"):
+    if _size(part) != size:
+        sha = None
+    elif r is not None and r[1] == size:
+        sha = hexlify(r[2].digest()).decode()
+    else:
+        sha = _hash(part, buf)
+    if sha != q.get("sha"):
         os.remove(part)
         req.error(400, "bad_file", "%s arrived with another size or hash than sent: send it again" % path)
         return

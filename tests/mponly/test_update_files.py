@@ -4,7 +4,9 @@
 # is every firmware file with its sha256, as the host's deploy reads it, and
 # no step of the server hashes more than update.SLICE bytes (sha256 counted
 # by a stand-in around the real one), so a firmware's worth of files never
-# stalls the loop for more than a slice.
+# stalls the loop for more than a slice. And PUT /api/update/file: each
+# piece hashed as it arrives, so the last one's check of the whole file
+# hashes no more than that piece.
 import gc
 import hashlib
 import json
@@ -157,5 +159,66 @@ def test_a_files_answer_cut_short_closes_its_file():
         gc.collect()
     finally:
         srv.close()
+        os.chdir(top)
+        _rm(root)
+
+
+class Req:
+    """A request as update.put reads it, its answer kept."""
+
+    def __init__(self, query, body):
+        self.query = query
+        self.body = memoryview(body)
+        self.answer = None
+
+    def reply(self, status, text):
+        self.answer = (status, json.loads(text))
+
+    def error(self, status, code, msg):
+        self.answer = (status, {"ok": False, "error": code})
+
+
+def _put_all(data, path, sha=None, forget_at=None):
+    """data put in 512-byte pieces, the last naming its size and hash (`sha`, else its own);
+    `forget_at`: the running hash lost before that piece (as after a restart). Each piece's
+    answer, and the most bytes one piece hashed."""
+    answers = []
+    most = 0
+    for at in range(0, len(data), 512):
+        piece = data[at:at + 512]
+        q = "path=%s&at=%d" % (path, at)
+        if at + 512 >= len(data):
+            q += "&size=%d&sha=%s" % (len(data), sha or hexlify(hashlib.sha256(data).digest()).decode())
+        if at == forget_at:
+            update._running = None
+        r = Req(q, piece)
+        before = Counted.hashed
+        update.put(r, bytearray(256))
+        most = max(most, Counted.hashed - before)
+        answers.append(r.answer)
+    return answers, most
+
+
+def test_a_put_file_is_hashed_a_piece_at_a_time_and_checked_whole():
+    top, root = _tree()
+    real = update.hashlib
+    update.hashlib = Counted
+    try:
+        b = Req("", b"")
+        update.begin(b)
+        data = _data("shove/x.mpy", 3000)
+        answers, most = _put_all(data, "shove/x.mpy")
+        assert answers == [(200, {"ok": True})] * 6, answers
+        assert most <= 512, most  # no piece hashed more than itself: the last is checked without a whole pass
+        with open("upd/shove/x.mpy", "rb") as f:
+            assert f.read() == data
+        answers, _ = _put_all(data, "web/y.gz", sha="0" * 64)  # another hash than sent: refused, not staged
+        assert answers[-1] == (400, {"ok": False, "error": "bad_file"}), answers
+        assert "y.gz" not in os.listdir("upd/web") and "y.gz.part" not in os.listdir("upd/web")
+        answers, most = _put_all(data, "web/z.gz", forget_at=1024)  # resumed: the whole file hashed at the end
+        assert answers[-1] == (200, {"ok": True}) and most == len(data), (answers, most)
+    finally:
+        update.hashlib = real
+        update._running = None
         os.chdir(top)
         _rm(root)
