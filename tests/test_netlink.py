@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -204,6 +205,7 @@ class Paced(HttpTransport):
 
     def _pause(self, s):
         self.waits.append(s)
+        time.sleep(0.01)  # (a stand-in that ends every stream at once is not asked in a tight loop)
         return not self._closed
 
 
