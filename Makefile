@@ -93,7 +93,8 @@ mutants: $(STAMP)
 
 # the full counts (about 40 minutes; make test runs a short version of each): every property
 # test's full examples (make test runs a third), 10,000 darts through the virtual board's
-# matrix, 100,000 hostile lines, 1,000 power cuts (100 in a deploy)
+# matrix, 100,000 hostile lines, 10,000 hostile requests to the board's page and 2,000 each to its
+# set-up page and its update routes, 1,000 power cuts (100 in a deploy)
 soak: $(STAMP)
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -n 2 tests/test_rules_properties.py tests/test_cpu_properties.py tests/test_gamestate.py tests/test_differential.py tests/test_output_budget.py
 	HAPENNY_SOAK=1 $(BIN)/python -m pytest -q -o faulthandler_timeout=0 tests/soak tests/hil/test_reliability.py tests/hil/test_power_cuts.py tests/test_flash_journal.py tests/test_deploy_net.py -k "soak or hostile or power or dropped"

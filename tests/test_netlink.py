@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -27,9 +28,10 @@ class StandIn:
     headers) in turn, and /api/events with `stream` (bytes, then the
     connection closes: HTTP/1.0 framing, as a small server sends it)."""
 
-    def __init__(self, answers=(), stream=b"", keep_alive=False):
+    def __init__(self, answers=(), stream=b"", keep_alive=False, gets=()):
         self.answers = list(answers)
         self.stream = stream
+        self.gets = list(gets)  # (status, body) for the first GETs of /api/events, in turn; then `stream`
         self.seen = []  # (method, path, headers, body)
         outer = self
 
@@ -58,6 +60,21 @@ class StandIn:
 
             def do_GET(self):
                 outer.seen.append(("GET", self.path, dict(self.headers), None))
+                if outer.gets:
+                    status, body = outer.gets.pop(0)
+                    if status != 200:
+                        data = json.dumps(body).encode()
+                        self.send_response(status)
+                        self.send_header("Content-Type", "application/json")
+                        self.send_header("Content-Length", str(len(data)))
+                        self.end_headers()
+                        self.wfile.write(data)
+                        return
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
@@ -164,15 +181,66 @@ def test_the_event_stream_framed_without_chunks_and_its_end(stand_in):
     s = stand_in(stream=b"retry: 1000\n\n: a comment\n\nevent: snapshot\ndata: {\"connected\": true}\n\n"
                         b"event: ping\ndata: {}\n\nevent: event\r\ndata: " + json.dumps(dart).encode() +
                         b"\r\n\r\nevent: event\ndata: {\"ev\": \"visit\",\ndata: \"state\": null}\n\n")
-    t = HttpTransport(parse_address(s.url), events=True)
+    t = HttpTransport(parse_address(s.url), events=True, retry_s=(0.05,))
     link = Link(t)
     try:
         assert t.snapshot == {"connected": True}
         assert link.wait_event("dart", 30) == dart
         assert link.wait_event("visit", 30) == {"ev": "visit", "state": None}  # two data lines, one message
-        with pytest.raises(NetError, match="closed its event stream"):
-            link.wait_event("win", 30)
+        lost = link.wait_event("link", 30)  # the stream ended: said so, then opened again
+        assert lost["up"] is False and "closed its event stream" in lost["msg"]
+        assert link.wait_event("link", 30) == {"ev": "link", "up": True, "snapshot": {"connected": True}}
+        assert link.wait_event("dart", 30) == dart  # the stream's events again
         assert not link.noise
+    finally:
+        t.close()
+
+
+class Paced(HttpTransport):
+    """The transport with its waits between two tries noted, not slept (the backoff's table)."""
+
+    def __init__(self, *a, **k):
+        self.waits = []
+        super().__init__(*a, **k)
+
+    def _pause(self, s):
+        self.waits.append(s)
+        time.sleep(0.01)  # (a stand-in that ends every stream at once is not asked in a tight loop)
+        return not self._closed
+
+
+SNAP = b"event: snapshot\ndata: {\"connected\": true, \"state\": null}\n\n"
+BUSY = {"ok": False, "error": "busy", "msg": "the board serves 3 clients at once"}
+
+
+def test_a_lost_stream_is_tried_again_with_backoff_until_it_is_back(stand_in):
+    """Lost: tried again after 1, 2, 4, then every 8 s (a board busy or restarting meanwhile), and the
+    reader told when it is lost and when it is back, with the snapshot; a new loss starts again at 1 s."""
+    back = SNAP.replace(b"null", b'{"turn": 1}')
+    s = stand_in(gets=[(200, SNAP)] + [(503, BUSY)] * 5 + [(200, back), (503, BUSY), (200, back)], stream=back)
+    t = Paced(parse_address(s.url), events=True)
+    link = Link(t)
+    try:
+        assert link.wait_event("link", 30)["up"] is False
+        up = link.wait_event("link", 30)
+        assert up == {"ev": "link", "up": True, "snapshot": {"connected": True, "state": {"turn": 1}}}
+        assert t.waits[:6] == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]  # five refused busy, the sixth got in
+        assert link.wait_event("link", 30)["up"] is False
+        assert link.wait_event("link", 30)["up"] is True
+        assert t.waits[6:8] == [1.0, 2.0]  # the backoff starts over after each return
+    finally:
+        t.close()
+
+
+def test_a_stream_refused_for_good_ends_the_link_with_the_reason(stand_in):
+    s = stand_in(gets=[(200, SNAP), (421, {"ok": False, "error": "wrong_host", "msg": "not my name"})])
+    t = Paced(parse_address(s.url), events=True)
+    link = Link(t)
+    try:
+        assert link.wait_event("link", 30)["up"] is False
+        with pytest.raises(NetError, match="does not answer to that name"):
+            link.wait_event("link", 30)
+        assert t.waits == [1.0]  # no more tries
     finally:
         t.close()
 

@@ -50,7 +50,9 @@
 #   srv.close()
 # and a request (httpreq.Req: method, path, host, origin, ctype, code, body)
 # answers with req.reply(status, text), req.error(status, code, msg),
-# req.send_file(path, ctype) or req.stream(first, now), once; req.c.peer is
+# req.send_file(path, ctype), req.send(f, size, ctype) (a body from
+# f.readinto, which may give None: nothing yet, asked again at the next
+# step) or req.stream(first, now), once; req.c.peer is
 # its client's address as the port gives it ((address, port) on the ESP32, a
 # sockaddr's bytes on the unix port: peer_address() reads both).
 import select
@@ -403,9 +405,12 @@ class Server:
                 c.pos = pos
             return
         if c.at == c.fn:
-            c.fn = c.file.readinto(c.buf)
+            n = c.file.readinto(c.buf)
+            if n is None:  # a body made a slice a step (update.Hashes): nothing yet, again next step
+                return
+            c.fn = n
             c.at = 0
-            if not c.fn:
+            if not n:
                 c.file.close()
                 c.file = None
                 return

@@ -104,10 +104,16 @@ class Req:
             f = open(path, "rb")
         except OSError:
             return False
-        self._answer()
-        self.c.put((_HEAD % ("200 OK", ctype, size, "Content-Encoding: gzip\r\n" if gzip else "")).encode())
-        self.c.file = f
+        self.send(f, size, ctype, "Content-Encoding: gzip\r\n" if gzip else "")
         return True
+
+    def send(self, f, size, ctype, extra=""):
+        """A body of `size` bytes from f.readinto(the slot's buffer), a
+        CHUNK a step: a file, or a body made a slice at a time, whose
+        readinto gives None while it has nothing yet. f.close() at its end."""
+        self._answer()
+        self.c.put((_HEAD % ("200 OK", ctype, size, extra)).encode())
+        self.c.file = f
 
     def stream(self, first, now):
         """This connection becomes an event stream: its head, then `first`

@@ -8,7 +8,8 @@
 #   POST /api/update/begin                 a fresh staging folder
 #   PUT  /api/update/file?path=P&at=N      a piece (at most the server's body, 512 B) of P at
 #        [&size=S&sha=H]                   offset N, into upd/P.part; the last names the whole
-#                                          file's size and hash: checked, then renamed to upd/P
+#                                          file's size and hash: checked (hashed a piece at a
+#                                          time as they came), then renamed to upd/P
 #   POST /api/update/commit?files=N        N whole files staged, none half: the marker
 #                                          (MARK, temp + rename) is written and the board resets
 #
@@ -25,6 +26,12 @@ import os
 import sys
 from binascii import hexlify
 
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+
 from shove import store
 
 STAGE = "upd"
@@ -36,6 +43,7 @@ TOPS = ("boot.py", "main.py", "profile.json")
 # "owner": true}` over USB only (wifiset.py; the network may not send
 # `wifi`), of the pairing code's form, in a file of its own.
 OWNER_FILE = "owner.key"
+SLICE = const(1024)  # the most of a file hashed in one step of the server (files: Hashes)
 
 
 def allowed(p):
@@ -121,7 +129,73 @@ def _query(text):
     return q
 
 
-def files(req, buf):
+class Hashes:
+    """The answer to GET /api/update/files after its head: each file's
+    sha256, made a slice a step. The server sends it as a file's body
+    (httpreq.Req.send), asking readinto(buf) once a step when what it last
+    gave is sent: each call hashes at most SLICE bytes of one file (read
+    into buf) and gives None until that file's hash is whole, then its
+    entry's bytes. So a firmware's worth of files never stalls the loop,
+    and the dart's scan, for more than one slice."""
+
+    def __init__(self, head, paths):
+        self.paths = paths
+        self.i = 0  # the file being hashed
+        self.f = self.h = None
+        self.text = head  # bytes made and not yet given
+        self.at = 0
+
+    def size(self):
+        """The answer's length, known before any hash is made (each is 64 hex digits)."""
+        n = len(self.text) + 2  # the head, and the closing "}}"
+        for i, p in enumerate(self.paths):
+            n += (1 if i else 0) + len(json.dumps(p).encode()) + 67  # ,"path":"<64 hex>"
+        return n
+
+    def readinto(self, buf):
+        while True:
+            left = len(self.text) - self.at
+            if left:
+                n = left if left < len(buf) else len(buf)
+                buf[:n] = self.text[self.at:self.at + n]
+                self.at += n
+                return n
+            i = self.i
+            if i > len(self.paths):
+                return 0  # all given
+            if i == len(self.paths):
+                self._give(b"}}")
+                continue
+            if self.f is None:
+                self.f = open(self.paths[i], "rb")
+                self.h = hashlib.sha256()
+            mv = memoryview(buf)[:SLICE]
+            n = self.f.readinto(mv)
+            if n:
+                self.h.update(mv[:n])
+                if n == SLICE:
+                    return None  # maybe more of it: the next step's slice
+            self.f.close()
+            self.f = None
+            self._give(('%s%s:"%s"' % ("," if i else "", json.dumps(self.paths[i]),
+                                       hexlify(self.h.digest()).decode())).encode())
+            self.h = None
+            return None  # this step has hashed its slice: the entry goes at the next
+
+    def _give(self, text):
+        self.text = text
+        self.at = 0
+        self.i += 1
+
+    def close(self):
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+
+
+def files(req):
+    """GET /api/update/files: the board, its profile, then its firmware
+    files with their sha256, hashed a slice a step (Hashes)."""
     paths = []
     for d in ("shove", "web"):
         _walk(d, paths)
@@ -135,15 +209,22 @@ def files(req, buf):
     board = {"platform": sys.platform, "machine": machine, "mpy": getattr(sys.implementation, "_mpy", None),
              "version": list(sys.implementation.version)}
     prof = store.read("profile.json")
-    out = ['{"ok":true,"board":', json.dumps(board), ',"profile":',
-           json.dumps(prof.decode() if prof is not None else None), ',"files":{']
-    for i, p in enumerate(paths):
-        out.append('%s"%s":"%s"' % ("," if i else "", p, _hash(p, buf)))
-    out.append("}}")
-    req.reply(200, "".join(out))
+    head = "".join(['{"ok":true,"board":', json.dumps(board), ',"profile":',
+                    json.dumps(prof.decode() if prof is not None else None), ',"files":{']).encode()
+    body = Hashes(head, paths)
+    req.send(body, body.size(), "application/json")
+
+
+# the file being put, hashed a piece at a time as its pieces arrive: [its staged part's path, the
+# bytes hashed, the sha256], so the last piece's check hashes no more than that piece (a whole
+# file's hash in one step would stall the loop, as files' once did). None, or another file's, or
+# out of step (a put resumed after a restart): the last piece hashes the file whole, as before.
+_running = None
 
 
 def begin(req):
+    global _running
+    _running = None
     store.remove(MARK)
     rm_tree(STAGE)
     os.mkdir(STAGE)
@@ -173,12 +254,29 @@ def put(req, buf):
         if have != at:
             req.error(409, "out_of_order", "this piece is at %d; the board has %d bytes of it" % (at, have))
             return
+    global _running
+    r = _running
+    if at == 0:
+        r = [part, 0, hashlib.sha256()]
+    elif r is not None and (r[0] != part or r[1] != at):
+        r = None
+    _running = None  # (until the piece is written whole)
     with open(part, "wb" if at == 0 else "ab") as f:
         f.write(req.body)
+    if r is not None:
+        r[2].update(req.body)
+        r[1] += len(req.body)
     if size is None:
+        _running = r
         req.reply(200, '{"ok":true}')
         return
-    if _size(part) != size or _hash(part, buf) != q.get("sha"):
+    if _size(part) != size:
+        sha = None
+    elif r is not None and r[1] == size:
+        sha = hexlify(r[2].digest()).decode()
+    else:
+        sha = _hash(part, buf)
+    if sha != q.get("sha"):
         os.remove(part)
         req.error(400, "bad_file", "%s arrived with another size or hash than sent: send it again" % path)
         return

@@ -20,12 +20,14 @@
 # request line). Watching needs no code.
 #
 # Guessing the code: ten digits 1 to 9 (wifiset.py) is 9**10, about 3.5e9
-# codes. A wrong code locks every code check for LOCK_S[n] seconds after
+# codes. A wrong code locks that code's checks for LOCK_S[n] seconds after
 # the n-th wrong one in a row (the last for every later one), counted on
 # the board's clock: a guesser soon makes one guess in 30 s, so half the
 # codes take 3.5e9 / 2 * 30 s, about 1,700 years (at one guess a second it
 # would still be 55 years). The right code ends the lock's growth. A
-# request with no code is no guess (a watching page's).
+# request with no code is no guess (a watching page's). The pairing code
+# and the owner code (updates) each have a lock of their own: someone
+# guessing one locks out neither the players nor the owner of the other.
 import json
 
 from shove import protocol, ticks_add, ticks_diff
@@ -40,6 +42,9 @@ USB_ONLY = {"wifi": "the network's password and pairing code are set over USB on
 FILES = {"index.html": "text/html; charset=utf-8", "app.js": "text/javascript; charset=utf-8",
          "style.css": "text/css; charset=utf-8"}
 WEB_DIR = "web/"  # the page on the flash: web/NAME.gz
+# update.OWNER_FILE, named here: a request without the owner code loads nothing of the update's
+# code (6 KB of heap, kept while the server runs once loaded)
+OWNER_FILE = "owner.key"
 
 
 class Reply:
@@ -91,11 +96,11 @@ def guard(w, req, now):
     return True
 
 
-def locked(w, now):
-    """Seconds the code checks are still locked for (0: not locked)."""
-    if not w.fails:
+def locked(w, now, owner=False):
+    """Seconds the pairing code's checks (the owner code's, when `owner`) are still locked for (0: not locked)."""
+    if not (w.ofails if owner else w.fails):
         return 0
-    left = ticks_diff(w.until, now)
+    left = ticks_diff(w.ountil if owner else w.until, now)
     return (left + 999) // 1000 if left > 0 else 0
 
 
@@ -108,23 +113,33 @@ def check(w, req, now):
 
 
 def guess(w, given, code, now, what):
-    """A code given against the board's, through the lock of wrong guesses
-    (the pairing code's and the owner code's count in one lock)."""
-    left = locked(w, now)
+    """A code given against the board's, through the lock of its own wrong
+    guesses: `what` is "pairing" or "owner", each counted and locked apart
+    (a guesser of the pairing code never locks the owner out of updates,
+    nor a guesser of the owner code the players out of the game)."""
+    owner = what == "owner"
+    left = locked(w, now, owner)
     if left:
-        return 429, "slow_down", "wrong codes: try again in %d s" % left, "Retry-After: %d\r\n" % left
+        return 429, "slow_down", "wrong %s codes: try again in %d s" % (what, left), "Retry-After: %d\r\n" % left
     if same(given, code):
-        w.fails = 0
+        if owner:
+            w.ofails = 0
+        else:
+            w.fails = 0
         return None
-    w.fails += 1
-    w.until = ticks_add(now, LOCK_S[min(w.fails, len(LOCK_S)) - 1] * 1000)
+    n = (w.ofails if owner else w.fails) + 1
+    until = ticks_add(now, LOCK_S[min(n, len(LOCK_S)) - 1] * 1000)
+    if owner:
+        w.ofails = n
+        w.ountil = until
+    else:
+        w.fails = n
+        w.until = until
     return 403, what, "wrong %s code" % what, ""
 
 
 def check_owner(w, req, now):
     """None when req carries the owner code (updates: shove/update.py); else why not."""
-    from shove.update import OWNER_FILE
-
     code = w.c.board.read_file(OWNER_FILE)
     if not code:
         return 403, "owner", "updates over the network need the board's owner code: over USB, " \
@@ -144,7 +159,7 @@ def update(w, req, now):
 
     act = req.path[12:]
     if act == "files" and req.method == "GET":
-        upd.files(req, bytearray(256))
+        upd.files(req)
     elif act == "begin" and req.method == "POST":
         upd.begin(req)
     elif act == "file" and req.method == "PUT":

@@ -1,6 +1,6 @@
 # The page's routes on the board's own server (shove/httpd.py): the part
 # kept in the heap while the server runs (the paths, the pairing code, the
-# count of wrong guesses, the settings a snapshot was made of). Each path's
+# counts of wrong guesses, the settings a snapshot was made of). Each path's
 # work, the checks of who may do what and the snapshot are shove/webpage.py's,
 # loaded while requests are under way (see there for the rules and the paths).
 # Loaded with the server once the board has joined a network (shove/wifi.py).
@@ -17,8 +17,12 @@ class Routes:
         self.net = net
         self.srv = srv
         self.code = net.code.encode()
-        self.fails = 0  # wrong codes in a row
-        self.until = 0  # tick (ms) until which no code is checked, while fails
+        # each code's lock of wrong guesses (webpage.guess), the pairing code's and the owner code's
+        # apart: a guesser of one never locks the other's holder out
+        self.fails = 0  # wrong pairing codes in a row
+        self.until = 0  # tick (ms) until which no pairing code is checked, while fails
+        self.ofails = 0  # the same for the owner code (updates)
+        self.ountil = 0
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
         self.info = None  # `info` but its network's state, kept from the first snapshot (webpage.snap)
         self.restart = None  # (the update's commit request, its tick): the board resets once it is answered

@@ -83,6 +83,7 @@ def new_code():
 
 
 PAIR_FILE = "pair.json"  # the name and pairing code of a board with no network set (its set-up AP's)
+OWNER_FILE = "owner.key"  # update.OWNER_FILE, named here: showing the code loads none of the update's code
 
 
 def is_code(code):
@@ -144,8 +145,6 @@ def cmd_wifi(c, cmd, after):
     if "owner" in cmd:
         if cmd["owner"] is not True:
             raise _bad("owner takes true")
-        from shove.update import OWNER_FILE
-
         code = c.board.read_file(OWNER_FILE)
         code = code.decode() if code else ""
         if not is_code(code):

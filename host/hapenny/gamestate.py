@@ -3,7 +3,8 @@
 The board's `dart` event carries what one dart changed, not the whole state
 (docs/protocol.md). `apply(state, ev)` brings a copy of the state up to date
 from it; `visit`, `undo`, `new` and `win` carry the whole state and replace
-the copy. The scoreboard and any other client share this one piece of code."""
+the copy, as does the network transport's `link` event when it is back on
+the board (host/hapenny/netlink.py: the events meanwhile were missed). The scoreboard and any other client share this one piece of code."""
 
 WHOLE = ("visit", "undo", "new", "win")
 VISIT_MAX = 12  # the darts the state's `visit` names at most (firmware: view.VISIT_MAX)
@@ -16,6 +17,11 @@ def apply(state, ev):
     name = ev.get("ev")
     if name in WHOLE:
         return ev.get("state")
+    if name == "link":  # the network transport's: back on the board, with the whole game as it is now
+        snap = ev.get("snapshot")
+        if ev.get("up") and isinstance(snap, dict) and snap.get("connected", True) and "state" in snap:
+            return snap["state"]
+        return state
     if name != "dart" or state is None:
         return state
     if "state" in ev:  # boards before the compact event sent the whole state

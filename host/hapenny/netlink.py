@@ -9,7 +9,15 @@ network exactly as over USB.
 
 Only what a board may do over the network goes: the pairing code rides in
 the `X-Hapenny-Code` header, and what the server itself refuses (a wrong
-code, too many guesses, a busy server) is an error in words, not a reply."""
+code, too many guesses, a busy server) is an error in words, not a reply.
+
+A lost event stream (a Wi-Fi drop, the board restarting) is opened again
+with backoff (RETRY_S), as the board's page does, and the reader is told
+with two events of the transport's own: `{"ev": "link", "up": false,
+"msg": WHY}` when it is lost, `{"ev": "link", "up": true, "snapshot":
+SNAPSHOT}` when it is back, with the whole game as it is then (what
+happened meanwhile sent no event here). Only a server that refuses the
+stream for good (not a board's, or another's name) ends it."""
 import http.client
 import ipaddress
 import json
@@ -25,6 +33,9 @@ CODE_HEADER = "X-Hapenny-Code"
 HTTP_PORT = 80
 CMD_S = 15.0  # a command's answer: the board's server is stepped by its main loop, between darts
 STREAM_S = 25.0  # the stream pings every 10 s when nothing happens: silent this long, it is lost
+# a lost event stream (a Wi-Fi drop, the board restarting) is opened again after these waits (s), the
+# last repeated until it is back: a board that restarts is serving again within a few seconds
+RETRY_S = (1.0, 2.0, 4.0, 8.0)
 
 
 class NetError(LinkError):
@@ -202,11 +213,12 @@ class HttpTransport:
     the event stream (a command that watches the game: play, learn, web);
     without it only replies arrive, and the board serves one connection less."""
 
-    def __init__(self, addr, code=None, events=True, cmd_s=CMD_S, stream_s=STREAM_S):
+    def __init__(self, addr, code=None, events=True, cmd_s=CMD_S, stream_s=STREAM_S, retry_s=RETRY_S):
         self.addr = addr
         self.code = code if code is not None else addr.code
         self.cmd_s = cmd_s
         self.stream_s = stream_s
+        self.retry_s = retry_s
         self.ip = resolve(addr)
         self.quiet_s = stream_s  # the stream's pings say the board is there: no need to ask it
         self.snapshot = None  # the stream's last snapshot
@@ -214,8 +226,10 @@ class HttpTransport:
         self._in = queue.Queue()
         self._conn = None
         self._stream = None
-        self._lost = None  # why the event stream ended
+        self._sock = None  # the stream's socket
+        self._lost = None  # why the event stream ended for good
         self._closed = False
+        self._stop = threading.Event()  # set by close(): a wait between two tries ends at once
         self._thread = None
         if events:
             self._open_stream()
@@ -280,10 +294,20 @@ class HttpTransport:
     # ---- the event stream ---------------------------------------------------------------
     def _open_stream(self):
         """Connect to the event stream and read up to its first snapshot, so
-        every event after now arrives (a command sent next cannot outrun it)."""
+        every event after now arrives (a command sent next cannot outrun it);
+        then follow it (a thread of its own)."""
+        resp = self._connect_stream()
+        self._thread = threading.Thread(target=self._follow, args=(resp,), name="hapenny-events", daemon=True)
+        self._thread.start()
+
+    def _connect_stream(self):
+        """The stream's response once its first snapshot is read (self.snapshot).
+        NetError if not, with `again`: whether a later try may get it (a board
+        unreachable, restarting, busy), or the server refuses it for good."""
         conn = self._connection(self.stream_s)
         try:
             conn.request("GET", "/api/events", headers=self._headers({"Accept": "text/event-stream"}))
+            sock = conn.sock  # (the connection lets go of it once its response is read to its close)
             resp = conn.getresponse()
             if resp.status != 200:
                 raw = resp.read()
@@ -291,9 +315,12 @@ class HttpTransport:
                     body = json.loads(raw.decode("utf-8"))
                 except (ValueError, UnicodeDecodeError):
                     body = None
-                raise refusal(self.addr, resp.status, body, bool(self.code), resp.getheader("Retry-After")) \
+                err = refusal(self.addr, resp.status, body, bool(self.code), resp.getheader("Retry-After")) \
                     or NetError("the board at %s has no event stream (HTTP %d)" % (self.addr, resp.status))
+                err.again = resp.status == 503  # busy: its clients come and go
+                raise err
             self._stream = conn
+            self._sock = sock
             for kind, data in self._messages(resp):
                 if kind == "snapshot":
                     self.snapshot = data
@@ -306,8 +333,7 @@ class HttpTransport:
         except NetError:
             conn.close()
             raise
-        self._thread = threading.Thread(target=self._follow, args=(resp,), name="hapenny-events", daemon=True)
-        self._thread.start()
+        return resp
 
     @staticmethod
     def _messages(resp):
@@ -337,20 +363,67 @@ class HttpTransport:
                     data.append(value)
 
     def _follow(self, resp):
-        why = "the board at %s closed its event stream" % self.addr
+        """The stream's events into the reader's queue; when it is lost, a
+        `link` event, tries again with backoff, and a `link` event with the
+        snapshot once it is back."""
+        while True:
+            why = self._read_stream(resp)
+            if self._closed:
+                return
+            self._put({"ev": "link", "up": False, "msg": why})
+            resp = self._again()
+            if resp is None:
+                return
+            self._put({"ev": "link", "up": True, "snapshot": self.snapshot})
+
+    def _read_stream(self, resp):
+        """Every event of the stream until it ends; why it ended."""
         try:
             for kind, data in self._messages(resp):
                 if kind == "event" and isinstance(data, dict):  # a board event, as its port sends it
-                    self._in.put(json.dumps(data, separators=(",", ":")).encode() + b"\n")
+                    self._put(data)
                 elif kind == "snapshot":
                     self.snapshot = data
         except socket.timeout:
-            why = "the board at %s went silent (no event or ping for %g s)" % (self.addr, self.stream_s)
+            return "the board at %s went silent (no event or ping for %g s)" % (self.addr, self.stream_s)
         except Exception as e:  # OSError, HTTPException; and whatever http.client meets on a socket shut
-            why = "lost the board at %s: %s" % (self.addr, e)
-        if not self._closed:
-            self._lost = why
-            self._in.put(None)  # wakes a reader
+            return "lost the board at %s: %s" % (self.addr, e)
+        return "the board at %s closed its event stream" % self.addr
+
+    def _again(self):
+        """The stream connected again after it was lost, tried after each of
+        retry_s's waits (the last repeated): its response, or None once closed
+        or refused for good (the reader is then told why)."""
+        tries = 0
+        while True:
+            wait = self.retry_s[min(tries, len(self.retry_s) - 1)]
+            tries += 1
+            if not self._pause(wait):
+                return None
+            old = self._stream
+            if old is not None:
+                old.close()
+            try:
+                if self.addr.host != self.ip:  # a name: looked up again (a board may come back elsewhere)
+                    self.ip = resolve(self.addr)
+                resp = self._connect_stream()
+            except NetError as e:
+                if getattr(e, "again", True):
+                    continue
+                self._lost = str(e)
+                self._in.put(None)  # wakes a reader, who is told why
+                return None
+            if self._closed:  # closed while it connected
+                self._stream.close()
+                return None
+            return resp
+
+    def _pause(self, s):
+        """Wait `s` seconds before the next try; False if the transport was closed meanwhile."""
+        return not self._stop.wait(s)
+
+    def _put(self, obj):
+        self._in.put(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 
     # ---- the transport, as Link reads and writes it --------------------------------------
     def write(self, data):
@@ -397,6 +470,7 @@ class HttpTransport:
 
     def close(self):
         self._closed = True
+        self._stop.set()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -404,8 +478,8 @@ class HttpTransport:
         if stream is None:
             return
         try:
-            if stream.sock is not None:
-                stream.sock.shutdown(socket.SHUT_RDWR)  # wakes the stream's reader, which then ends
+            if self._sock is not None:
+                self._sock.shutdown(socket.SHUT_RDWR)  # wakes the stream's reader, which then ends
         except OSError:
             pass
         if self._thread is not None:

@@ -141,6 +141,10 @@ def describe(ev, state):
         return "Board storage: %s %s" % (ev["file"], ev["error"])
     if kind == "wifi":
         return wifi_line(ev)
+    if kind == "link":  # the network transport's (host/hapenny/netlink.py)
+        if ev.get("up"):
+            return "Back on the board: the whole game as it is now."
+        return "Lost the board, trying again: %s" % ev.get("msg")
     return None
 
 
@@ -198,6 +202,8 @@ class Scoreboard:
                 self.state = rep["state"]
         except BoardError as e:
             self.log.append("Refused: %s" % e.reply.get("msg"))
+        except LinkError as e:  # a board on the network out of reach for now: its stream comes back by itself
+            self.log.append("Not sent: %s" % e)
 
     def key(self, ch):
         if ch in ("\r", "\n"):
@@ -217,6 +223,8 @@ class Scoreboard:
                 self.log.append("Hint: %s" % self.link.request("hint")["hint"]["reason"])
             except BoardError as e:
                 self.log.append("No hint: %s" % e.reply.get("msg"))
+            except LinkError as e:
+                self.log.append("Not sent: %s" % e)
         elif ch == "\x1b":
             self.typed = ""
         elif ch.isalnum() and len(self.typed) < 6:

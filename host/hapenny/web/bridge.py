@@ -158,6 +158,15 @@ class Bridge:
                 self._event(self.link.events.popleft())
 
     def _event(self, ev):
+        if ev.get("ev") == "link":  # a board on the network: its transport lost its events, or has them again
+            if ev.get("up"):
+                self.snap["connected"] = True
+                self.snap.pop("why", None)
+                self._refresh()  # the whole picture again: what happened meanwhile sent no event here
+            elif self.snap["connected"]:
+                self.snap.update(connected=False, why=str(ev.get("msg"))[:200])
+                self._publish()
+            return
         if ev.get("ev") == "boot":  # the board reset: its restored game, afresh
             self.notify("event", ev)
             self._refresh()
