@@ -185,3 +185,14 @@ def test_a_power_cut_starts_the_port_afresh_with_the_flash_and_the_tours_figures
     assert int(got["BEFORE"][0]) - int(got["AFTER"][0]) > 30000  # the 300 blocks gone with the old heap
     assert got["AFTER"][1:] == ["on", "flash", "False"]
     assert r["memerr"] == 7  # the figures go on from where they were
+
+
+def test_the_virtual_layers_surplus_given_is_at_most_what_make_bench_weighed():
+    # the surplus a capped run gives back is the virtual layer and its matrix
+    # model less the ESP32 layer, as make bench last weighed them one module
+    # at a time (bench/results.json): never more than that
+    import json
+
+    res = json.loads((Path(__file__).resolve().parent.parent / "bench" / "results.json").read_text())["wasm_heap"]
+    weighed = res["virtual_layer_code"] + res["modules"][wasm_heap.MATRIX]["heap"] - res["esp32_layer_code"]
+    assert 0 < wasm_heap.VIRTUAL_SURPLUS <= weighed, weighed
