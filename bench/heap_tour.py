@@ -104,9 +104,26 @@ class Tour:
         self.statuses = 0  # answers that were not the one expected (wifi_steps' checks)
 
 
+# The tour's figures across a power cut (power_cut, then a new interpreter: bench/wasm_heap.py's
+# RESTART), in the folder the runner carries over beside the flash's files
+SAVED = "/tour/state.json"
+
+
 def start():
+    """The tour's state: new, or the one power_cut saved before the restart."""
     global T
     T = Tour()
+    try:
+        f = open(SAVED)
+    except OSError:
+        return
+    import json
+
+    with f:
+        d = json.load(f)
+    T.out.n, T.out.short = d.pop("out")
+    for k, v in d.items():
+        setattr(T, k, v)
 
 
 def measure():
@@ -183,9 +200,27 @@ def start_app(restore=False):
 
 
 def power_cut():
-    """A power cut: the App is gone (the host collects before the restore,
-    start_app(), which starts again from what is on flash)."""
+    """A power cut: the App is gone, and on the WebAssembly port the tour's
+    figures are saved for the interpreter the host starts next (RESTART:
+    the chip starts again into an empty heap); then main.py's path (boot,
+    load, start_app: the game read back from flash). (bench/romfs_heap.py
+    runs the steps in one unix port: there the App is only let go.)"""
     T.a = None
+    if sys.platform != "webassembly":
+        return
+    import json
+    import os
+
+    try:
+        os.mkdir("/tour")
+    except OSError:
+        pass
+    d = {"out": [T.out.n, T.out.short]}
+    for k, v in T.__dict__.items():
+        if type(v) in (int, list):
+            d[k] = v
+    with open(SAVED, "w") as f:
+        json.dump(d, f)
 
 
 def passes(n, jump_us=200):

@@ -446,7 +446,7 @@ def entry_edits(entry):
     lo, hi = _span(text, cls, fn)
     out = []
     for i in range(lo, hi + 1):
-        if lines[i].strip() == old:
+        if _code(lines[i].strip()) == _code(old):  # (its comment may have been reworded since)
             indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
             out.append((mod, [(i, lines[i], indent + new)]))
     return out
@@ -849,17 +849,47 @@ def load_equivalent():
     return entries
 
 
+def _code(line):
+    """A mutant's line (or lines, joined by " / ") without its trailing
+    comments: an entry names the code it changes, so a comment reworded
+    since does not make it stale (nor leave its survivor unlisted)."""
+    import io
+    import tokenize
+
+    out = []
+    for part in line.split(" / "):
+        cut = len(part)
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(part).readline):
+                if tok.type == tokenize.COMMENT:
+                    cut = tok.start[1]
+                    break
+        except (tokenize.TokenError, IndentationError, SyntaxError):
+            pass  # (a line of a longer statement: its comment, if any, came before the error)
+        out.append(part[:cut].rstrip())
+    return " / ".join(out)
+
+
+def equivalent_key(func, old, new):
+    """What an entry of mutants_equivalent.txt and a survivor are matched
+    on: the function (mutmut's name, never a mutant's number, which shifts
+    when the function changes) and the changed line's code, comments left out."""
+    return func, _code(old), _code(new)
+
+
 def match_equivalent(results):
     """(the survivors, their diffs, {survivor: why} for those listed, the
     entries, the indexes of the entries matched)."""
     survivors = [k for m in results for k, s in results[m].items() if s == "survived"]
     d = diffs(survivors)
     entries = load_equivalent()
+    keys = [equivalent_key(*e[:3]) for e in entries]
     used = set()
     equivalent = {}
     for k in survivors:
+        key = equivalent_key(*d[k])
         for i, e in enumerate(entries):
-            if i not in used and d[k] == e[:3]:
+            if i not in used and key == keys[i]:
                 used.add(i)
                 equivalent[k] = e[3]
                 break

@@ -57,7 +57,7 @@ class TxQueue:
         self.end = 0  # tick (us) the FIFO will have sent all it was given
         self.out = out
         self.text = text
-        self.per_byte = us_per_byte if out is not None else 0
+        self.per_byte = us_per_byte  # (a text console queues nothing: put writes each line at once)
         self.ticks_us = ticks_us
         self.cap = cap
         self.waits = 0  # lines that made the loop wait on the UART for room (stats)

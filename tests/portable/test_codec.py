@@ -1,4 +1,5 @@
 # Protocol codec, journal and power-safe store. Runs in both interpreters.
+import json
 import os
 
 import scratch
@@ -101,6 +102,25 @@ def test_a_reply_built_in_pieces_is_the_same_text_with_reads_between():
     line = b'{"cmd":"state","id":"a long enough id to have many tokens","x":[1,2,3,4,5,6,7,8,9]}'
     ticks[0] = 0
     assert request.decode(line, tick) == request.decode(line) and ticks[0] >= 2
+
+
+def test_any_object_is_encoded_as_a_line_is_and_a_state_in_chunks_with_reads_between():
+    # protocol.encode (the network's snapshot): the same text as a reply's
+    # fields; carrying a state, with tick() given, the chunks of a state line
+    from shove import rules
+
+    st = rules.new_game(["Ann", "Bob", "Cid"]).to_state()
+    snap = {"connected": True, "info": {"name": "b"}, "state": st}
+    want = protocol.encode(dict(snap))  # no tick: one string, the whole object's
+    assert isinstance(want, str) and json.loads(want) == snap and " " not in want
+    ticks = [0]
+
+    def tick():
+        ticks[0] += 1
+    got = protocol.encode(dict(snap), tick)
+    assert isinstance(got, list) and len(got) > 1 and text(got) == want and ticks[0] > 0
+    ticks[0] = 0
+    assert protocol.encode({"connected": False}, tick) == '{"connected":false}' and ticks[0] == 0
 
 
 def test_the_biggest_state_is_encoded_in_small_pieces_between_reads():

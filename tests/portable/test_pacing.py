@@ -156,3 +156,61 @@ def test_a_line_in_chunks_goes_out_as_one_line_in_order_and_counts_whole():
     tx = TxQueue(None, Text(), UART_US_PER_BYTE, lambda: 0)
     tx.put(chunks)
     assert "".join(got) == "".join(chunks) + "\n"
+
+
+def test_a_line_that_fills_the_queue_exactly_to_its_capacity_waits_for_nothing():
+    # the capacity is what the queue may hold: a line that brings it to just
+    # that is queued as it is; one byte more and the loop waits on the UART
+    now = [1000]
+    port = Port()
+    tx = TxQueue(port, None, UART_US_PER_BYTE, lambda: now[0], cap=1000)
+    assert tx.waits == 0  # (stats' tx_waits, from the start)
+    tx.put("a" * (UART_FIFO - 1))  # the FIFO's load with its newline: it is full now
+    assert tx.size == 0 and len(port.calls) == 2
+    end = tx.end
+    tx.put("b" * 999)  # 1000 bytes with its newline: the capacity, to the byte
+    assert tx.waits == 0 and tx.size == 1000 and tx.end == end
+    assert len(port.calls) == 2  # the FIFO is still full: nothing more went
+    tx.put("c")  # two bytes past it: those go out now, the loop waiting on the UART for them
+    assert tx.waits == 1 and tx.size == 1000
+    assert b"".join(port.calls) == b"a" * (UART_FIFO - 1) + b"\n" + b"bb"
+
+
+def test_a_console_with_no_pace_takes_each_line_at_once_in_order():
+    # us_per_byte 0 (a USB console that is no UART): nothing to pace or to
+    # wait for, whatever the capacity; each line, its chunks and its newline
+    # go out as they are put, in order
+    port = Port()
+    tx = TxQueue(port, None, 0, lambda: 0, cap=100)
+    tx.put("x" * 300)
+    assert port.calls == [b"x" * 300, b"\n"] and tx.size == 0 and tx.q == [] and tx.ready()
+    tx.put(["{\"a\":1", ",\"b\":2}"])
+    assert port.calls[2:] == [b"{\"a\":1", b",\"b\":2}", b"\n"]
+    assert tx.waits == 0
+    tx.drain()
+    tx.flush()
+    assert len(port.calls) == 5  # nothing waits: no write call more
+
+
+def test_while_the_fifo_is_full_a_drain_writes_nothing_and_keeps_its_end():
+    # the board's clock moves on between any two reads (on the chip tens of
+    # us a call): a drain that finds no room must not count the FIFO's end
+    # again from a later read, or the end would creep later with every
+    # drain and the output slow down the longer the FIFO stays full
+    now = [5000]
+
+    def clock():
+        now[0] += 3
+        return now[0]
+
+    port = Port()
+    tx = TxQueue(port, None, UART_US_PER_BYTE, clock)
+    tx.put("q" * 400)
+    assert len(port.calls) == 1 and len(port.calls[0]) == UART_FIFO
+    end = tx.end
+    for _ in range(10):  # 60 us of reads: less than a byte's time, no room yet
+        tx.drain()
+    assert len(port.calls) == 1 and tx.end == end
+    now[0] = end  # the FIFO has sent all it held: a whole load goes, counted from then
+    tx.drain()
+    assert len(port.calls[1]) == UART_FIFO and tx.end > end
