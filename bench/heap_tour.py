@@ -102,6 +102,11 @@ class Tour:
         self.faults = 0  # requests the server ended in a fault (a MemoryError among them)
         self.first = -1  # the Wi-Fi phases' first step a MemoryError ended (the rest are skipped)
         self.statuses = 0  # answers that were not the one expected (wifi_steps' checks)
+        # the first step in which the firmware reported a memory shortage (no_memory, or an
+        # error event) or the server ended a request in a fault, its live heap as it began
+        # and what it had allocated by its end
+        self.short_at = -1
+        self.short_live = self.short_alloc = 0
 
 
 def start():
@@ -124,6 +129,13 @@ def used(step, kind):
     collection that follows it: what the heap held at the step's worst (at
     most: some of it may have become garbage along the way)."""
     m = gc.mem_alloc()
+    w = T.a.commands.web if T.a is not None else None
+    if T.short_at < 0 and (T.out.short or T.faults or (w is not None and w.faults)):
+        T.short_at = step
+        T.short_live = T.last
+        T.short_alloc = m - T.last
+        print("SHORT")  # its largest free block follows (bench/wasm_heap.py reads it)
+        micropython.mem_info()
     if m - T.last > T.kind[kind]:
         T.kind[kind] = m - T.last
     p = T.phase
@@ -323,7 +335,7 @@ def unload():
     T.darts = T.a.keeper.darts if T.a else 0
     w = T.a.commands.web if T.a else None
     if w is not None:
-        T.faults = w.faults
+        T.faults += w.faults
     T.a = None
     for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
         sys.modules.pop(name)
@@ -334,7 +346,8 @@ def report():
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
-                      "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first, "mpy": sys.implementation._mpy}))
+                      "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first,
+                      "short_at": T.short_at, "short_live": T.short_live, "short_alloc": T.short_alloc, "mpy": sys.implementation._mpy}))
 
 
 # ---- the Wi-Fi phases (bench/wasm_heap.py's wifi_steps) -------------------------------------
@@ -459,6 +472,7 @@ def server_off():
     from shove import release
 
     c = T.a.commands
+    T.faults += c.web.faults  # (the server made anew after counts from 0)
     c.web.close()
     c.web = None
     release("webroutes", "httpd")  # (close let the requests' code go)

@@ -478,7 +478,22 @@ def wifi_tour(cap=None, cpu_rounds=6):
             # the server (a request's fault), ending a step (the run stops there)
             "memory_errors_by": {"firmware": r["short"], "server": r["faults"], "step": r["memerr"]},
             "unexpected_answers": r["statuses"], "steps_failed": st["raised"], "failed": [_short(f) for f in st["failed"]],
-            "largest_free_block": free[-1] if free else None, "driver": d}
+            "largest_free_block": free[-1] if free else None, "driver": d,
+            "first_no_memory": _first_short(steps, r)}
+
+
+def _first_short(steps, r):
+    """The first step in which the firmware reported a memory shortage: its
+    name, the live heap as it began (the driver's taken out), what it
+    allocated (this port collects only after a step), and the largest free
+    block once it ended; None if there was none."""
+    i = r.get("short_at", -1)
+    if i < 0:
+        return None
+    after = LAST_OUT.split("\nSHORT\n", 1)
+    big = re.findall(r"max free sz: (\d+)", after[1]) if len(after) > 1 else []
+    return {"step": _step_name(steps, i), "live": r["short_live"] - r["harness"], "allocated": r["short_alloc"],
+            "largest_free_block": 16 * int(big[0]) if big else None}
 
 
 def idf_side(peaks):
