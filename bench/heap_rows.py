@@ -1,5 +1,6 @@
 """make bench's rows for the heap on the 32-bit WebAssembly MicroPython
 (bench/wasm_heap.py), with the goals beside them."""
+import re
 
 
 def _kb(b):
@@ -51,7 +52,28 @@ def wifi_rows(wi):
              _kb(max(u["step_demand"].values())), i["growths"],
              "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
              else ", never a second")),
-    ]
+    ] + _deploy_rows(wi.get("deploy"))
+
+
+def _step_words(step):
+    """A tour step as words: a page's request as its method and path, else its call."""
+    m = re.search(r"'(GET|POST|PUT)', '([^'?]*)", step)
+    return "%s %s" % m.groups() if m else step.split("\n")[-1][:40]
+
+
+def _deploy_rows(d):
+    """A network update (bench/wasm_heap.py's deploy_steps): its phases' peaks, its worst step, at 112 KB."""
+    if not d:
+        return []
+    u, c = d["uncapped"], d["capped_112k"]
+    worst = max(u["step_demand"], key=lambda k: u["step_demand"][k])
+    return [("  heap, 32-bit, on Wi-Fi: a network update, joined / the update / the start after it (peaks; "
+             "the largest step's demand; capped at 112 KB)",
+             "%s; %s (%s); %s MemoryError (goal 0)%s" % (
+                 " / ".join(_kb(u["peaks"][k]) for k in ("joining", "update", "restart")),
+                 _kb(u["step_demand"][worst]), _step_words(u["step_alloc_most"][worst]["step"]),
+                 _errors(c), "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
+                 else ", NOT MET"))]
 
 
 def _eight_rows(t):

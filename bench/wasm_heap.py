@@ -94,12 +94,14 @@ def stage(tmp, profile=PROFILE, env=None, wifi=False):
     files["/flash/wasm_net.mpy"] = net.read_bytes()
     if wifi:
         files["/flash/wifi.json"] = json.dumps(WIFI).encode()
+        files["/flash/owner.key"] = OWNER.encode()
         for rel, path in firmware.page(Path(tmp) / "out").items():
             files["/flash/" + rel] = path.read_bytes()
     return files
 
 
 WIFI = {"ssid": "home", "key": "a password", "name": "dartboard", "code": "1234567891"}
+OWNER = "9876543219"  # the owner code (owner.key: updates over the network need it)
 
 
 SETUP = r"""
@@ -378,6 +380,70 @@ def tour(cap=None, darts=1000, people_only=False, profile=PROFILE):
 
 
 WIFI_PHASES = ("joining", "page", "viewers", "hostile", "computer_watched")
+DEPLOY_PHASES = ("joining", "update", "restart")
+
+
+def _req(status, method, path, body=None, code=None, extra=b"", keep=False):
+    """A page's request (the step or two that send it, the answer's status checked); `body`:
+    an object sent as JSON, or bytes as they are."""
+    args = "%r, %r" % (method, path)
+    if body is not None:
+        args += ", body=%r" % (body if isinstance(body, bytes) else json.dumps(body).encode())
+    if code is not None:
+        args += ", code=%r" % code
+    if extra:
+        args += ", extra=%r" % extra
+    if keep:
+        args += ", keep=True"
+    if body is not None:  # its head in one step, its body and the command in the next
+        return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
+    return _measured("H.expect(%d, H.request(%s))" % (status, args))
+
+
+def _start_joined():
+    """Boot on a board with a network set, as main.py starts it, until its server runs."""
+    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
+    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    return s + ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+
+
+# the files a network update sends in the deploy phases (as netdeploy sends what changed: a
+# page's file of a few pieces and a module of one), their bytes made up: the heap is the same
+UPDATE_FILES = (("web/style.css.gz", 1300), ("web/index.html.gz", 185))
+
+
+def deploy_steps():
+    """A network update as host/hapenny/netdeploy.py makes it, while a page
+    watches a game between people: the board's files and their hashes, a
+    fresh staging folder, each file in pieces of the server's body bound
+    (the last with its size and hash, checked), the commit (answered, then
+    the reset); then the start that moves the files into place (boot.py's
+    switch) and joins again, and the files asked for once more (netdeploy's
+    wait for the board)."""
+    import hashlib
+
+    owner = b"X-Hapenny-Owner: %s\r\n" % OWNER.encode()
+    s = _start_joined()
+    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _req(200, "GET", "/api/events", keep=True)
+    s += _measured("H.dart(0)") + _measured("H.dart(1)")
+    s += _phase(1)
+    s += _req(200, "GET", "/api/update/files", extra=owner)
+    s += _req(200, "POST", "/api/update/begin", extra=owner)
+    for path, size in UPDATE_FILES:
+        data = bytes((i * 7 + 3) & 0xFF for i in range(size))
+        sha = hashlib.sha256(data).hexdigest()
+        for at in range(0, size, 512):
+            piece = data[at:at + 512]
+            q = "path=%s&at=%d" % (path, at)
+            if at + len(piece) >= size:
+                q += "&size=%d&sha=%s" % (size, sha)
+            s += _req(200, "PUT", "/api/update/file?" + q, piece, extra=owner)
+    s += _measured("H.expect(200, H.commit(%r, %r))" % ("/api/update/commit?files=%d" % len(UPDATE_FILES), owner))
+    s += _phase(2)
+    s += _measured("H.switch()") + _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    s += _measured("H.joined()") + _req(200, "GET", "/api/update/files", extra=owner)
+    return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
 
 
@@ -388,28 +454,13 @@ def wifi_steps(cpu_rounds=6):
     go, the difference read, and started again), a hostile client, and a
     game against the computer with hints while a page watches."""
     code = WIFI["code"]
-
-    def req(status, method, path, body=None, code=None, extra=b"", keep=False):
-        args = "%r, %r" % (method, path)
-        if body is not None:
-            args += ", body=%r" % json.dumps(body).encode()
-        if code is not None:
-            args += ", code=%r" % code
-        if extra:
-            args += ", extra=%r" % extra
-        if keep:
-            args += ", keep=True"
-        if body is not None:  # its head in one step, its body and the command in the next
-            return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
-        return _measured("H.expect(%d, H.request(%s))" % (status, args))
+    req = _req
 
     def hostile(status, data, close=True):
         return _measured("H.expect(%d, H.status_of(H.raw(%r, %r)))" % (status, data, close))
 
     line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
-    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
-    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+    s = _start_joined()
     s += _phase(1)
     for path in ("/", "/static/app.js", "/static/style.css"):
         s += req(200, "GET", path)
@@ -459,23 +510,25 @@ def wifi_steps(cpu_rounds=6):
     return s + END
 
 
-def wifi_tour(cap=None, cpu_rounds=6):
+def wifi_tour(cap=None, cpu_rounds=6, deploy=False):
     """The Wi-Fi phases' figures (bytes): each phase's peak live heap, the
     server's own share with two pages watching, the memory errors (a
-    request the server ended in a fault counts), the answers not as expected."""
-    steps = wifi_steps(cpu_rounds)
+    request the server ended in a fault counts), the answers not as expected.
+    `deploy`: a network update's phases (deploy_steps) instead."""
+    steps = deploy_steps() if deploy else wifi_steps(cpu_rounds)
+    phases = DEPLOY_PHASES if deploy else WIFI_PHASES
     r, free, st = run(steps, cap, wifi=True)
     if r is None:
         return {"memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "cap": cap,
                 "failed": [_short(f) for f in st["failed"]], "reported": False}
     d = r["harness"]
-    return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in enumerate(WIFI_PHASES)},
-            "step_demand": {n: r["used"][i] - d for i, n in enumerate(WIFI_PHASES)},
+    return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in enumerate(phases)},
+            "step_demand": {n: r["used"][i] - d for i, n in enumerate(phases)},
             "step_alloc_most": {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
-                                for i, n in enumerate(WIFI_PHASES)},
+                                for i, n in enumerate(phases)},
             "server_two_viewers": r["server"], "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"] + r["faults"],
             # of them: reported by the firmware on its console (a request or the loop caught one), ended by
-            # the server (a request's fault), ending a step (the run stops there)
+            # the server (a request's fault, or its answer 503 no_memory), ending a step (the run stops there)
             "memory_errors_by": {"firmware": r["short"], "server": r["faults"], "step": r["memerr"]},
             "unexpected_answers": r["statuses"], "steps_failed": st["raised"], "failed": [_short(f) for f in st["failed"]],
             "largest_free_block": free[-1] if free else None, "driver": d,
@@ -529,7 +582,9 @@ def wifi(record=False):
     with the per-module table's figures, and docs/performance.md's table."""
     free = wifi_tour()
     out = {"uncapped": free, "capped_112k": wifi_tour(CHIP_CAP), "goals": WIFI_GOALS}
-    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES])
+    dep = wifi_tour(deploy=True)  # a network update, from a start of its own (deploy_steps)
+    out["deploy"] = {"uncapped": dep, "capped_112k": wifi_tour(CHIP_CAP, deploy=True)}
+    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES] + [dep["peaks"][n] for n in DEPLOY_PHASES])
     out["met"] = wifi_goals(out)
     if record:
         import heap_rows
@@ -550,9 +605,14 @@ def wifi_goals(w):
     u, c = w["uncapped"], w["capped_112k"]
     return {"server_two_viewers": u.get("server_two_viewers", 1 << 30) <= WIFI_GOALS["server_two_viewers"]
             and not u["memory_errors"] and not u.get("unexpected_answers"),
-            "memory_errors_112k": c.get("reported", True) and not c["memory_errors"] and not c["steps_failed"]
-            and not c.get("unexpected_answers"),
+            "memory_errors_112k": _clean(c),
+            "deploy_112k": "deploy" in w and _clean(w["deploy"]["uncapped"]) and _clean(w["deploy"]["capped_112k"]),
             "one_growth": not w["idf"]["second_growth"] and w["idf"]["idf_failed"] is None}
+
+
+def _clean(c):
+    """A run with no memory error, no step failed and every answer the one expected."""
+    return c.get("reported", True) and not c["memory_errors"] and not c["steps_failed"] and not c.get("unexpected_answers")
 
 
 def _step_name(steps, i):
