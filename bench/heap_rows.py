@@ -52,13 +52,28 @@ def wifi_rows(wi):
              _kb(max(u["step_demand"].values())), i["growths"],
              "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
              else ", never a second")),
-    ] + _deploy_rows(wi.get("deploy"))
+    ] + _deploy_rows(wi.get("deploy")) + _ap_rows(wi.get("ap"))
 
 
 def _step_words(step):
     """A tour step as words: a page's request as its method and path, else its call."""
     m = re.search(r"'(GET|POST|PUT)', '([^'?]*)", step)
     return "%s %s" % m.groups() if m else step.split("\n")[-1][:40]
+
+
+def _ap_rows(a):
+    """The set-up AP (bench/wasm_heap.py's ap_steps): its phases' peaks, its worst step, at 112 KB."""
+    if not a:
+        return []
+    u, c = a["uncapped"], a["capped_112k"]
+    worst = max(u["step_demand"], key=lambda k: u["step_demand"][k])
+    return [("  heap, 32-bit: the set-up AP, open / the join and the game's page after it (peaks; the largest "
+             "step's demand; capped at 112 KB)",
+             "%s; %s (%s); %s MemoryError (goal 0)%s" % (
+                 " / ".join(_kb(u["peaks"][k]) for k in ("setup_ap", "join")), _kb(u["step_demand"][worst]),
+                 _step_words(u["step_alloc_most"][worst]["step"]), _errors(c),
+                 "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
+                 else ", NOT MET"))]
 
 
 def _deploy_rows(d):

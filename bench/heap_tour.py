@@ -364,10 +364,15 @@ def net_load():
     T.clients = []  # the server's ends of the clients the tour keeps (the streams)
 
 
-def net_stubs():
-    """The stand-in as `network`, `socket` and `select`, for the modules
-    imported from now on (the virtual board keeps the port's select)."""
-    sys.modules["network"] = sys.modules["socket"] = sys.modules["select"] = T.net
+def net_stubs(poll=True):
+    """The stand-in as `network`, `socket` and (`poll`) `select`, for the
+    modules imported from now on (the virtual board keeps the port's
+    select). Without select before a boot on a board with a radio: start-up
+    interns the network's names first (shove.intern_first), importing the
+    server's modules, as on the chip."""
+    sys.modules["network"] = sys.modules["socket"] = T.net
+    if poll:
+        sys.modules["select"] = T.net
 
 
 def web():
@@ -526,6 +531,7 @@ def commit(path, extra):
     T.a = None
     T.clients = []
     del T.net.backlog[:]
+    sys.modules.pop("select", None)  # the next start's board and App take the port's (net_stubs gives it back)
     for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
         sys.modules.pop(name)
     return status_of(s)
@@ -542,3 +548,34 @@ def switch():
     shove.release("updswitch")
     for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
         sys.modules.pop(name)
+
+
+# ---- the set-up access point (bench/wasm_heap.py's ap_steps) -------------------------------
+def ap_open():
+    """The loop's passes until the set-up AP is open and its page served."""
+    return until(lambda: web() is not None and getattr(T.a.commands.net, "ap", None) is not None)
+
+
+def on_ap(yes=True):
+    """The next clients are a phone on the set-up AP (or, not `yes`, on the
+    home network, asking for the board at the address the page showed)."""
+    global HOST
+    T.net.peer = ("192.168.4.2", 50000) if yes else ("192.168.1.41", 50000)
+    if not yes:
+        a = T.a.commands.net.address.encode()
+        HOST = b"Host: %s\r\nOrigin: http://%s\r\n" % (a, a)
+
+
+def dns(query):
+    """A phone's DNS query to the AP's responder: True once it is answered."""
+    s = T.a.commands.net.dns.sock
+    n = s.sent
+    s.dgrams.append(query)
+    until(lambda: not s.dgrams, 100)
+    return s.sent > n
+
+
+def ap_joined():
+    """The loop's passes until the network the page asked for is joined and
+    the AP has closed (a game is under way: at once), the game's page then served."""
+    return until(lambda: not getattr(T.a.commands.net, "is_setup", False) and web() is not None)

