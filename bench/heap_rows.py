@@ -130,6 +130,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.giveback": "the loop's end (a hand-over to the REPL)",
     "shove.fault": "an error the loop caught (its report; let go after)",
+    "shove.names": "start-up on a board with a radio, and the set-up AP's opening (a network's names read; let go after)",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
     "shove.chip": "start-up", "shove.loading": "start-up", "shove.profile": "start-up; map command",

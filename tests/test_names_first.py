@@ -1,5 +1,5 @@
 """The network's names interned first (shove.intern_first) are read from the
-modules' .mpy tables, their code never loaded: in the real MicroPython unix
+modules' .mpy tables (shove/names.py), their code never loaded: in the real MicroPython unix
 port, once a module's names are read from its .mpy, its import interns no
 name more; a file that is not a .mpy, or none, is left to the import."""
 import re
@@ -9,9 +9,10 @@ from hapenny import firmware
 from mphelp import FIRMWARE, mp_env
 
 SCRIPT = """
-import sys, micropython, shove
+import sys, micropython
+from shove import names
 micropython.qstr_info()
-print("READ", shove._names_of("%(mpy)s"), shove._names_of("%(txt)s"), shove._names_of("no/such.mpy"))
+print("READ", names.read("%(mpy)s"), names.read("%(txt)s"), names.read("no/such.mpy"))
 print("KEPT", "mod_with_names" in sys.modules)
 micropython.qstr_info()
 import mod_with_names

@@ -45,10 +45,10 @@ def intern_first(names):
     free. Done while the heap is whole (start-up), or before the AP opens
     later, where a MemoryError here (caught by the caller) leaves it closed
     rather than open on a board that can then load nothing. The names are
-    read from the .mpy's table, its code never loaded (loading the AP's 14
-    modules for their names took 106 KB of the heap on 32 bits, reading
-    them a small string a name); a module with no .mpy to read (sources, a
-    frozen image) is imported once and let go."""
+    read from the .mpy's table (shove/names.py), its code never loaded
+    (loading the AP's 14 modules for their names took 106 KB of the heap on
+    32 bits); a module with no .mpy to read (sources, a frozen image) is
+    imported once and let go."""
     import gc
 
     gc.collect()
@@ -56,63 +56,14 @@ def intern_first(names):
     d = globals().get("__file__") or ""
     d = d[:d.rfind("/") + 1]
     try:
+        from shove import names as table
+
         for m in new:
-            if not _names_of(d + m + ".mpy"):
+            if not table.read(d + m + ".mpy"):
                 __import__("shove." + m)
     finally:
-        release(*new)
+        release("names", *new)
         gc.collect()
-
-
-class _Names:  # getattr on it interns a name (a str made a qstr), as a module's loading does
-    pass
-
-
-def _names_of(path):
-    """The names in the table of the .mpy at `path` interned (MicroPython's
-    .mpy v6: "M", its version, two bytes, the count of names and of
-    objects, then each name: its length times two, plus one for a name the
-    interpreter has built in, whose text is not there; else its bytes and a
-    NUL); False if there is no such file or it is not one to read."""
-    try:
-        f = open(path, "rb")
-    except OSError:
-        return False
-    one = bytearray(1)
-    buf = bytearray(40)
-    try:
-        with f:
-            if f.readinto(buf, 4) != 4 or buf[0] != 77 or buf[1] != 6:
-                return False
-            mv = memoryview(buf)
-            n = _uint(f, one)
-            _uint(f, one)
-            for _ in range(n):
-                k = _uint(f, one)
-                if k & 1:
-                    continue
-                k >>= 1
-                if k >= len(buf):
-                    buf = bytearray(k + 1)
-                    mv = memoryview(buf)
-                if f.readinto(buf, k + 1) != k + 1:
-                    return False
-                getattr(_Names, str(mv[:k], "utf-8"), None)
-    except (ValueError, UnicodeError):  # cut short, or not text: its import interns them
-        return False
-    return True
-
-
-def _uint(f, one):
-    """A .mpy's variable-length number: 7 bits a byte, the high bit set on all but the last."""
-    v = 0
-    while True:
-        if not f.readinto(one):
-            raise ValueError("cut short")
-        b = one[0]
-        v = (v << 7) | (b & 0x7F)
-        if b < 0x80:
-            return v
 
 
 def call(name, fn, *args):
