@@ -150,8 +150,9 @@ def test_a_network_update_fits_the_grown_heap(wifi):
     assert wifi["met"]["deploy_112k"]
 
 
-@pytest.mark.xfail(strict=True, reason="not met yet: the set-up AP's start interns the names of 14 modules by "
-                                       "loading them in one step, more than it may take under 112 KB on the 32-bit port")
+@pytest.mark.xfail(strict=True, reason="not met yet: the set-up AP's start interns the names of 14 modules "
+                                       "(read from their .mpy) in the step that makes the App, more than it may take "
+                                       "under 112 KB on the 32-bit port")
 def test_the_set_up_ap_fits_the_grown_heap(wifi):
     c = wifi["ap"]["capped_112k"]
     assert c.get("reported", True) and c["memory_errors"] == 0 and not c.get("unexpected_answers")
