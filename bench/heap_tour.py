@@ -105,7 +105,7 @@ class Tour:
         # the first step in which the firmware reported a memory shortage (no_memory, or an
         # error event) or the server ended a request in a fault, its live heap as it began
         # and what it had allocated by its end
-        self.short_at = -1
+        self.short_at = -1  # (the Wi-Fi phases': wasm_heap.wifi_tour reports it)
         self.short_live = self.short_alloc = 0
 
 
@@ -130,7 +130,7 @@ def used(step, kind):
     most: some of it may have become garbage along the way)."""
     m = gc.mem_alloc()
     w = T.a.commands.web if T.a is not None else None
-    if T.short_at < 0 and (T.out.short or T.faults or (w is not None and w.faults)):
+    if T.net is not None and T.short_at < 0 and (T.out.short or T.faults or (w is not None and w.faults)):
         T.short_at = step
         T.short_live = T.last
         T.short_alloc = m - T.last
