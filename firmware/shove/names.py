@@ -12,14 +12,15 @@ def read(path):
     .mpy v6: "M", its version, two bytes, the count of names and of
     objects, then each name: its length times two, plus one for a name the
     interpreter has built in, whose text is not there; else its bytes and a
-    NUL); False if there is no such file or it is not one to read. A small
-    string a name is all it allocates (a read goes straight into a buffer)."""
+    NUL); False if there is no such file or it is not one to read. A new
+    name's string is all it allocates (a read goes straight into a buffer)."""
     try:
         f = open(path, "rb")
     except OSError:
         return False
     one = bytearray(1)
-    buf = bytearray(40)
+    buf = bytearray(48)
+    views = [None] * 48  # views[k]: buf's first k bytes, made once (a view a name would be 16 B each)
     try:
         with f:
             if f.readinto(buf, 4) != 4 or buf[0] != 77 or buf[1] != 6:
@@ -35,9 +36,14 @@ def read(path):
                 if k >= len(buf):
                     buf = bytearray(k + 1)
                     mv = memoryview(buf)
+                    views = [None] * (k + 1)
                 if f.readinto(buf, k + 1) != k + 1:
                     return False
-                getattr(_Names, str(mv[:k], "utf-8"), None)
+                v = views[k]
+                if v is None:
+                    v = views[k] = mv[:k]
+                # a name already interned comes back as it is (no string made); a new one is made and interned
+                getattr(_Names, str(v, "utf-8"), None)
     except (ValueError, UnicodeError):  # cut short, or not text: its import interns them
         return False
     return True
