@@ -56,10 +56,12 @@ def intern_first(names):
     d = globals().get("__file__") or ""
     d = d[:d.rfind("/") + 1]
     try:
-        from shove import names as table
+        table = None
+        if sys.implementation.name == "micropython":  # (in CPython names cost no board heap)
+            from shove import names as table
 
         for m in new:
-            if not table.read(d + m + ".mpy"):
+            if table is None or not table.read(d + m + ".mpy"):
                 __import__("shove." + m)
     finally:
         release("names", *new)
