@@ -135,7 +135,8 @@ bench-web: $(STAMP)
 # failed steps and MemoryErrors counted; "goals": each met or not) and exits 1 only when a goal is not met.
 # PEOPLE=1: the game between people alone (make bench's run at the first heap: HEAP=57344 PEOPLE=1)
 # PROFILE=<name>: on that board's profile (an S3's or C3's at its caps: HEAP=131072 PROFILE=c3-supermini-beds)
-# WIFI=1: the Wi-Fi phases alone (the board's server over a stand-in network stack), uncapped and at 112 KB;
+# WIFI=1: the Wi-Fi phases alone (the board's server over a stand-in network stack; a network update and the
+# set-up AP, each from a start of its own), uncapped and at 112 KB;
 # RECORD=1 with it writes them and the per-module table into bench/results.json and docs/performance.md
 wasm-heap: $(STAMP)
 	$(BIN)/python bench/wasm_heap.py $(if $(HEAP),HEAP=$(HEAP)) $(if $(PEOPLE),--people) $(if $(PROFILE),PROFILE=$(PROFILE)) $(if $(WIFI),--wifi) $(if $(RECORD),--record)

@@ -1,5 +1,6 @@
 """make bench's rows for the heap on the 32-bit WebAssembly MicroPython
 (bench/wasm_heap.py), with the goals beside them."""
+import re
 
 
 def _kb(b):
@@ -51,7 +52,43 @@ def wifi_rows(wi):
              _kb(max(u["step_demand"].values())), i["growths"],
              "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
              else ", never a second")),
-    ]
+    ] + _deploy_rows(wi.get("deploy")) + _ap_rows(wi.get("ap"))
+
+
+def _step_words(step):
+    """A tour step as words: a page's request as its method and path, else its call."""
+    m = re.search(r"'(GET|POST|PUT)', '([^'?]*)", step)
+    return "%s %s" % m.groups() if m else step.split("\n")[-1][:40]
+
+
+def _ap_rows(a):
+    """The set-up AP (bench/wasm_heap.py's ap_steps): its phases' peaks, its worst step, at 112 KB."""
+    if not a:
+        return []
+    u, c = a["uncapped"], a["capped_112k"]
+    worst = max(u["step_demand"], key=lambda k: u["step_demand"][k])
+    return [("  heap, 32-bit: the set-up AP, open / the join and the game's page after it (peaks; the largest "
+             "step's demand; capped at 112 KB)",
+             "%s; %s (%s); %s MemoryError (goal 0)%s" % (
+                 " / ".join(_kb(u["peaks"][k]) for k in ("setup_ap", "join")), _kb(u["step_demand"][worst]),
+                 _step_words(u["step_alloc_most"][worst]["step"]), _errors(c),
+                 "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
+                 else ", NOT MET"))]
+
+
+def _deploy_rows(d):
+    """A network update (bench/wasm_heap.py's deploy_steps): its phases' peaks, its worst step, at 112 KB."""
+    if not d:
+        return []
+    u, c = d["uncapped"], d["capped_112k"]
+    worst = max(u["step_demand"], key=lambda k: u["step_demand"][k])
+    return [("  heap, 32-bit, on Wi-Fi: a network update, joined / the update / the start after it (peaks; "
+             "the largest step's demand; capped at 112 KB)",
+             "%s; %s (%s); %s MemoryError (goal 0)%s" % (
+                 " / ".join(_kb(u["peaks"][k]) for k in ("joining", "update", "restart")),
+                 _kb(u["step_demand"][worst]), _step_words(u["step_alloc_most"][worst]["step"]),
+                 _errors(c), "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
+                 else ", NOT MET"))]
 
 
 def _eight_rows(t):
@@ -93,6 +130,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.scanner": "always", "shove.buttons": "always", "shove.leds": "always", "shove.handover": "always",
     "shove.giveback": "the loop's end (a hand-over to the REPL)",
     "shove.fault": "an error the loop caught (its report; let go after)",
+    "shove.names": "start-up on a board with a radio, and the set-up AP's opening (a network's names read; let go after)",
     "shove.commands": "always", "shove.app": "always",
     "shove.safeboot": "start-up (chip: until the start counts as good)", "shove.startup": "start-up (idem)",
     "shove.chip": "start-up", "shove.loading": "start-up", "shove.profile": "start-up; map command",
@@ -101,7 +139,14 @@ ROLE = {  # when each module's code is in the heap
     "shove.request": "a command line or a button press (loaded for it, let go after)",
     "shove.view": "a reply or event that carries a state; an undo; a journal written whole or replayed",
     "shove.diag": "a diag command", "shove.wifi": "while a Wi-Fi network is set (never on a board without one)",
-    "shove.wifiset": "the wifi command", "shove.throwing": "a game with a computer side; a hint",
+    "shove.wifiset": "the wifi command",
+    "shove.wifiap": "while the set-up network is open (no network joined)",
+    "shove.captive": "while the set-up network is open (its DNS answers)",
+    "shove.setupweb": "while the set-up network is open (its page's server)",
+    "shove.wifipage": "a request to the set-up page (let go after)",
+    "shove.probes": "a phone's connectivity probe on the set-up network (let go after)",
+    "shove.update": "an update over the network, once its owner code is right (let go after)",
+    "shove.updswitch": "start-up after an update was committed (boot's switch; let go after)", "shove.throwing": "a game with a computer side; a hint",
     "shove.cpu": "a game with a computer side; a hint", "shove.coach": "a hint",
     "shove.cpuloops": "from the first game with a computer side or hint until a reset (on the chip its machine code is in executable RAM outside this heap)",
     "shove.boards.matrix_model": "always on the virtual board (its matrix); on the ESP32 from the first `press` (its closures)",

@@ -99,9 +99,14 @@ class Tour:
         self.darts = 0  # the keeper's darts at the end (unload)
         self.net = self.clients = self.pending = None  # the Wi-Fi phases' stand-in network stack, the streams kept
         self.server = self.before = 0  # the server's own live heap (viewer_heap)
-        self.faults = 0  # requests the server ended in a fault (a MemoryError among them)
+        self.faults = 0  # requests the server ended in a fault (a MemoryError among them) or answered no_memory
         self.first = -1  # the Wi-Fi phases' first step a MemoryError ended (the rest are skipped)
         self.statuses = 0  # answers that were not the one expected (wifi_steps' checks)
+        # the first step in which the firmware reported a memory shortage (no_memory, or an
+        # error event) or the server ended a request in a fault, its live heap as it began
+        # and what it had allocated by its end
+        self.short_at = -1  # (the Wi-Fi phases': wasm_heap.wifi_tour reports it)
+        self.short_live = self.short_alloc = 0
 
 
 # The tour's figures across a power cut (power_cut, then a new interpreter: bench/wasm_heap.py's
@@ -141,6 +146,13 @@ def used(step, kind):
     collection that follows it: what the heap held at the step's worst (at
     most: some of it may have become garbage along the way)."""
     m = gc.mem_alloc()
+    w = T.a.commands.web if T.a is not None else None
+    if T.net is not None and T.short_at < 0 and (T.out.short or T.faults or (w is not None and w.faults)):
+        T.short_at = step
+        T.short_live = T.last
+        T.short_alloc = m - T.last
+        print("SHORT")  # its largest free block follows (bench/wasm_heap.py reads it)
+        micropython.mem_info()
     if m - T.last > T.kind[kind]:
         T.kind[kind] = m - T.last
     p = T.phase
@@ -358,7 +370,7 @@ def unload():
     T.darts = T.a.keeper.darts if T.a else 0
     w = T.a.commands.web if T.a else None
     if w is not None:
-        T.faults = w.faults
+        T.faults += w.faults
     T.a = None
     for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
         sys.modules.pop(name)
@@ -369,7 +381,8 @@ def report():
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
-                      "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first, "mpy": sys.implementation._mpy}))
+                      "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first,
+                      "short_at": T.short_at, "short_live": T.short_live, "short_alloc": T.short_alloc, "mpy": sys.implementation._mpy}))
 
 
 # ---- the Wi-Fi phases (bench/wasm_heap.py's wifi_steps) -------------------------------------
@@ -386,10 +399,15 @@ def net_load():
     T.clients = []  # the server's ends of the clients the tour keeps (the streams)
 
 
-def net_stubs():
-    """The stand-in as `network`, `socket` and `select`, for the modules
-    imported from now on (the virtual board keeps the port's select)."""
-    sys.modules["network"] = sys.modules["socket"] = sys.modules["select"] = T.net
+def net_stubs(poll=True):
+    """The stand-in as `network`, `socket` and (`poll`) `select`, for the
+    modules imported from now on (the virtual board keeps the port's
+    select). Without select before a boot on a board with a radio: start-up
+    interns the network's names first (shove.intern_first), importing the
+    server's modules, as on the chip."""
+    sys.modules["network"] = sys.modules["socket"] = T.net
+    if poll:
+        sys.modules["select"] = T.net
 
 
 def web():
@@ -458,6 +476,8 @@ def answer(s, keep=False):
 
 
 def expect(status, got):
+    if got == 503 and status != 503:  # answered no_memory (busy, the server's other 503, is expected where it comes)
+        T.faults += 1
     if got != status:
         T.statuses += 1
         print("STATUS", status, got, T.samples)
@@ -494,6 +514,7 @@ def server_off():
     from shove import release
 
     c = T.a.commands
+    T.faults += c.web.faults  # (the server made anew after counts from 0)
     c.web.close()
     c.web = None
     release("webroutes", "httpd")  # (close let the requests' code go)
@@ -511,3 +532,85 @@ def viewer_heap():
 
 def before():
     T.before = gc.mem_alloc()
+
+
+# ---- a network update (bench/wasm_heap.py's deploy_steps), as host/hapenny/netdeploy.py sends it ----
+class _ResetMachine:
+    """What the virtual board's deliberate reset asks of `machine` (its mark in RTC memory)."""
+
+    class RTC:
+        def memory(self, b=None):
+            return b""
+
+
+def commit(path, extra):
+    """The update's commit, as a page's plain request: answered, and the
+    board then resets (the virtual board's: SystemExit), its App gone as
+    in a power cut. The answer's status (0 if there was no reset)."""
+    head = b"POST %s HTTP/1.1\r\n%s%s\r\n" % (path.encode(), HOST, extra)
+    s = T.net.connect(head)
+    s.peer_closed = True
+    sys.modules["machine"] = _ResetMachine
+    reset = False
+    try:
+        until(lambda: False, 400)
+    except SystemExit:
+        reset = True
+    finally:
+        sys.modules.pop("machine", None)
+    if not reset:
+        return 0
+    w = T.a.commands.web
+    if w is not None:  # (the server's count goes with the reset)
+        T.faults += w.faults
+    T.a = None
+    T.clients = []
+    del T.net.backlog[:]
+    sys.modules.pop("select", None)  # the next start's board and App take the port's (net_stubs gives it back)
+    for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
+        sys.modules.pop(name)
+    return status_of(s)
+
+
+def switch():
+    """boot.py's part after a reset with an update staged: the files moved into place."""
+    import os
+
+    os.stat("upd.go")  # (an OSError here: the commit wrote no marker)
+    import shove.updswitch
+
+    shove.updswitch.run()
+    shove.release("updswitch")
+    for name in [n for n in sys.modules if n == "shove" or n.startswith("shove.")]:
+        sys.modules.pop(name)
+
+
+# ---- the set-up access point (bench/wasm_heap.py's ap_steps) -------------------------------
+def ap_open():
+    """The loop's passes until the set-up AP is open and its page served."""
+    return until(lambda: web() is not None and getattr(T.a.commands.net, "ap", None) is not None)
+
+
+def on_ap(yes=True):
+    """The next clients are a phone on the set-up AP (or, not `yes`, on the
+    home network, asking for the board at the address the page showed)."""
+    global HOST
+    T.net.peer = ("192.168.4.2", 50000) if yes else ("192.168.1.41", 50000)
+    if not yes:
+        a = T.a.commands.net.address.encode()
+        HOST = b"Host: %s\r\nOrigin: http://%s\r\n" % (a, a)
+
+
+def dns(query):
+    """A phone's DNS query to the AP's responder: True once it is answered."""
+    s = T.a.commands.net.dns.sock
+    n = s.sent
+    s.dgrams.append(query)
+    until(lambda: not s.dgrams, 100)
+    return s.sent > n
+
+
+def ap_joined():
+    """The loop's passes until the network the page asked for is joined and
+    the AP has closed (a game is under way: at once), the game's page then served."""
+    return until(lambda: not getattr(T.a.commands.net, "is_setup", False) and web() is not None)

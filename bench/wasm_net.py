@@ -8,14 +8,21 @@
 # - `socket`: non-blocking sockets; readinto() gives None while nothing
 #   waits, 0 once the client has closed; write(b, off, n) takes at most one
 #   TCP segment's worth (lwIP's send window is the same in kind); accept()
-#   raises OSError(EAGAIN) while none waits, as modsocket.c does;
-# - `select`: poll().ipoll(0) yields the listener when a client waits.
+#   raises OSError(EAGAIN) while none waits, as modsocket.c does; a
+#   datagram socket (the set-up AP's DNS) has recvfrom and sendto;
+# - `select`: poll().ipoll(0) yields the socket registered with it when a
+#   client waits (a listener) or a datagram does;
+# - the set-up AP: WLAN(AP_IF) takes its config and has the AP's address,
+#   the station's scan() finds a few networks; a client's address is the
+#   home network's, or the AP's side (`peer`) while a phone is on it.
 # Its objects are small and few (a socket: one instance, the bytes a client
 # sent kept as one bytes object), so that the server's share of the heap is
 # read with little of the neighbour in it; what a client is sent is counted
 # and its first bytes kept (its status line), never stored whole.
 SOL_SOCKET = 1
 SO_REUSEADDR = 4
+AF_INET = 2
+SOCK_DGRAM = 2
 POLLIN = 1
 STAT_IDLE = 1000
 STAT_CONNECTING = 1001
@@ -23,6 +30,9 @@ STAT_GOT_IP = 1010
 _SEG = 1436  # one TCP segment (lwIP's MSS on the ESP32)
 
 backlog = []  # accepted-to-be server sockets (a client's connect)
+peer = ("192.168.1.41", 50000)  # the next client's address (a phone on the AP: 192.168.4.2)
+_SCAN = [(b"home", b"\x01" * 6, 6, -48, 3, False), (b"next door", b"\x02" * 6, 1, -71, 3, False),
+         (b"cafe", b"\x03" * 6, 11, -80, 0, False)]
 
 
 def getaddrinfo(host, port):
@@ -35,15 +45,24 @@ def hostname(name=None):
 
 class WLAN:
     IF_STA = 0
+    IF_AP = 1
 
     def __init__(self, i=0):
         self.polls = -1
+        self.i = i
 
     def active(self, on=None):
         return True
 
-    def config(self, **kw):
+    def config(self, *a, **kw):
         pass
+
+    def scan(self):
+        return list(_SCAN)
+
+    def ifconfig(self):
+        return ("192.168.4.1", "255.255.255.0", "192.168.4.1", "192.168.4.1") if self.i else \
+            ("192.168.1.40", "255.255.255.0", "192.168.1.1", "192.168.1.1")
 
     def connect(self, ssid, key):
         self.polls = 0
@@ -67,6 +86,7 @@ class socket:
     """A server-side socket: the listener, or one accepted."""
 
     def __init__(self, *a):
+        self.dgrams = [] if len(a) > 1 and a[1] == SOCK_DGRAM else None  # a datagram socket's queue
         self.rx = b""  # what the client sent and the server has not read
         self.at = 0
         self.peer_closed = False
@@ -87,12 +107,24 @@ class socket:
         pass
 
     def fileno(self):
-        return 3
+        return self  # (the poll below takes it back as the socket)
+
+    def ready(self):
+        return bool(self.dgrams) if self.dgrams is not None else bool(backlog)
 
     def accept(self):
         if not backlog:
             raise OSError(11)
-        return backlog.pop(0), ("192.168.1.41", 50000)
+        return backlog.pop(0), peer
+
+    def recvfrom(self, n):
+        if not self.dgrams:
+            raise OSError(11)
+        return self.dgrams.pop(0)[:n], ("192.168.4.2", 5353)
+
+    def sendto(self, b, to):
+        self.sent += len(b)
+        return len(b)
 
     def readinto(self, buf, n=-1):
         left = len(self.rx) - self.at
@@ -131,13 +163,17 @@ class socket:
 
 class poll:
     def __init__(self):
-        pass
+        self.s = None
 
     def register(self, obj, mask=POLLIN):
-        pass
+        self.s = obj
+
+    def unregister(self, obj):
+        self.s = None
 
     def ipoll(self, timeout=0):
-        return _READY if backlog else ()  # no generator made: the chip's ipoll allocates nothing either
+        s = self.s
+        return _READY if s is not None and s.ready() else ()  # no generator made: the chip's ipoll allocates nothing either
 
 
 _READY = ((3, POLLIN),)

@@ -59,7 +59,7 @@ HARDWARE = ("machine", "esp32", "network", "shove.boards")
 # firmware/'s own (main, boot). docs/architecture.md ("The parts") shows this
 # table, and test_the_architecture_page_shows_the_part_map holds it to it.
 PARTS = (
-    (1, "base", "shove segments store"),
+    (1, "base", "shove segments store names"),
     (2, "boards", "scanner profile profile_default chip boards boards.esp32 boards.esp32_setup boards.esp32_mem32 "
                   "boards.matrix_model boards.virtual boards.virtual_clock boards.virtual_esp32 "
                   "boards.virtual_uart boards.virtual_flash boards.virtual_setup boards.virtual_bench"),

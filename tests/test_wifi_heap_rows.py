@@ -55,7 +55,11 @@ def test_the_page_shows_the_wifi_goals_as_the_run_has_them(wifi):
     today, met = rows["the Wi-Fi phases inside the grown heap, never a second growth"]
     c = wifi["capped_112k"]
     assert ("%d MemoryError" % c["memory_errors"]) in today
-    assert met == ("yes" if wifi["met"]["memory_errors_112k"] and wifi["met"]["one_growth"] else goals.NO)
+    assert ("a network update %d" % wifi["deploy"]["capped_112k"]["memory_errors"]) in today
+    assert ("the set-up AP %s%d" % ("" if wifi["ap"]["capped_112k"].get("reported", True) else "at least ",
+                                    wifi["ap"]["capped_112k"]["memory_errors"])) in today
+    assert met == ("yes" if wifi["met"]["memory_errors_112k"] and wifi["met"]["one_growth"]
+                   and wifi["met"]["deploy_112k"] and wifi["met"]["ap_112k"] else goals.NO)
     # a worse run is shown as not met: the server's share over its goal
     worse = copy.deepcopy(results)
     worse["wasm_heap"]["wifi"]["met"]["server_two_viewers"] = False
@@ -65,8 +69,91 @@ def test_the_page_shows_the_wifi_goals_as_the_run_has_them(wifi):
     assert any("two pages watching" in k for k in shown)
 
 
+def test_a_network_update_was_played_through_as_netdeploy_sends_it(wifi):
+    """The update's phases, from a start of their own: every answer the one
+    netdeploy expects (the list, the staging, each piece, the commit and its
+    reset, the list again once the board is back), nothing failed uncapped;
+    the board's table shows them, and at 112 KB the goal counts them."""
+    d = wifi["deploy"]
+    u = d["uncapped"]
+    assert set(u["peaks"]) == {"joining", "update", "restart"} and all(v > 0 for v in u["peaks"].values())
+    assert u["memory_errors"] == 0 and u["steps_failed"] == 0 and u["unexpected_answers"] == 0
+    # the start after the update is a start (its live heap rebuilt from the boot), not the update's heap kept
+    assert u["step_demand"]["restart"] > u["peaks"]["restart"]
+    shown = dict(heap_rows.wifi_rows(wifi))
+    row = [v for k, v in shown.items() if "a network update" in k]
+    assert len(row) == 1 and ("%d MemoryError" % d["capped_112k"]["memory_errors"]) in row[0]
+    # a worse update run is a missed goal, whatever the board's own phases did
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    better = copy.deepcopy(results)
+    better["wasm_heap"]["wifi"]["met"].update(memory_errors_112k=True, one_growth=True, deploy_112k=False,
+                                              ap_112k=True)
+    assert _goal_rows(better)["the Wi-Fi phases inside the grown heap, never a second growth"][1] == goals.NO
+    better["wasm_heap"]["wifi"]["met"]["deploy_112k"] = True
+    assert _goal_rows(better)["the Wi-Fi phases inside the grown heap, never a second growth"][1] == "yes"
+
+
+def test_the_set_up_ap_was_played_through_from_a_board_with_no_network(wifi):
+    """The set-up AP's phases, from a start with no network set on a board
+    with a radio: every answer the one a phone expects (its DNS query, the
+    probe's redirect, the page, the scan, the state, the join), the AP
+    closed once joined and the game's page served at the new address;
+    nothing failed uncapped; the table shows them, the goal counts them."""
+    a = wifi["ap"]
+    u = a["uncapped"]
+    assert set(u["peaks"]) == {"setup_ap", "join"} and all(v > 0 for v in u["peaks"].values())
+    assert u["memory_errors"] == 0 and u["steps_failed"] == 0 and u["unexpected_answers"] == 0
+    shown = dict(heap_rows.wifi_rows(wifi))
+    row = [v for k, v in shown.items() if "the set-up AP" in k]
+    assert len(row) == 1 and ("%d MemoryError" % a["capped_112k"]["memory_errors"]) in row[0]
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    worse = copy.deepcopy(results)
+    worse["wasm_heap"]["wifi"]["met"].update(memory_errors_112k=True, one_growth=True, deploy_112k=True,
+                                             ap_112k=False)
+    assert _goal_rows(worse)["the Wi-Fi phases inside the grown heap, never a second growth"][1] == goals.NO
+
+
+@pytest.mark.parametrize("run", ["board", "deploy", "ap"])
+def test_the_capped_run_names_its_first_shortage(wifi, run):
+    """Where the 112 KB run first ran short is in the record: the step, the
+    live heap it began with and what it had allocated (this port collects
+    only between steps), and the largest free block then; none if no
+    shortage was reported."""
+    c = wifi["capped_112k"] if run == "board" else wifi[run]["capped_112k"]
+    if not c.get("reported", True):  # a step ended in a MemoryError: the run stopped there, its step named
+        assert c["memory_errors"] >= 1 and c["steps_failed"] == 0
+        return
+    first = c["first_no_memory"]
+    if not c["memory_errors"]:
+        assert first is None
+        return
+    assert first is not None and first["step"]
+    assert 0 < first["live"] < c["cap"] and first["allocated"] > 0
+    # the firmware and the interpreter have the cap (the driver's share is given on top): what the
+    # step held fits under it, and the free block left was too small for what came next
+    assert first["live"] + first["allocated"] <= c["cap"]
+    assert first["largest_free_block"] is not None and first["largest_free_block"] < c["cap"] - first["live"]
+
+
 @pytest.mark.xfail(strict=True, reason="not met yet: a page's `new` beside two watching pages needs more than "
                                        "one step may take under 112 KB on the 32-bit port (docs/performance.md)")
 def test_the_wifi_phases_fit_the_grown_heap(wifi):
     c = wifi["capped_112k"]
     assert c["memory_errors"] == 0 and c["steps_failed"] == 0 and wifi["met"]["memory_errors_112k"]
+
+
+@pytest.mark.xfail(strict=True, reason="not met yet: the update's file list hashes every firmware file in one "
+                                       "step, more than it may take under 112 KB on the 32-bit port")
+def test_a_network_update_fits_the_grown_heap(wifi):
+    c = wifi["deploy"]["capped_112k"]
+    assert c["memory_errors"] == 0 and c["steps_failed"] == 0 and not c["unexpected_answers"]
+    assert wifi["met"]["deploy_112k"]
+
+
+@pytest.mark.xfail(strict=True, reason="not met yet: the set-up AP's start interns the names of 14 modules "
+                                       "(read from their .mpy) in the step that makes the App, more than it may take "
+                                       "under 112 KB on the 32-bit port")
+def test_the_set_up_ap_fits_the_grown_heap(wifi):
+    c = wifi["ap"]["capped_112k"]
+    assert c.get("reported", True) and c["memory_errors"] == 0 and not c.get("unexpected_answers")
+    assert wifi["met"]["ap_112k"]

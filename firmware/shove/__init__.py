@@ -44,16 +44,27 @@ def intern_first(names):
     MemoryError for that pool in a heap the game had cut up, with 90 KB
     free. Done while the heap is whole (start-up), or before the AP opens
     later, where a MemoryError here (caught by the caller) leaves it closed
-    rather than open on a board that can then load nothing."""
+    rather than open on a board that can then load nothing. The names are
+    read from the .mpy's table (shove/names.py), its code never loaded
+    (loading the AP's 14 modules for their names took 106 KB of the heap on
+    32 bits); a module with no .mpy to read (sources, a frozen image) is
+    imported once and let go."""
     import gc
 
     gc.collect()
     new = [m for m in names if "shove." + m not in sys.modules]
+    d = globals().get("__file__") or ""
+    d = d[:d.rfind("/") + 1]
     try:
+        table = None
+        if sys.implementation.name == "micropython":  # (in CPython names cost no board heap)
+            from shove import names as table
+
         for m in new:
-            __import__("shove." + m)
+            if table is None or not table.read(d + m + ".mpy"):
+                __import__("shove." + m)
     finally:
-        release(*new)
+        release("names", *new)
         gc.collect()
 
 

@@ -78,7 +78,7 @@ def _hash(p, buf):
             n = f.readinto(buf)
             if not n:
                 break
-            h.update(mv[:n])
+            h.update(buf if n == len(buf) else mv[:n])  # (a slice a read: 16 B each, some 8 KB a listing)
     return hexlify(h.digest()).decode()
 
 
