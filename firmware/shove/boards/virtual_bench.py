@@ -311,9 +311,7 @@ class Bench:
         if w is not None:
             st["web_steps"] = list(w)
             # the socket calls (the runtime's socket, vsocket.py): calls, bytes, the chip's us, the host's us
-            st["sockets"] = list(getattr(sys.modules.get("socket"), "FIGURES", ()))
-            # the socket calls (the runtime's socket, vsocket.py): calls, bytes, the chip's us, the host's us
-            st["sockets"] = list(getattr(sys.modules.get("socket"), "FIGURES", ()))
+            st["sockets"] = list(getattr(sys.modules.get("socket"), "stats", ()))
             w[2] = 0  # the longest: since the last stats, like gap_max_us
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0
         return st

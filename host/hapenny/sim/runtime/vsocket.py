@@ -23,6 +23,8 @@ except NameError:
 
 import time
 
+from micropython import const
+
 g = globals()
 for k in dir(_real):  # noqa: F821  (given by vboot.py)  the unix port's names, as its own module has them
     if k[0] != "_" and k != "socket":
@@ -45,41 +47,41 @@ TCP_NODELAY = 1
 #   a write is lwip_write; accept is lwip_accept and then the new socket's
 #   _socket_settimeout (two lwip_setsockopt and an lwip_fcntl), as is
 #   setblocking; close is lwip_close;
-# - SELECT_US: lwip_select with a zero timeout measured on an ESP32 at
+# - _SELECT_US: lwip_select with a zero timeout measured on an ESP32 at
 #   133 us a call (esphome/esphome#14249, four sockets; its cost is lwIP's
 #   per-socket locking, get_socket/done_socket and SYS_ARCH_PROTECT: one
 #   socket is charged as four, which errs slow);
-# - CALL_US: an lwIP socket call that reaches the TCP/IP core. The port's
+# - _CALL_US: an lwIP socket call that reaches the TCP/IP core. The port's
 #   sdkconfig leaves CONFIG_LWIP_TCPIP_CORE_LOCKING off, so lwip_recvfrom
 #   (its window update), lwip_write, lwip_accept and lwip_close each post a
 #   message to the tcpip task and wait for its answer: two task switches
 #   and the same socket locking as select. No per-call figure for these was
 #   found measured on a chip; they are charged as the select measured
 #   beside them, which errs slow (the switches are a few us at 240 MHz);
-# - BYTE_NS: each byte sent or received is copied once (lwIP copies what is
+# - _BYTE_NS: each byte sent or received is copied once (lwIP copies what is
 #   written into its pbufs, NETCONN_COPY; a read copies out of them) and
 #   summed for the TCP checksum in software: some 10 cycles a byte at
 #   240 MHz; 50 ns (12 cycles) errs slow.
 # docs/virtual-board.md says how much the web load's rows move with them.
-SELECT_US = 133
-CALL_US = 133
-BYTE_NS = 50
+_SELECT_US = const(133)
+_CALL_US = const(133)
+_BYTE_NS = const(50)
 # the figures of the socket calls (the test bench's stats): calls, bytes
 # copied, the chip's us charged for them, and this machine's us spent in them
-FIGURES = [0, 0, 0, 0]
+# (names the firmware has interned already, and consts: each new name here
+# would take a place in the chip-sized heap's pools of names)
+stats = [0, 0, 0, 0]
 
 
-_CLOCK = []  # the board's clock, once found (a look-up each call would be charged as the firmware's)
-
-
-def _clock():
-    if _CLOCK:
-        return _CLOCK[0]
+def clock(c=[]):
+    """The board's clock, kept once found (a look-up each call would be charged as the firmware's)."""
+    if c:
+        return c[0]
     try:
         import machine
 
-        _CLOCK.append(machine.board_clock)
-        return _CLOCK[0]
+        c.append(machine.board_clock)
+        return c[0]
     except (ImportError, AttributeError):
         return None
 
@@ -90,7 +92,7 @@ def _model(fn, *args):
     board's clock charges the firmware's work up to this call, and not the
     model's (under the ESP32 timing model it would be charged at the
     bytecode's factor, milliseconds of the chip's time an accept)."""
-    c = _clock()
+    c = clock()
     if c is None:
         return fn(*args)
     c.ticks_us()
@@ -100,14 +102,14 @@ def _model(fn, *args):
         c.sim(0)
 
 
-def _call(us, fn, *args):
-    """fn(*args), a socket call, charged `us` of the chip's time and BYTE_NS
-    a byte it moved (its result, when a count), its host time kept off the
-    firmware's (as _model's)."""
-    c = _clock()
+def call(us, fn, *args):
+    """fn(*args), a socket call, charged `us` of the chip's time and _BYTE_NS
+    a byte it moved (its result's count, or recvfrom's data), its host time
+    kept off the firmware's (as _model's)."""
+    c = clock()
     if c is None:
         return fn(*args)
-    f = FIGURES
+    f = stats
     f[0] += 1
     if not hasattr(c, "scale"):  # the plain timing model: the call's own time is the board's
         return fn(*args)
@@ -118,71 +120,40 @@ def _call(us, fn, *args):
         r = fn(*args)
         if isinstance(r, int):
             n = r
+        elif isinstance(r, tuple) and isinstance(r[0], bytes):  # recvfrom's (data, address)
+            n = len(r[0])
         return r
     finally:
-        us += n * BYTE_NS // 1000
+        us += n * _BYTE_NS // 1000
         f[1] += n
         f[2] += us
         f[3] += time.ticks_diff(time.ticks_us(), t0)
         c.sim(us)  # (this bookkeeping too is the simulator's)
 
 
-class _Conn:
+class Conn:
     """An accepted connection: the unix port's own socket (accept makes
     one of its objects, not this module's class), each call charged as the
-    chip's (_call)."""
+    chip's (call)."""
 
     def __init__(self, s):
-        self._s = s
+        self.sock = s
 
     def fileno(self):
-        return self._s.fileno()
+        return self.sock.fileno()
 
-    def setblocking(self, flag):
-        return _call(CALL_US, self._s.setblocking, flag)
-
-    def settimeout(self, t):
-        return _call(CALL_US, self._s.settimeout, t)
+    def setblocking(self, n):
+        return call(_CALL_US, self.sock.setblocking, n)
 
     def readinto(self, buf, *n):
-        return _call(SELECT_US + CALL_US, self._s.readinto, buf, *n)
-
-    def recv(self, n):
-        r = _call(SELECT_US + CALL_US, self._s.recv, n)
-        _bytes(len(r))
-        return r
-
-    def read(self, *n):
-        r = _call(SELECT_US + CALL_US, self._s.read, *n)
-        if r:
-            _bytes(len(r))
-        return r
+        return call(_SELECT_US + _CALL_US, self.sock.readinto, buf, *n)
 
     def write(self, buf, *a):
-        return _call(CALL_US, self._s.write, buf, *a)
-
-    def send(self, buf):
-        return _call(CALL_US, self._s.send, buf)
-
-    def sendall(self, buf):
-        return _call(CALL_US, self._s.sendall, buf)
+        return call(_CALL_US, self.sock.write, buf, *a)
 
     def close(self):
-        _call(CALL_US, self._s.close)
+        call(_CALL_US, self.sock.close)
         _model(esp32.heap().sweep)  # noqa: F821
-
-    def setsockopt(self, *a):
-        return _call(0, self._s.setsockopt, *a)
-
-
-def _bytes(n):
-    """A copy of n bytes charged after a call whose result was not their count."""
-    c = _clock()
-    if c is not None and hasattr(c, "scale"):
-        us = n * BYTE_NS // 1000
-        FIGURES[1] += n
-        FIGURES[2] += us
-        c.sim(us)
 
 
 class socket(_real.socket):  # noqa: F821
@@ -207,7 +178,7 @@ class socket(_real.socket):  # noqa: F821
 
     def accept(self):
         # lwip_accept, then the new socket's _socket_settimeout (modsocket.c)
-        conn, addr = _call(2 * CALL_US, super().accept)
+        conn, addr = call(2 * _CALL_US, super().accept)
         h = esp32.heap()  # noqa: F821
         _model(h.sweep)
         try:
@@ -215,18 +186,16 @@ class socket(_real.socket):  # noqa: F821
         except OSError:
             conn.close()
             raise
-        conn = _Conn(conn)
+        conn = Conn(conn)
         h.sockets.append([conn, ids])
         return conn, addr
 
     def recvfrom(self, n):
-        r = _call(SELECT_US + CALL_US, super().recvfrom, n)
-        _bytes(len(r[0]))
-        return r
+        return call(_SELECT_US + _CALL_US, super().recvfrom, n)
 
     def sendto(self, buf, addr):
-        return _call(CALL_US, super().sendto, buf, addr)
+        return call(_CALL_US, super().sendto, buf, addr)
 
     def close(self):
-        _call(CALL_US, super().close)
+        call(_CALL_US, super().close)
         _model(esp32.heap().sweep)  # noqa: F821
