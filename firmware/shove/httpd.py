@@ -76,6 +76,11 @@ _PING_MS = const(10000)  # a stream silent this long gets a ping
 # a stream with nothing to send has its socket looked at (its client's close) this often, not every
 # step: a look is a call into the network stack, and streams last for hours
 _LOOK_MS = const(250)
+# the requests' code (srv.lazy) stays loaded this long after the last request: a module's load
+# from the flash is tens of ms on the chip with no read of the matrix in it (docs/performance.md,
+# "Under web load"), and a page's load, a player's commands or a hostile client come in bursts;
+# the heap holds it no higher than a request does, only longer
+_KEEP_MS = const(5000)
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
@@ -161,6 +166,7 @@ class Server:
         self.guard = self.watch = self.hold = None
         self.lazy = ("httpreq",)
         self.loaded = False  # httpreq (and lazy) in use since the last release
+        self.asked = 0  # the tick of the last step with a request under way (_KEEP_MS)
         self.slots = [Conn() for _ in range(_SLOTS)]
         self.pool = []
         for _ in range(BUFFERS):
@@ -218,9 +224,10 @@ class Server:
     def step(self, now):
         self.now = now
         for _ in self.poll.ipoll(0):
+            self.tick()  # (the poll and an accept are calls into the network stack: a read of the matrix after each)
             self._accept(now)
-            self.tick()  # (an accept is a call into the network stack: a read of the matrix before the next)
             break
+        self.tick()
         busy = False
         asks = False  # a request under way, or an answer: the request's code stays loaded
         n = 0
@@ -258,7 +265,9 @@ class Server:
                 self.watch(now)
             except Exception:  # (a MemoryError making a snapshot): the streams keep their events
                 self.faults += 1
-        if self.loaded and not asks:  # only streams left: the requests' code goes
+        if asks:
+            self.asked = now
+        elif self.loaded and ticks_diff(now, self.asked) >= _KEEP_MS:  # only streams left a while: the requests' code goes
             self.loaded = False
             release(*self.lazy)
         self.busy = busy
@@ -375,12 +384,12 @@ class Server:
         if st == _LINGER and ticks_diff(now, c.since) >= _LINGER_MS:
             self.close_conn(c)
             return
-        if st == STREAM:
-            if ticks_diff(now, c.look) < _LOOK_MS:
-                return
-            c.look = now
-            if ticks_diff(now, c.last) >= _PING_MS:
-                c.push(_PING, None, now)
+        # a quiet stream's socket, or an answered one's, is looked at every _LOOK_MS, not every step
+        if ticks_diff(now, c.look) < _LOOK_MS:
+            return
+        c.look = now
+        if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
+            c.push(_PING, None, now)
         # what a client sends after its request is read is dropped; its close ends the connection
         if c.sock.readinto(self._scratch) == 0:
             self.close_conn(c)
@@ -409,6 +418,7 @@ class Server:
                 c.file.close()
                 c.file = None
                 return
+            self.tick()  # (a read from the flash, then the write)
         k = s.write(c.buf, c.at, c.fn - c.at)
         if k:
             c.at += k
