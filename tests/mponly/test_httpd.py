@@ -5,6 +5,7 @@
 # the virtual board in tests/test_board_web.py.
 import gc
 import socket
+import sys
 import time
 
 from shove import httpd, httpreq
@@ -165,6 +166,32 @@ def test_a_stream_gives_its_buffer_back_and_a_client_with_none_left_waits_its_tu
         assert _read(c, srv, 0).startswith(b"HTTP/1.1 200 ")  # its turn came
         for s in (b, c, st):
             s.close()
+    finally:
+        srv.close()
+
+
+def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_goes():
+    """A module's load from the flash is tens of ms on the chip with no read of the
+    matrix: httpreq is kept for a page's next file or a player's next command, and let
+    go once no request has been under way for 5 s of the board's clock (httpd's _KEEP_MS)."""
+    srv = _server()
+    try:
+        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
+        s.close()
+        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE)
+        assert "shove.httpreq" in sys.modules and srv.loaded
+        srv.step(1000 + 4999)
+        assert "shove.httpreq" in sys.modules and srv.loaded  # kept
+        srv.step(1000 + 5000)
+        assert "shove.httpreq" not in sys.modules and not srv.loaded  # let go
+        s = _client(srv)  # and loaded again for the next request
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, 7000).startswith(b"HTTP/1.1 200 ")
+        assert "shove.httpreq" in sys.modules
+        s.close()
     finally:
         srv.close()
 
