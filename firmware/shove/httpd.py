@@ -81,6 +81,10 @@ _LOOK_MS = const(250)
 # "Under web load"), and a page's load, a player's commands or a hostile client come in bursts;
 # the heap holds it no higher than a request does, only longer
 _KEEP_MS = const(5000)
+# a request still arriving whose last read found nothing is read again no sooner than this: a read is
+# a select and a recv in lwIP (some 0.3 ms on the chip), and while streams have output the loop steps
+# the server every round (a silent or slow client made each of those rounds a read for nothing)
+_WAIT_MS = const(10)
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
@@ -137,7 +141,7 @@ class Conn:
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
-        self.look = 0  # tick a quiet stream's socket was last looked at (_LOOK_MS)
+        self.look = -1  # tick a quiet stream's socket was last looked at (_LOOK_MS); a request's last read that found nothing (_WAIT_MS), -1 none
 
     def push(self, kind, text, now):
         """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
@@ -237,10 +241,15 @@ class Server:
                 continue
             try:
                 if st <= BODY:
-                    from shove import httpreq  # loaded for the requests (let go below once none is left)
+                    if c.look < 0 or ticks_diff(now, c.look) >= _WAIT_MS:
+                        from shove import httpreq  # loaded for the requests (let go below once none is left)
 
-                    self.loaded = True
-                    httpreq.work(self, c, now)
+                        self.loaded = True
+                        k = c.n
+                        httpreq.work(self, c, now)
+                        # nothing came and the request is not whole: the next read waits _WAIT_MS
+                        st = c.state
+                        c.look = now if c.n == k and (st == HEAD or st == BODY and c.n < c.need) else -1
                 else:
                     self._work(c, st, now)
             except OSError:  # the client reset the connection, or the network went: it ends

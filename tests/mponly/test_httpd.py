@@ -32,10 +32,11 @@ def _client(srv):
 
 
 def _read(s, srv, now, steps=200):
-    """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes)."""
+    """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes),
+    the board's clock a ms on at each step from `now` (a request still arriving is read every httpd._WAIT_MS)."""
     got = b""
-    for _ in range(steps):
-        srv.step(now)
+    for i in range(steps):
+        srv.step(now + i)
         try:
             b = s.recv(4096)
         except OSError:
@@ -56,8 +57,8 @@ def _read(s, srv, now, steps=200):
 
 
 def _until(srv, now, cond, steps=200):
-    for _ in range(steps):
-        srv.step(now)
+    for i in range(steps):
+        srv.step(now + i)
         if cond():
             return True
         time.sleep_ms(1)
@@ -183,13 +184,14 @@ def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_
         s.close()
         assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE)
         assert "shove.httpreq" in sys.modules and srv.loaded
-        srv.step(1000 + 4999)
+        last = srv.asked  # the last step with a request under way
+        srv.step(last + 4999)
         assert "shove.httpreq" in sys.modules and srv.loaded  # kept
-        srv.step(1000 + 5000)
+        srv.step(last + 5000)
         assert "shove.httpreq" not in sys.modules and not srv.loaded  # let go
         s = _client(srv)  # and loaded again for the next request
         s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert _read(s, srv, 7000).startswith(b"HTTP/1.1 200 ")
+        assert _read(s, srv, last + 6000).startswith(b"HTTP/1.1 200 ")
         assert "shove.httpreq" in sys.modules
         s.close()
     finally:
