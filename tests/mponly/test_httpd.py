@@ -198,6 +198,30 @@ def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_
         srv.close()
 
 
+def test_a_request_still_arriving_is_read_again_no_sooner_than_10_ms_after_a_read_that_found_nothing():
+    """A read is a select and a recv in lwIP (some 0.3 ms on the chip): a slow or silent client
+    is not read at every step while the streams' output makes the loop step the server every round."""
+    srv = _server()
+    srv.route("/", lambda req, now: req.reply(200, "{}"))
+    try:
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHo")
+        assert _until(srv, 1000, lambda: srv.slots[0].n > 0)
+        c = srv.slots[0]
+        srv.step(2000)  # a read that finds nothing
+        assert c.state == httpd.HEAD and c.look == 2000
+        s.send(b"st: h\r\n\r\n")  # the rest of the request, on the loopback at once
+        time.sleep_ms(5)
+        srv.step(2009)
+        assert c.state == httpd.HEAD and c.look == 2000  # not read yet
+        srv.step(2010)
+        assert c.state not in (httpd.HEAD, httpd.BODY)  # read, and answered
+        assert _read(s, srv, 2011).startswith(b"HTTP/1.1 200 ")
+        s.close()
+    finally:
+        srv.close()
+
+
 def test_the_request_code_has_the_cores_figures():
     """httpreq keeps copies of the core's figures (the core loads it: no import back)."""
     for name in ("HEAD_MAX", "BODY_MAX", "DEADLINE_MS", "HEAD", "BODY", "SEND", "STREAM", "EV_SNAPSHOT"):
