@@ -79,7 +79,7 @@ _LOOK_MS = const(250)
 # the requests' code (srv.lazy) stays loaded this long after the last request: a module's load
 # from the flash is tens of ms on the chip with no read of the matrix in it (docs/performance.md,
 # "Under web load"), and a page's load, a player's commands or a hostile client come in bursts;
-# the heap holds it no higher than a request does, only longer
+# the heap holds it as while a request is under way, only for longer (the Wi-Fi tour's peaks rose 5 to 12 KB)
 _KEEP_MS = const(5000)
 # a request still arriving whose last read found nothing is read again no sooner than this: a read is
 # a select and a recv in lwIP (some 0.3 ms on the chip), and while streams have output the loop steps
@@ -141,7 +141,9 @@ class Conn:
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
-        self.look = -1  # tick a quiet stream's socket was last looked at (_LOOK_MS); a request's last read that found nothing (_WAIT_MS), -1 none
+        # tick a quiet stream's socket was last looked at (_LOOK_MS); a request's last read that
+        # found nothing (_WAIT_MS); -1: none
+        self.look = -1
 
     def push(self, kind, text, now):
         """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a

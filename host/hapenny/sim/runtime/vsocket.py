@@ -62,7 +62,7 @@ TCP_NODELAY = 1
 #   written into its pbufs, NETCONN_COPY; a read copies out of them) and
 #   summed for the TCP checksum in software: some 10 cycles a byte at
 #   240 MHz; 50 ns (12 cycles) errs slow.
-# docs/virtual-board.md says how much the web load's rows move with them.
+# docs/performance.md ("Under web load") says how much the rows move with them.
 _SELECT_US = const(133)
 _CALL_US = const(133)
 _BYTE_NS = const(50)
