@@ -525,6 +525,13 @@ def server_on():
     T.a.commands.net._serve()
 
 
+def requests_done():
+    """Six seconds of the board's clock with no request: the server lets the requests' code go
+    (httpd._KEEP_MS after the last), as on a board whose pages only watch."""
+    T.a.board.clock.total += 6000000
+    until(lambda: not web().loaded, 400)
+
+
 def viewer_heap():
     """After the host's collection with the server off: its share is the live heap before minus now."""
     T.server = T.before - gc.mem_alloc()

@@ -44,9 +44,14 @@ def web_load_rows(w):
     d = w["darts_250ms"]
     rows.append(("    darts 250 ms apart", "%(lost)d lost of %(darts)d" % d))
     st, lo = w["web_steps"], w["step_longest_us"]
-    rows.append(("    a server step with a client's work", "%.2f ms on average (%d steps), the longest p50 %.1f / "
-                 "p99 %.1f / max %.1f ms (board clock)" % (st["mean_us"] / 1000, st["steps"], lo["p50"] / 1000,
-                                                           lo["p99"] / 1000, lo["max"] / 1000)))
+    k = w.get("sockets")  # its socket calls at the chip's fixed costs (runtime/vsocket.py), when measured so
+    calls = "; its socket calls %.1f a step, %.2f ms of it" % (k["calls"] / max(1, st["steps"]), k["chip_us"] / max(
+        1, st["steps"]) / 1000) if k else ""
+    g = w["slice_stretch_us"]
+    rows.append(("    a server step with a client's work", "%.2f ms on average (%d steps%s), the longest p50 %.1f / "
+                 "p99 %.1f / max %.1f ms; the matrix unread at most p50 %.1f / p99 %.1f ms a look (board clock)" % (
+                     st["mean_us"] / 1000, st["steps"], calls, lo["p50"] / 1000, lo["p99"] / 1000, lo["max"] / 1000,
+                     g["p50"] / 1000, g["p99"] / 1000)))
     return rows
 
 

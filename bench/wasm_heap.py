@@ -532,7 +532,7 @@ def wifi_steps(cpu_rounds=6):
     s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code) + req(200, "GET", "/api/snapshot")
     # the server's own share: the live heap with two pages watching, against the same with it closed
     # and let go (the sockets' objects go with it: on the chip, small objects of the port's too)
-    s += ["H.measure()", COLLECT, "H.before()", "H.server_off()", COLLECT, "H.viewer_heap()", "H.server_on()", COLLECT]
+    s += ["H.requests_done()", "H.measure()", COLLECT, "H.before()", "H.server_off()", COLLECT, "H.viewer_heap()", "H.server_on()", COLLECT]
     s += req(200, "GET", "/api/events", keep=True) * 2
     s += _phase(3)
     s += req(200, "GET", "/api/events", keep=True) + req(503, "GET", "/api/snapshot")  # a fourth: busy

@@ -266,7 +266,8 @@ def measure(quick=False):
                     time.sleep(2.0)  # both pages up, the hostile client going
                     web = link.request("stats")["stats"]["web"]
                     out["streams_at_start"] = web["streams"]
-                    s0 = vb.stats()["web_steps"]
+                    st0 = vb.stats()
+                    s0, k0 = st0["web_steps"], st0.get("sockets")
                     run = esp32_model.Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]})
                     run.fresh_game()
                     out["loop_period_us"] = round(esp32_model._loop_period(vb, 2.0, 2 if quick else LOOP_WINDOWS), 1)
@@ -280,9 +281,13 @@ def measure(quick=False):
                         run.fresh_game()
                     out["darts_250ms"] = visits(vb, run, rnd, 5 if quick else VISITS)
                     esp32_model._progress("darts 250 ms apart", t0)
-                    s1 = vb.stats()["web_steps"]
+                    st1 = vb.stats()
+                    s1, k1 = st1["web_steps"], st1.get("sockets")
                     # a service slice's server step with a client's work, on the model: its mean over the run
                     out["web_steps"] = {"steps": s1[0] - s0[0], "mean_us": round((s1[1] - s0[1]) / max(1, s1[0] - s0[0]), 1)}
+                    if k0 and k1:  # the socket calls meanwhile, at the chip's fixed costs (vsocket.py)
+                        d = [b - a for a, b in zip(k0, k1)]
+                        out["sockets"] = {"calls": d[0], "bytes": d[1], "chip_us": d[2], "host_us": d[3]}
                     out["web"] = link.request("stats")["stats"]["web"]
                     out["stalls_skipped"] = vb.stats()["stalls"]
                 finally:

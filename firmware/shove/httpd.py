@@ -78,6 +78,15 @@ _PING_MS = const(10000)  # a stream silent this long gets a ping
 # a stream with nothing to send has its socket looked at (its client's close) this often, not every
 # step: a look is a call into the network stack, and streams last for hours
 _LOOK_MS = const(250)
+# the requests' code (srv.lazy) stays loaded this long after the last request: a module's load
+# from the flash is tens of ms on the chip with no read of the matrix in it (docs/performance.md,
+# "Under web load"), and a page's load, a player's commands or a hostile client come in bursts;
+# the heap holds it as while a request is under way, only for longer (the Wi-Fi tour's peaks rose 5 to 12 KB)
+_KEEP_MS = const(5000)
+# a request still arriving whose last read found nothing is read again no sooner than this: a read is
+# a select and a recv in lwIP (some 0.3 ms on the chip), and while streams have output the loop steps
+# the server every round (a silent or slow client made each of those rounds a read for nothing)
+_WAIT_MS = const(10)
 
 FREE = const(0)  # a slot's states
 HEAD = const(1)
@@ -134,7 +143,9 @@ class Conn:
         self.file = None  # a file being sent, through buf: bytes buf[at:fn] wait
         self.at = self.fn = 0
         self.last = 0  # tick of a stream's last piece queued (its ping)
-        self.look = 0  # tick a quiet stream's socket was last looked at (_LOOK_MS)
+        # tick a quiet stream's socket was last looked at (_LOOK_MS); a request's last read that
+        # found nothing (_WAIT_MS); -1: none
+        self.look = -1
 
     def push(self, kind, text, now):
         """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
@@ -163,6 +174,7 @@ class Server:
         self.guard = self.watch = self.hold = None
         self.lazy = ("httpreq",)
         self.loaded = False  # httpreq (and lazy) in use since the last release
+        self.asked = 0  # the tick of the last step with a request under way (_KEEP_MS)
         self.slots = [Conn() for _ in range(_SLOTS)]
         self.pool = []
         for _ in range(BUFFERS):
@@ -220,9 +232,10 @@ class Server:
     def step(self, now):
         self.now = now
         for _ in self.poll.ipoll(0):
+            self.tick()  # (the poll and an accept are calls into the network stack: a read of the matrix after each)
             self._accept(now)
-            self.tick()  # (an accept is a call into the network stack: a read of the matrix before the next)
             break
+        self.tick()
         busy = False
         asks = False  # a request under way, or an answer: the request's code stays loaded
         n = 0
@@ -232,10 +245,15 @@ class Server:
                 continue
             try:
                 if st <= BODY:
-                    from shove import httpreq  # loaded for the requests (let go below once none is left)
+                    if c.look < 0 or ticks_diff(now, c.look) >= _WAIT_MS:
+                        from shove import httpreq  # loaded for the requests (let go below once none is left)
 
-                    self.loaded = True
-                    httpreq.work(self, c, now)
+                        self.loaded = True
+                        k = c.n
+                        httpreq.work(self, c, now)
+                        # nothing came and the request is not whole: the next read waits _WAIT_MS
+                        st = c.state
+                        c.look = now if c.n == k and (st == HEAD or st == BODY and c.n < c.need) else -1
                 else:
                     self._work(c, st, now)
             except OSError:  # the client reset the connection, or the network went: it ends
@@ -260,7 +278,9 @@ class Server:
                 self.watch(now)
             except Exception:  # (a MemoryError making a snapshot): the streams keep their events
                 self.faults += 1
-        if self.loaded and not asks:  # only streams left: the requests' code goes
+        if asks:
+            self.asked = now
+        elif self.loaded and ticks_diff(now, self.asked) >= _KEEP_MS:  # only streams left a while: the requests' code goes
             self.loaded = False
             release(*self.lazy)
         self.busy = busy
@@ -377,12 +397,12 @@ class Server:
         if st == _LINGER and ticks_diff(now, c.since) >= _LINGER_MS:
             self.close_conn(c)
             return
-        if st == STREAM:
-            if ticks_diff(now, c.look) < _LOOK_MS:
-                return
-            c.look = now
-            if ticks_diff(now, c.last) >= _PING_MS:
-                c.push(_PING, None, now)
+        # a quiet stream's socket, or an answered one's, is looked at every _LOOK_MS, not every step
+        if ticks_diff(now, c.look) < _LOOK_MS:
+            return
+        c.look = now
+        if st == STREAM and ticks_diff(now, c.last) >= _PING_MS:
+            c.push(_PING, None, now)
         # what a client sends after its request is read is dropped; its close ends the connection
         if c.sock.readinto(self._scratch) == 0:
             self.close_conn(c)
@@ -414,6 +434,7 @@ class Server:
                 c.file.close()
                 c.file = None
                 return
+            self.tick()  # (a read from the flash, then the write)
         k = s.write(c.buf, c.at, c.fn - c.at)
         if k:
             c.at += k

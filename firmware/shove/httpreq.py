@@ -57,8 +57,9 @@ def host_name(value):
 class Req:
     """The request a slot (httpd.Conn) reads, as the routes get it."""
 
-    def __init__(self, c):
+    def __init__(self, c, tick=None):
         self.c = c
+        self.tick = tick  # a read of the matrix (the server's), inside a route's long work
         self.method = self.path = self.host = self.origin = self.ctype = self.code = self.body = None
         self.query = self.owner = None  # the text after "?"; X-Hapenny-Owner (the update routes')
         self.length = 0
@@ -101,9 +102,13 @@ class Req:
 
         try:
             size = os.stat(path)[6]
+            if self.tick is not None:  # (each a look-up in littlefs: ms on the chip)
+                self.tick()
             f = open(path, "rb")
         except OSError:
             return False
+        if self.tick is not None:
+            self.tick()
         self.send(f, size, ctype, "Content-Encoding: gzip\r\n" if gzip else "")
         return True
 
@@ -131,7 +136,7 @@ def work(srv, c, now):
     whole its route (unless the server's `hold` holds it back a step)."""
     r = c.req
     if r is None:
-        r = c.req = Req(c)
+        r = c.req = Req(c, srv.tick)
     if ticks_diff(now, c.since) >= DEADLINE_MS:
         srv.slow += 1
         _refuse(c, 408, "too_slow", "the request did not arrive within %d s" % (DEADLINE_MS // 1000))
@@ -152,6 +157,7 @@ def work(srv, c, now):
                 if c.n >= HEAD_MAX:
                     _refuse(c, 413, "too_large", "a request's head is at most %d bytes" % HEAD_MAX)
                 return
+            srv.tick()  # (a read of the matrix between the socket's read and the head's parsing, and after it)
             try:
                 why = _head(r, bytes(c.mv[:end]))
             except (UnicodeError, ValueError):  # bytes that are not text where text must be
@@ -161,6 +167,7 @@ def work(srv, c, now):
                 return
             c.need = end + 4 + r.length
             c.state = BODY
+            srv.tick()
         if c.n < c.need:
             return
         r.body = c.mv[c.need - r.length:c.need]
@@ -225,6 +232,7 @@ def _head(r, head):
 def _dispatch(srv, c, r, now):
     fn = None
     if srv.guard is None or srv.guard(r, now):
+        srv.tick()  # (between the checks and the route's work)
         routes = srv.routes
         x = routes.get(r.path)
         if x is None:

@@ -260,5 +260,12 @@ def snap(w):
         w.info = info
     info = dict(info)
     info["wifi"] = w.net.report()
+    c.tick()
+    st = None
+    g = k.game
+    if g:  # keeper.state's, but view (the state's builder) is kept with the requests' code (srv.lazy), not loaded each time
+        st = g.to_state(c.tick)
+        st["ignored"] = k.ignored
+        c.tick()
     return protocol.encode({"connected": True, "info": info, "config": k.config,
-                            "state": k.state() if k.game else None, "visit": [], "last": None}, c.tick)
+                            "state": st, "visit": [], "last": None}, c.tick)

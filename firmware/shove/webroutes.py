@@ -29,7 +29,7 @@ class Routes:
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold
-        srv.lazy = ("httpreq", "webpage")
+        srv.lazy = ("httpreq", "webpage", "view")  # (view: the snapshot's state, webpage.snap)
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
         srv.route("/api/cmd", self.serve, ("POST",))

@@ -5,6 +5,7 @@
 # the virtual board in tests/test_board_web.py.
 import gc
 import socket
+import sys
 import time
 
 from shove import httpd, httpreq
@@ -31,10 +32,11 @@ def _client(srv):
 
 
 def _read(s, srv, now, steps=200):
-    """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes)."""
+    """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes),
+    the board's clock a ms on at each step from `now` (a request still arriving is read every httpd._WAIT_MS)."""
     got = b""
-    for _ in range(steps):
-        srv.step(now)
+    for i in range(steps):
+        srv.step(now + i)
         try:
             b = s.recv(4096)
         except OSError:
@@ -55,8 +57,8 @@ def _read(s, srv, now, steps=200):
 
 
 def _until(srv, now, cond, steps=200):
-    for _ in range(steps):
-        srv.step(now)
+    for i in range(steps):
+        srv.step(now + i)
         if cond():
             return True
         time.sleep_ms(1)
@@ -165,6 +167,57 @@ def test_a_stream_gives_its_buffer_back_and_a_client_with_none_left_waits_its_tu
         assert _read(c, srv, 0).startswith(b"HTTP/1.1 200 ")  # its turn came
         for s in (b, c, st):
             s.close()
+    finally:
+        srv.close()
+
+
+def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_goes():
+    """A module's load from the flash is tens of ms on the chip with no read of the
+    matrix: httpreq is kept for a page's next file or a player's next command, and let
+    go once no request has been under way for 5 s of the board's clock (httpd's _KEEP_MS)."""
+    srv = _server()
+    try:
+        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
+        s.close()
+        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE)
+        assert "shove.httpreq" in sys.modules and srv.loaded
+        last = srv.asked  # the last step with a request under way
+        srv.step(last + 4999)
+        assert "shove.httpreq" in sys.modules and srv.loaded  # kept
+        srv.step(last + 5000)
+        assert "shove.httpreq" not in sys.modules and not srv.loaded  # let go
+        s = _client(srv)  # and loaded again for the next request
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, last + 6000).startswith(b"HTTP/1.1 200 ")
+        assert "shove.httpreq" in sys.modules
+        s.close()
+    finally:
+        srv.close()
+
+
+def test_a_request_still_arriving_is_read_again_no_sooner_than_10_ms_after_a_read_that_found_nothing():
+    """A read is a select and a recv in lwIP (some 0.3 ms on the chip): a slow or silent client
+    is not read at every step while the streams' output makes the loop step the server every round."""
+    srv = _server()
+    srv.route("/", lambda req, now: req.reply(200, "{}"))
+    try:
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHo")
+        assert _until(srv, 1000, lambda: srv.slots[0].n > 0)
+        c = srv.slots[0]
+        srv.step(2000)  # a read that finds nothing
+        assert c.state == httpd.HEAD and c.look == 2000
+        s.send(b"st: h\r\n\r\n")  # the rest of the request, on the loopback at once
+        time.sleep_ms(5)
+        srv.step(2009)
+        assert c.state == httpd.HEAD and c.look == 2000  # not read yet
+        srv.step(2010)
+        assert c.state not in (httpd.HEAD, httpd.BODY)  # read, and answered
+        assert _read(s, srv, 2011).startswith(b"HTTP/1.1 200 ")
+        s.close()
     finally:
         srv.close()
 

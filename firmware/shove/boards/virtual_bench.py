@@ -310,6 +310,8 @@ class Bench:
         w = b.web_steps  # the web server's steps with a client (time_steps), once the bench asked
         if w is not None:
             st["web_steps"] = list(w)
+            # the socket calls (the runtime's socket, vsocket.py): calls, bytes, the chip's us, the host's us
+            st["sockets"] = list(getattr(sys.modules.get("socket"), "stats", ()))
             w[2] = 0  # the longest: since the last stats, like gap_max_us
         b.gap_max_us = b.gap_quiet_max_us = b.gap_os_max_us = b.gap_flash_max_us = 0
         return st
