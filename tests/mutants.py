@@ -166,7 +166,7 @@ MUTANTS = [
     ("firmware/shove/app.py", "                elif st == scanner.IDLE:  # re-armed", "                else:  # re-armed",
      ["tests/test_portable_on_micropython.py"]),
     # a gift's flash waits for its end once its first frame is written (in the lockout)
-    ("firmware/shove/strip.py", "self.waits = r.hint_at < 0 and (g is None or g.phase != rules.OVER)",
+    ("firmware/shove/strip.py", "self.waits = r.hint_at < 0 and r.code_at < 0 and (g is None or g.phase != rules.OVER)",
      "self.waits = False", ["tests/test_esp32_timing.py"]),
     # a frame reads the matrix after each bed
     ("firmware/shove/leds.py", "            if tick is not None:\n                tick()\n", "",
