@@ -32,10 +32,6 @@ def chip_scale(scale, chip):
     return scale * 240 // MHZ.get(chip, 240)
 
 
-# A gap between two reads of the clock longer than this is checked against
-# this process's time on the CPU (the OS may have taken it away meanwhile):
-# at the scale, an unchecked host pause of 0.5 ms would be 60 ms of the chip's.
-_CHECK_US = 50
 # Reading the clock: a method call and time.ticks_us() in bytecode, a few us
 # on the chip; the virtual clock's own bookkeeping is not charged.
 TICKS_US = 3
@@ -100,7 +96,7 @@ class Esp32Clock(Clock):
         # Short gaps are the firmware computing. Past STALL_US, ask the kernel
         # how much of the time since the last look this process really ran:
         # the rest was the OS's. Either way the chip would take `scale` times as long.
-        if gap <= _CHECK_US:
+        if gap <= STALL_US:
             self._own += gap
             return gap * self.scale
         cpu = self._cpu_ns()
