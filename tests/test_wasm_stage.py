@@ -21,6 +21,12 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
     assert b"micropython.native" not in (tmp_path / "shove" / "scanner.py").read_bytes()
     assert b"getenv" in files["/shim/os.py"]
     assert "/flash/heap_tour.mpy" in mpys  # the tour's driver, beside the firmware
+    # the data files deploy copies as they are: without the computer's tables (shove/cpu.dat) its
+    # every dart and every hint ended in OSError(ENOENT), and the tour weighed those error reports
+    from hapenny import firmware
+
+    data = sorted(firmware.FIRMWARE.rglob("*.dat"))
+    assert data and all(files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] == p.read_bytes() for p in data)
 
 
 def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
