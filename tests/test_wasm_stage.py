@@ -29,6 +29,21 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
     assert data and all(files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] == p.read_bytes() for p in data)
 
 
+def test_the_wifi_phase_plays_the_computer_at_its_pace_one_dart_a_step():
+    """As the people's darts are: each of the computer's darts a step ending in
+    a collection (the chip collects between them), and the loop's rounds its
+    pace gives in between, so that the page's stream keeps up; cpu_ms 0 threw a
+    dart every round, a whole visit in one step, and the stream fell behind."""
+    steps = wasm_heap.wifi_steps(cpu_rounds=2)
+    cfg = [s for s in steps if '"cpu_ms"' in s]
+    assert cfg and all('"cpu_ms": 0' not in s for s in cfg)
+    darts = [i for i, s in enumerate(steps) if s == "H.measure()\n" + wasm_heap.CPU_DART]
+    assert len(darts) == 2 * wasm_heap.CPU_STEPS
+    for i in darts:
+        assert steps[i + 1] == wasm_heap.COLLECT and steps[i + 2] == "H.measure()\nH.between_darts()"
+    assert wasm_heap._kind(steps[darts[0]]) == [k for k, _ in wasm_heap.KINDS].index("cpu dart")
+
+
 def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
     steps = wasm_heap.tour_steps(darts=5)
     assert steps[-1] == "H.report()" and "H.measure()\nH.boot()" in steps
