@@ -112,7 +112,7 @@ def _eight_rows(t):
 
 def stopped(run):
     """A run that could not report (its heap stayed full to the end), or that a step's memory
-    error stopped (the Wi-Fi phases skip the steps after it): its count is a least."""
+    error stopped (the Wi-Fi phases skip the steps after it): its count is at least that."""
     return not run.get("reported", True) or bool((run.get("memory_errors_by") or {}).get("step"))
 
 

@@ -230,12 +230,13 @@ def tour_steps(darts=1000, people_only=False):
     s += line({"cmd": "new", "players": eight, "rules": {"darts": 9, "beds": list(range(1, 21))}, "id": "n"})
     s += _play(0, 20, 9, 2)
     s += _phase(COMPUTER)
-    s += line({"cmd": "config", "set": {"cpu_ms": 0}, "id": "c"})
+    # the computer at its default pace, a dart a step (as in the Wi-Fi phases: _computer_watched)
+    s += line({"cmd": "config", "set": {"cpu_ms": 1500}, "id": "c"})
     s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
     for i in range(12):
         s += line({"cmd": "hint", "level": 3, "id": "h"})
-        s += _play(i, 3, 1, 4)
-        s += _measured("H.cpu_visit(1)") * 40
+        s += _play(3 * i, 3, 3, 4)
+        s += (_measured(CPU_DART) + _measured("H.between_darts()")) * CPU_STEPS
     s += _phase(BRINGUP)
     s += line({"cmd": "config", "set": {"learn": True}, "id": "l"})
     s += _measured("H.dart(5)") * 3
