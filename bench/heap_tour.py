@@ -336,18 +336,6 @@ def win(most=400):
     return a.keeper.game.phase == 3
 
 
-def cpu_visit(most=1):
-    """The computer plays its visit (its pace set to 0): loop passes, 50 at a
-    time, until the turn comes back to a person or `most` runs out."""
-    a = T.a
-    g = a.keeper.game
-    n = 0
-    while g.cpu[g.turn] and g.phase != 3 and n < most:
-        passes(50)
-        n += 1
-        g = a.keeper.game
-
-
 def cpu_dart(most=2000):
     """One dart of the computer's visit at its pace (`cpu_ms`): the board's
     clock moved on to the moment it is due, then loop passes until it has

@@ -290,7 +290,7 @@ CPU_STEPS = 6  # a visit's darts and its player change, with room to spare
 KINDS = (("dart", "H.throw_dart("), ("lockout", "H.settle"), ("next or new", "H.advance"), ("state", '"state"'),
          ("new", '"new"'), ("undo", "H.undo_all"),
          ("win", "H.win"), ("restore", "H.start_app(True)"), ("app start", "H.start_app"), ("boot", "H.boot"), ("load", "H.load"),
-         ("cpu visit", "H.cpu_visit"), ("cpu dart", CPU_DART), ("hint", '"hint"'), ("learn dart", "H.dart("), ("diag", '"diag"'),
+         ("cpu dart", CPU_DART), ("hint", '"hint"'), ("learn dart", "H.dart("), ("diag", '"diag"'),
          ("config", '"config"'), ("other", ""))
 
 
