@@ -109,10 +109,10 @@ def _wifi_capped(w):
     d, a = wi.get("deploy"), wi.get("ap")
     return ("the Wi-Fi phases inside the grown heap, never a second growth",
             "%s%d MemoryError (goal 0)%s%s; ESP-IDF side: %d growth%s" % (
-                "" if c.get("reported", True) else "at least ", c["memory_errors"],
+                "at least " if __import__("heap_rows").stopped(c) else "", c["memory_errors"],
                 "" if d is None else ", a network update %d" % d["capped_112k"]["memory_errors"],
-                "" if a is None else ", the set-up AP %s%d" % ("" if a["capped_112k"].get("reported", True)
-                                                              else "at least ", a["capped_112k"]["memory_errors"]),
+                "" if a is None else ", the set-up AP %s%d" % ("at least " if __import__("heap_rows").stopped(a["capped_112k"])
+                                                              else "", a["capped_112k"]["memory_errors"]),
                 wi["idf"]["growths"], "" if wi["met"]["one_growth"] else ", a second: no"),
             "`make wasm-heap WIFI=1`", _met(wi["met"]["memory_errors_112k"] and wi["met"]["one_growth"]
                                             and wi["met"].get("deploy_112k", d is None)

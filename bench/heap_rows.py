@@ -51,14 +51,25 @@ def wifi_rows(wi):
              else ", NOT MET (the heap stayed full: no report)",
              _kb(max(u["step_demand"].values())), i["growths"],
              "" if i["growths"] == 1 else "s", ", a second one: NOT MET" if i["second_growth"] or i["idf_failed"]
-             else ", never a second")),
+             else ", never a second") + _computer_words(wi.get("computer"))),
     ] + _deploy_rows(wi.get("deploy")) + _ap_rows(wi.get("ap"))
+
+
+def _computer_words(cw):
+    """The computer with hints while a page watches, from a start of its own, at 112 KB."""
+    if not cw:
+        return ""
+    c = cw["capped_112k"]
+    first = c.get("first_memory_error") or (c.get("first_no_memory") or {}).get("step")
+    return "; the computer, page watching, from its own start: %s MemoryError%s" % (
+        _errors(c), " (first: %s)" % _step_words(first) if first else "")
 
 
 def _step_words(step):
     """A tour step as words: a page's request as its method and path, else its call."""
     m = re.search(r"'(GET|POST|PUT)', '([^'?]*)", step)
-    return "%s %s" % m.groups() if m else step.split("\n")[-1][:40]
+    c = re.search(r'"cmd": "(\w+)"', step)
+    return "%s %s" % m.groups() if m else "a `%s` command" % c.group(1) if c else step.split("\n")[-1][:40]
 
 
 def _ap_rows(a):
@@ -99,9 +110,15 @@ def _eight_rows(t):
              "%s / %s" % (_kb(t["eight_peak"]), _kb(t["step_demand"]["eight"])))]
 
 
+def stopped(run):
+    """A run that could not report (its heap stayed full to the end), or that a step's memory
+    error stopped (the Wi-Fi phases skip the steps after it): its count is at least that."""
+    return not run.get("reported", True) or bool((run.get("memory_errors_by") or {}).get("step"))
+
+
 def _errors(run):
-    """The count; "at least" when the run could not report (its heap stayed full to the end)."""
-    return ("%d" if run.get("reported", True) else "at least %d") % run["memory_errors"]
+    """The count; "at least" when the run stopped short (stopped)."""
+    return ("at least %d" if stopped(run) else "%d") % run["memory_errors"]
 
 
 def _failed(run):

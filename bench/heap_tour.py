@@ -24,6 +24,7 @@ class Sink:
     def __init__(self):
         self.n = 0
         self.short = 0
+        self.errors = 0  # error events: an exception the loop caught (a tour that plays must cause none)
         self.buffer = self
 
     def write(self, s, off=0, n=-1):
@@ -31,11 +32,15 @@ class Sink:
             self.n += len(s)
             if "MemoryError" in s or "no_memory" in s:
                 self.short += 1
+            if '"ev":"error"' in s:
+                self.errors += 1
             return
         end = len(s) if n < 0 else off + n
         self.n += end - off
         if _has(s, off, end, b"MemoryError") or _has(s, off, end, b"no_memory"):
             self.short += 1
+        if _has(s, off, end, b'"ev":"error"'):
+            self.errors += 1
 
 
 def _has(s, off, end, pat):
@@ -126,7 +131,7 @@ def start():
 
     with f:
         d = json.load(f)
-    T.out.n, T.out.short = d.pop("out")
+    T.out.n, T.out.short, T.out.errors = d.pop("out")
     for k, v in d.items():
         setattr(T, k, v)
 
@@ -227,7 +232,7 @@ def power_cut():
         os.mkdir("/tour")
     except OSError:
         pass
-    d = {"out": [T.out.n, T.out.short]}
+    d = {"out": [T.out.n, T.out.short, T.out.errors]}
     for k, v in T.__dict__.items():
         if type(v) in (int, list):
             d[k] = v
@@ -331,16 +336,47 @@ def win(most=400):
     return a.keeper.game.phase == 3
 
 
-def cpu_visit(most=1):
-    """The computer plays its visit (its pace set to 0): loop passes, 50 at a
-    time, until the turn comes back to a person or `most` runs out."""
+def cpu_dart(most=2000):
+    """One dart of the computer's visit at its pace (`cpu_ms`): the board's
+    clock moved on to the moment it is due, then loop passes until it has
+    thrown (or made its player change). A step ends there and the host
+    collects, as the chip's collector can free a dart's garbage while the
+    next is thrown. False once the turn is a person's."""
     a = T.a
     g = a.keeper.game
+    if g is None or not g.cpu[g.turn] or g.phase == 3:
+        return False
+    m = g.moves()
+    pace = a.keeper.config["cpu_ms"] * 250
     n = 0
-    while g.cpu[g.turn] and g.phase != 3 and n < most:
-        passes(50)
+    while a.keeper.game is g and g.moves() == m and g.cpu[g.turn] and n < most:
+        passes(8)
+        a.board.clock.total += pace  # (a quarter of its pace each 8 passes: the pace starts when it sees the move)
         n += 1
-        g = a.keeper.game
+    return True
+
+
+def between_darts(most=400):
+    """The loop's passes between two of the computer's darts (its pace is
+    seconds of loop rounds on the chip): until the streams have sent what
+    waits and the scanner is armed."""
+    a = T.a
+    w = a.commands.web
+    n = 0
+    while (a.scanner.state != 0 or (w is not None and w.busy)) and n < most:
+        passes(10)
+        n += 1
+
+
+class _Names:  # getattr on it interns a name (as shove/names.py does)
+    pass
+
+
+def fill_names(n):
+    """`n` names of the driver's own interned (bench/wasm_heap.py's names_pool:
+    the pools the chip's firmware would fill alone made now, in the driver's time)."""
+    for i in range(n):
+        getattr(_Names, "_%d" % i, None)
 
 
 def soak_mark():
@@ -379,7 +415,7 @@ def unload():
 def report():
     import json
 
-    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "memerr": T.memerr, "harness": T.harness,
+    print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "errors": T.out.errors, "memerr": T.memerr, "harness": T.harness,
                       "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first,
                       "short_at": T.short_at, "short_live": T.short_live, "short_alloc": T.short_alloc, "mpy": sys.implementation._mpy}))

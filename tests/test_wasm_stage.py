@@ -1,6 +1,7 @@
 """The 32-bit heap benchmark's staging: the firmware as a deploy would put it,
 as bytecode the WebAssembly port can load (no native code, no decorators)."""
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +22,43 @@ def test_stage_gives_bytecode_mpy_of_the_virtual_board_firmware(tmp_path):
     assert b"micropython.native" not in (tmp_path / "shove" / "scanner.py").read_bytes()
     assert b"getenv" in files["/shim/os.py"]
     assert "/flash/heap_tour.mpy" in mpys  # the tour's driver, beside the firmware
+    # the data files deploy copies as they are: without the computer's tables (shove/cpu.dat) its
+    # every dart and every hint ended in OSError(ENOENT), and the tour weighed those error reports
+    from hapenny import firmware
+
+    data = sorted(firmware.FIRMWARE.rglob("*.dat"))
+    assert data and all(files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] == p.read_bytes() for p in data)
+
+
+def test_the_names_a_module_interns_are_read_from_its_mpy_table(tmp_path):
+    from hapenny import firmware
+
+    src = tmp_path / "m.py"
+    src.write_text("def quite_new_name(x):\n    return x.another_new_one + len(x)\n")
+    out = tmp_path / "m.mpy"
+    subprocess.run([firmware.tool("mpy-cross"), "-o", str(out), str(src)], check=True)
+    names = wasm_heap.mpy_names(out.read_bytes())
+    assert {"quite_new_name", "another_new_one"} <= names and "len" not in names  # (built in: not interned)
+
+
+def test_the_names_pools_double_from_20():
+    assert wasm_heap._pools(1) == [20] and wasm_heap._pools(1260) == [20, 40, 80, 160, 320, 640]
+    assert wasm_heap._pools(1261)[-1] == 1280 and wasm_heap._pool_bytes(1280) == 8992  # (as qstr_info reads it)
+
+
+def test_the_wifi_phase_plays_the_computer_at_its_pace_one_dart_a_step():
+    """As the people's darts are: each of the computer's darts a step ending in
+    a collection (the chip collects between them), and the loop's rounds its
+    pace gives in between, so that the page's stream keeps up; cpu_ms 0 threw a
+    dart every round, a whole visit in one step, and the stream fell behind."""
+    steps = wasm_heap.wifi_steps(cpu_rounds=2)
+    cfg = [s for s in steps if '"cpu_ms"' in s]
+    assert cfg and all('"cpu_ms": 0' not in s for s in cfg)
+    darts = [i for i, s in enumerate(steps) if s == "H.measure()\n" + wasm_heap.CPU_DART]
+    assert len(darts) == 2 * wasm_heap.CPU_STEPS
+    for i in darts:
+        assert steps[i + 1] == wasm_heap.COLLECT and steps[i + 2] == "H.measure()\nH.between_darts()"
+    assert wasm_heap._kind(steps[darts[0]]) == [k for k, _ in wasm_heap.KINDS].index("cpu dart")
 
 
 def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
