@@ -86,12 +86,9 @@ def _quoted_len(p):
     """len(json.dumps(p).encode()), made without them for a name of printable
     ASCII with no quote or backslash (every name of the firmware's): the
     listing sizes some 70 names in the server's one step that starts it."""
-    if '"' in p or "\\" in p:
+    if not p or min(p) < " " or max(p) > "~" or '"' in p or "\\" in p:  # (an ASCII character a step: no copy)
         return len(json.dumps(p).encode())
-    b = p.encode()
-    if not b or min(b) < 32 or max(b) > 126:
-        return len(json.dumps(p).encode())
-    return len(b) + 2
+    return len(p) + 2
 
 
 def _walk(d, out):
