@@ -490,6 +490,31 @@ def body():
     return answer(s)
 
 
+def ask(method, path, extra=b""):
+    """A plain request sent and served for a server step or so (serving):
+    the rest in steps of their own (serving(), answered()), as the chip's
+    collector frees a slice's garbage before the next is made."""
+    s = T.net.connect(b"%s %s HTTP/1.1\r\n%s%s\r\n" % (method.encode(), path.encode(), HOST, extra))
+    s.peer_closed = True
+    T.pending = s
+    serving()
+
+
+def serving(most=4):
+    """A few of the loop's rounds (`most` times 10 passes, about a server
+    step) of the request ask() sent, none once it is answered and closed."""
+    s = T.pending
+    until(lambda: s.closed, most)
+
+
+def answered():
+    """The answer ask() began, once its server has closed it: its status (0 if it has not)."""
+    s = T.pending
+    T.pending = None
+    until(lambda: s.closed, 40)
+    return status_of(s)
+
+
 def status_of(s):
     h = s.head
     return int(h[9:12]) if len(h) >= 12 and h[9:12].isdigit() else 0

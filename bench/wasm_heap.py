@@ -572,9 +572,16 @@ def ap_steps():
     return s + END
 
 
-def _req(status, method, path, body=None, code=None, extra=b"", keep=False):
+def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slices=0):
     """A page's request (the step or two that send it, the answer's status checked); `body`:
-    an object sent as JSON, or bytes as they are."""
+    an object sent as JSON, or bytes as they are. `slices` (a plain request whose answer the
+    server makes over many of its steps): `slices` steps of about a server step each
+    (H.ask, H.serving), then its end: the chip collects between them (when an allocation
+    fails), and this port only between steps, so one step for it all would charge its slices'
+    garbage together."""
+    if slices:
+        return (_measured("H.ask(%r, %r, %r)" % (method, path, extra)) + _measured("H.serving()") * (slices - 1)
+                + _measured("H.expect(%d, H.answered())" % status))
     args = "%r, %r" % (method, path)
     if body is not None:
         args += ", body=%r" % (body if isinstance(body, bytes) else json.dumps(body).encode())
@@ -598,6 +605,7 @@ def _start_joined():
 
 # the files a network update sends in the deploy phases (as netdeploy sends what changed: a
 # page's file of a few pieces and a module of one), their bytes made up: the heap is the same
+UPDATE_SLICES = 300  # the list's steps, each about a server step (its files hashed a slice a step: some 270 of them)
 UPDATE_FILES = (("web/style.css.gz", 1300), ("web/index.html.gz", 185))
 
 
@@ -617,7 +625,7 @@ def deploy_steps():
     s += _req(200, "GET", "/api/events", keep=True)
     s += _measured("H.dart(0)") + _measured("H.dart(1)")
     s += _phase(1)
-    s += _req(200, "GET", "/api/update/files", extra=owner)
+    s += _req(200, "GET", "/api/update/files", extra=owner, slices=UPDATE_SLICES)
     s += _req(200, "POST", "/api/update/begin", extra=owner)
     for path, size in UPDATE_FILES:
         data = bytes((i * 7 + 3) & 0xFF for i in range(size))
@@ -631,7 +639,8 @@ def deploy_steps():
     s += _measured("H.expect(200, H.commit(%r, %r))" % ("/api/update/commit?files=%d" % len(UPDATE_FILES), owner))
     s += _phase(2)
     s += _measured("H.switch()") + _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()") + _req(200, "GET", "/api/update/files", extra=owner)
+    s += ["H.net_stubs()", COLLECT] + _measured("H.joined()")
+    s += _req(200, "GET", "/api/update/files", extra=owner, slices=UPDATE_SLICES)
     return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
 
@@ -752,7 +761,7 @@ def _first_short(steps, r):
     i = r.get("short_at", -1)
     if i < 0:
         return None
-    after = LAST_OUT.split("\nSHORT\n", 1)
+    after = ("\n" + LAST_OUT).split("\nSHORT\n", 1)  # (its mark may open the output)
     big = re.findall(r"max free sz: (\d+)", after[1]) if len(after) > 1 else []
     return {"step": _step_name(steps, i), "live": r["short_live"] - r["harness"], "allocated": r["short_alloc"],
             "largest_free_block": 16 * int(big[0]) if big else None}
