@@ -410,6 +410,41 @@ def test_auto_next_hands_the_turn_over_once_the_visit_has_been_held_that_long(bo
     assert con.sent() == [] and k.game.turn == 1 and k.game.darts_left == 1
 
 
+@pytest.mark.parametrize("auto", [400, 999, 1000, 1500])
+def test_auto_next_the_flash_refuses_is_said_once_and_tried_again_a_second_later_at_the_soonest(
+        board, faults, auto):
+    # (keeper.RETRY_MS: a step the flash refused is not tried again in every round)
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "config", "set": {"auto_next_ms": auto}})
+    ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
+    for _ in range(3):
+        k.hit(0, 0)
+    held = a.board.ticks_ms()  # the visit's last dart: held from now
+    con.sent()
+    faults.setattr(a.board, "sync_write", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    faults.setattr(a.board, "write_file", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    con.clock.advance_ms(held + auto - a.board.ticks_ms())
+    assert k.timers() is True  # the hold stays, auto next still to act
+    (ev,) = con.sent()
+    assert ev == {"ev": "refused", "src": "auto_next", "error": ev["error"], "msg": ev["msg"]}
+    assert ev["error"] == "storage" and ev["msg"] and k.game.turn == 0 and k.game.phase == rules.HOLD
+    tried = a.board.ticks_ms()
+    wait = max(keeper.RETRY_MS, auto)  # the next try: a second on, or auto next's own time if longer
+    con.clock.advance_ms(tried + wait - 1 - a.board.ticks_ms())
+    k.timers()
+    assert con.sent() == [] and k.game.turn == 0  # not tried again yet
+    con.clock.advance_ms(1)
+    k.timers()
+    (ev,) = con.sent()  # tried again: still full, said again
+    assert ev["ev"] == "refused" and ev["src"] == "auto_next" and k.game.turn == 0
+    faults.undo()  # room again: the next try hands the turn over
+    con.clock.advance_ms(wait)
+    k.timers()
+    (ev,) = con.sent()
+    assert ev["ev"] == "visit" and ev["turn"] == 1 and k.game.turn == 1
+
+
 def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
     a, con, _ = board
     k = a.keeper
