@@ -445,6 +445,60 @@ def test_auto_next_the_flash_refuses_is_said_once_and_tried_again_a_second_later
     assert ev["ev"] == "visit" and ev["turn"] == 1 and k.game.turn == 1
 
 
+def test_holding_next_with_no_game_spells_the_pairing_code_or_says_why_it_cannot(board):
+    a, con, _ = board
+    c = a.commands
+    r = c.renderer
+    # (this board has a radio and no network set: its set-up AP is its net; the tries below put other
+    # networks in its place)
+    c.net = None  # a board without a network: no pairing code, said so in words
+    c.button("next", buttons.LONG)
+    (ev,) = con.sent()
+    assert ev == {"ev": "refused", "button": "next", "error": "no_network", "msg": ev["msg"]}
+    assert "hapenny wifi" in ev["msg"] and r.code_at < 0
+    # a network whose code the strip cannot spell (a letter; a digit past its beds)
+    for code in ("12a45", "1234567890"[:9].replace("9", "0")):
+        c.net = types.SimpleNamespace(code=code, is_setup=False)
+        c.button("next", buttons.LONG)
+        (ev,) = con.sent()
+        assert ev == {"ev": "refused", "button": "next", "error": "no_code", "msg": ev["msg"]} and ev["msg"]
+        assert r.code_at < 0
+    # a joined network's code: spelled from now on
+    now = a.board.ticks_ms()
+    c.net = types.SimpleNamespace(code="123456789", is_setup=False)
+    c.button("next", buttons.LONG)
+    assert con.sent() == [] and bytes(r.code) == bytes(range(1, 10)) and r.code_at == now
+    r.hide_code()
+    # the set-up network not yet opened has no code yet: its own (the AP's passphrase) is spelled
+    c.net = types.SimpleNamespace(code=None, is_setup=True, ident=lambda: "987654321")
+    c.button("next", buttons.LONG)
+    assert con.sent() == [] and bytes(r.code) == bytes(range(9, 0, -1))
+    r.hide_code()
+    # ... but a joined network without a code spells nothing (the network's Joiner has no is_setup)
+    for net in (types.SimpleNamespace(code=None, is_setup=False, ident=lambda: "987654321"),
+                types.SimpleNamespace(code=None)):
+        c.net = net
+        c.button("next", buttons.LONG)
+        assert con.sent()[0]["error"] == "no_code" and r.code_at < 0
+    # in a game the hold was for the press, which moved the game on: nothing spelled
+    ask(con, {"id": 2, "cmd": "new", "players": ["Ann", "Bob"]})
+    c.net = types.SimpleNamespace(code="123456789", is_setup=False)
+    c.button("next", buttons.LONG)
+    assert con.sent() == [] and r.code_at < 0
+
+
+def test_a_long_press_of_new_the_flash_refuses_says_so_and_keeps_the_variant(board, faults):
+    a, con, _ = board
+    k = a.keeper
+    was = k.config["variant"]
+    faults.setattr("shove.store.write_atomic", lambda *args: (_ for _ in ()).throw(OSError(28, "full")))
+    a.commands.button("new", buttons.LONG)
+    (ev,) = con.sent()
+    assert ev == {"ev": "refused", "button": "new", "error": "storage",
+                  "msg": "the flash refused the write ([Errno 28] full); nothing changed"}
+    assert k.config["variant"] == was and k.game is None
+
+
 def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
     a, con, _ = board
     k = a.keeper
