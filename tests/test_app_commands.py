@@ -499,6 +499,18 @@ def test_a_long_press_of_new_the_flash_refuses_says_so_and_keeps_the_variant(boa
     assert k.config["variant"] == was and k.game is None
 
 
+def test_the_wifi_command_on_a_board_with_a_radio_and_no_network_set_tells_its_set_up_state(board):
+    # (a command of the network's own module, wifiset, loaded for it through the rarely used
+    # commands' table, Commands.more)
+    a, con, _ = board
+    (reply,) = ask(con, {"id": 3, "cmd": "wifi"})
+    w = reply["wifi"]
+    assert reply["id"] == 3 and reply["ok"] is True
+    assert (w["state"], w["reason"], w["ssid"], w["address"], w["ap"]["page"]) == ("setup", "none_set", None, None,
+                                                                                  "setup")
+    assert not {"password", "key", "owner"} & set(w)  # nothing secret is ever sent back
+
+
 def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
     a, con, _ = board
     k = a.keeper
