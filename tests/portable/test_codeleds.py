@@ -81,6 +81,14 @@ def test_across_the_clocks_wrap():
     assert shown(r, 900) == 4
 
 
+def test_a_code_shown_at_the_clocks_zero_is_spelled_and_animates():
+    # (the board's ticks pass 0 at each wrap: a hold that begins there is a hold like any other)
+    r = renderer()
+    assert r.code_at == -1 and not r.animating(None, 0)
+    assert r.show_code("7", 0)
+    assert r.animating(None, 0) and r.animating(None, 1) and shown(r, 0) == "S" and shown(r, 1600) == 7
+
+
 def test_a_code_the_strip_cannot_spell_shows_nothing():
     for code, beds in (("", 9), ("12a4", 9), ("1204", 9), ("12 4", 9), ("95", 4), ("9", 8)):
         r = leds.Renderer(beds=beds, per_side=PS, status=STATUS, brightness=255)
