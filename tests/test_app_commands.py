@@ -511,6 +511,19 @@ def test_the_wifi_command_on_a_board_with_a_radio_and_no_network_set_tells_its_s
     assert not {"password", "key", "owner"} & set(w)  # nothing secret is ever sent back
 
 
+def test_a_new_game_between_people_lets_the_computer_go_and_one_with_it_keeps_it(board):
+    a, con, _ = board
+    k = a.keeper
+    ask(con, {"id": 1, "cmd": "new", "players": ["cpu:3", "Ann"]})
+    k.timers()  # the board's side to throw: its player made
+    assert k.auto is not None
+    auto = k.auto
+    ask(con, {"id": 2, "cmd": "new", "players": ["cpu:2", "Bob"]})
+    assert k.auto is auto  # still a side of the board's: kept
+    ask(con, {"id": 3, "cmd": "new", "players": ["Ann", "Bob"]})
+    assert k.auto is None  # none of the board's: the computer's state goes
+
+
 def test_the_board_plays_its_own_visit_at_its_pace_and_hands_the_turn_back(board):
     a, con, _ = board
     k = a.keeper
