@@ -12,7 +12,9 @@ def test_the_classic_esp32_the_s3_and_the_c3_pass_by_the_names_micropython_gives
              # ... releases before it without (v1.23 to v1.28 load the same .mpy format)
              ("Generic ESP32S3 module with ESP32S3", "esp32s3"), ("ESP32C3 module with ESP32C3", "esp32c3"),
              # boards that name the package: a C3 with its flash inside
-             ("LOLIN_C3_MINI with ESP32-C3FH4", "esp32c3"), ("LOLIN_C3_MINI with ESP32C3FH4", "esp32c3"))
+             ("LOLIN_C3_MINI with ESP32-C3FH4", "esp32c3"), ("LOLIN_C3_MINI with ESP32C3FH4", "esp32c3"),
+             # ... and an S3 with its flash and PSRAM inside
+             ("LOLIN_S3_MINI with ESP32-S3FH4R2", "esp32s3"), ("A board with ESP32S3R8", "esp32s3"))
     for machine, kind in table:
         assert chip.kind(machine) == kind, machine
         assert chip.problem(machine) is None, machine
@@ -37,6 +39,9 @@ def test_a_profile_for_another_chip_is_named_with_the_board_it_is_on():
     assert why.startswith("the board profile is for an ESP32, this board is an ESP32-C3"), why
     why = chip.profile_problem("Generic ESP32 module with ESP32", "esp32s3")
     assert why.startswith("the board profile is for an ESP32-S3, this board is an ESP32 "), why
+    # a profile for a chip this firmware does not know is named as the profile names it
+    why = chip.profile_problem("Generic ESP32 module with ESP32", "esp32s2")
+    assert why.startswith("the board profile is for an esp32s2, this board is an ESP32 "), why
 
 
 def test_gpio_16_and_17_are_refused_on_a_spiram_image_only():
