@@ -404,7 +404,7 @@ def undo(k):
     return k.state()
 
 
-def new(k, players=None, teams=None, variant="classic", overrides=None, cpu=None, seed=None):
+def new(k, players, teams, variant, overrides=None, cpu=None, seed=None):
     if seed is None:  # the computer's darts: a new sequence each game unless the host picks one
         seed = k.board.ticks_us() & 0x3FFFFFFF
     g = rules.new_game(players, teams, variant, overrides, cpu, seed)  # validates; nothing changes on error

@@ -175,7 +175,7 @@ def _with_app(body):
     os.chdir(d)
     try:
         a = appmod.App(out=Sink())
-        request.new(a.keeper, ["Ann", "Bob"])
+        request.new(a.keeper, ["Ann", "Bob"], None, "classic")
         code = None
         k = a.keeper
         for i in range(len(k.map)):
