@@ -89,7 +89,7 @@ def _joined(app, c, fallback):
     cfg, renderer, changed, emit, parts, fb = j.args
     assert cfg == json.loads(GOOD)
     assert renderer is app.renderer and changed is app.changed and emit is app.emit and parts is c
-    assert fb is fallback
+    assert bool(fb) is fallback  # the join opens the access point when it fails at start: only on a board with a radio
     return j
 
 
