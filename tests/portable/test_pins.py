@@ -267,3 +267,55 @@ def test_each_chips_strapping_pins_warn_which_way_not_to_pull():
             warn = profile.Profile(_chip(chip, rows, cols + [pin])).warnings()
             assert len(warn) == 1 and warn[0].startswith("GPIO %d (column) is a strapping pin" % pin), warn
             assert warn[0].endswith("pull it %s while the board starts" % way), warn
+
+
+FLASH_S3 = "wired to the module's flash (and PSRAM select)"
+PSRAM_S3 = "wired to the octal PSRAM on ESP32-S3 modules that have it (N8R8, N16R8: the DevKitC-1's)"
+USB_S3 = "the native USB port's D-/D+, the console's port on a stock image: leave it alone"
+UART_S3 = "the serial console's UART0 (the DevKitC-1's UART port): leave it alone"
+FLASH_ANY = "wired to the flash chip, never usable"
+USB_C3 = "the native USB port's D-/D+, the USB-Serial/JTAG console: leave it alone"
+UART_C3 = "the serial console's UART0: leave it alone"
+UART_ESP32 = "the USB serial port's line, leave it alone"
+PICO_20 = ("MicroPython lists it, but only the ESP32-PICO-V3 package brings it out; the ESP32 modules "
+           "this firmware runs on have no such pin")
+# chip: (its GPIOs, {pin never usable: why, word for word}, input-only pins, {strapping pin: the level not to pull it to})
+CHIP_PINS = {
+    "esp32s3": (list(range(0, 22)) + list(range(26, 49)),
+                {26: FLASH_S3, 27: FLASH_S3, 28: FLASH_S3, 29: FLASH_S3, 30: FLASH_S3, 31: FLASH_S3, 32: FLASH_S3,
+                 33: PSRAM_S3, 34: PSRAM_S3, 35: PSRAM_S3, 36: PSRAM_S3, 37: PSRAM_S3,
+                 19: USB_S3, 20: USB_S3, 43: UART_S3, 44: UART_S3},
+                [], {0: "low", 3: "high or low", 45: "high", 46: "high"}),
+    "esp32c3": (list(range(0, 22)),
+                {11: FLASH_ANY, 12: FLASH_ANY, 13: FLASH_ANY, 14: FLASH_ANY, 15: FLASH_ANY, 16: FLASH_ANY,
+                 17: FLASH_ANY, 18: USB_C3, 19: USB_C3, 20: UART_C3, 21: UART_C3},
+                [], {2: "low", 8: "low", 9: "low"}),
+    "esp32": (list(range(0, 20)) + [21, 22, 23, 25, 26, 27] + list(range(32, 40)),
+              {20: PICO_20, 6: FLASH_ANY, 7: FLASH_ANY, 8: FLASH_ANY, 9: FLASH_ANY, 10: FLASH_ANY, 11: FLASH_ANY,
+               1: UART_ESP32, 3: UART_ESP32},
+              [34, 35, 36, 37, 38, 39], {0: "low", 2: "high", 5: "low", 12: "high", 15: "low"}),
+}
+
+
+def test_chip_pins_gives_each_chips_pins_and_why_the_unusable_ones_are():
+    # the reasons are what a refused profile and the wiring diagram's notes say, word for word
+    assert sorted(profile.CHIPS) == sorted(CHIP_PINS)
+    for chip, (gpios, never, input_only, strapping) in CHIP_PINS.items():
+        g, n, i, s = profile.chip_pins(chip)
+        assert list(g) == gpios, chip
+        assert sorted(n.items()) == sorted(never.items()), chip
+        assert list(i) == input_only and s == strapping, chip
+    assert 49 not in profile.chip_pins("esp32s3")[0] and 26 in profile.chip_pins("esp32s3")[0]
+
+
+def test_a_refused_pin_is_named_with_the_whole_reason():
+    rows = {"esp32s3": S3_ROWS, "esp32c3": C3_ROWS, "esp32": [16, 17, 18, 19]}
+    cols = {"esp32s3": S3_COLS, "esp32c3": C3_COLS, "esp32": [4, 13, 14, 21]}
+    for chip, (_, never, _, _) in CHIP_PINS.items():
+        for pin, why in never.items():
+            try:
+                profile.Profile(_chip(chip, rows[chip], cols[chip], buttons={"undo": pin}))
+            except profile.ProfileError as e:
+                assert str(e) == "GPIO %d (undo button): %s" % (pin, why), (chip, str(e))
+            else:
+                raise AssertionError("accepted: %s GPIO %d" % (chip, pin))
