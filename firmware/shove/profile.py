@@ -78,7 +78,7 @@ class ProfileError(ValueError):
     pass
 
 
-def check_pins(rows, cols, led, buttons, pullups, chip="esp32"):
+def check_pins(rows, cols, led, buttons, pullups, chip):
     """Each pin fit for its role on `chip` (one of CHIPS): raises
     ProfileError for a pin that cannot work, returns warnings (strapping
     pins) for pins that work with care. led < 0: no strip; buttons: {name:

@@ -146,17 +146,17 @@ def test_each_pin_is_named_with_its_role_and_strapping_pins_say_which_way_not_to
     _refused(_prof(rows=[16, 17, 18, 19, 21, 22, 23, 7]), ["GPIO 7", "row"])
     # the strip on GPIO 0 is checked like any pin: a strapping pin, and not also a row
     cols = COLS[:-1] + [34]  # no strapping pin among them (34: input-only, with its pull-up)
-    warn = profile.check_pins(ROWS, cols, 0, {}, [34])
+    warn = profile.check_pins(ROWS, cols, 0, {}, [34], "esp32")
     assert len(warn) == 1 and "GPIO 0" in warn[0] and "LED strip" in warn[0], warn
     try:
-        profile.check_pins(ROWS[:7] + [0], cols, 0, {}, [34])
+        profile.check_pins(ROWS[:7] + [0], cols, 0, {}, [34], "esp32")
     except profile.ProfileError as e:
         assert "GPIO 0" in str(e)
     else:
         raise AssertionError("GPIO 0 taken twice")
     # GPIO 2 and 12 must not be pulled high while the chip starts, 0, 5 and 15 not low
     for pin, way in ((2, "high"), (12, "high"), (0, "low"), (5, "low"), (15, "low")):
-        warn = profile.check_pins(ROWS, cols, pin, {}, [34])
+        warn = profile.check_pins(ROWS, cols, pin, {}, [34], "esp32")
         assert len(warn) == 1 and way in warn[0].split() and "GPIO %d" % pin in warn[0], (pin, warn)
 
 
