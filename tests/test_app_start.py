@@ -66,7 +66,7 @@ def flash(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _start(monkeypatch, out, console=None):
+def _start(monkeypatch, out, console=None, radio=None):
     """An App as main.py makes it (App(out=...)), its board opened by
     open_board with the profile read: the ESP32's, against the models.
     Returns (app, [profiles the board was opened with], machine clock)."""
@@ -80,6 +80,8 @@ def _start(monkeypatch, out, console=None):
         ptrs.gpio = Gpio(mach.clock, prof.row_pins, prof.col_pins)
         if console is not None:
             b.console = console  # a board with a console stream of its own
+        if radio is not None:
+            b.radio = radio  # a board with Wi-Fi, or one without (as the virtual board may be)
         return b
 
     monkeypatch.setattr(app_mod, "open_board", open_board)
@@ -250,5 +252,25 @@ def test_a_file_the_flash_cannot_read_is_as_if_missing(tmp_path, monkeypatch):
         # pair.json, at its first step, not while the App is made)
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([PROFILE_FILE, GAME_FILE, jstore.DIR])
         assert bytes(a.keeper.game.marks) == bytes(g.marks) and a.keeper.game.moves() == 1
+    finally:
+        cm.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("radio, wifi, names", [(True, False, [True]), (True, True, [False]), (False, False, []),
+                                                (False, True, [])])
+def test_a_board_with_a_radio_interns_the_networks_names_first_and_the_set_up_aps_with_no_network_set(
+        tmp_path, monkeypatch, radio, wifi, names):
+    # (loading.names_first interns the names while the heap is whole: in MicroPython only; what
+    # start-up decides is whether, and whether the set-up AP's too)
+    from shove import loading
+
+    monkeypatch.chdir(tmp_path)
+    if wifi:
+        (tmp_path / "wifi.json").write_text(json.dumps({"ssid": "home", "password": "secret-pass"}))
+    asked = []
+    monkeypatch.setattr(loading, "names_first", asked.append)
+    a, _, _, cm = _start(monkeypatch, Console(), radio=radio)
+    try:
+        assert asked == names
     finally:
         cm.__exit__(None, None, None)
