@@ -237,3 +237,19 @@ def test_a_new_strip_and_a_change_are_due_at_once_never_a_quiet_burst():
     g.throw(segments.encode("T5"))
     s.changed()
     assert not s.waits
+
+
+def test_the_pairing_code_spelled_needs_every_frame_and_is_not_a_quiet_burst():
+    for at in (10, 0):  # (tick 0 is a tick like any other)
+        for armed in (False, True):
+            g = rules.new_game(["A", "B"])
+            s, board, _ = make()
+            step(s, board, at, g, False)
+            assert s.renderer.show_code("123", at)
+            step(s, board, at, g, armed)
+            assert not s.waits and not s.idle()
+            n = len(board.writes)
+            for t in range(at + 100, at + 4000, 100):
+                step(s, board, t, g, armed)
+                assert not s.waits
+            assert len(board.writes) - n >= 3  # its digits, one after another, were written
