@@ -30,3 +30,12 @@ def test_a_game_keeps_the_status_pixels_for_the_darts_left():
     before = pixels(r, g)
     r.net = 3
     assert pixels(r, g) == before
+
+
+def test_the_network_is_shown_at_the_level_of_a_lit_square_not_at_full_strength():
+    # (the status pixels take the level of a lit square, leds._LIT, as the renderer draws them)
+    r = leds.Renderer(beds=2, per_side=1, status=2, brightness=255)
+    for state in (1, 2, 3, 4):
+        r.net = state
+        b = 255 * 110 // 255  # the lit level (leds._LIT) at full brightness
+        assert pixels(r, None)[4] == tuple(c * b // 255 for c in leds.NET_COLOURS[state - 1])
