@@ -509,6 +509,10 @@ def test_the_wifi_command_on_a_board_with_a_radio_and_no_network_set_tells_its_s
     assert (w["state"], w["reason"], w["ssid"], w["address"], w["ap"]["page"]) == ("setup", "none_set", None, None,
                                                                                   "setup")
     assert not {"password", "key", "owner"} & set(w)  # nothing secret is ever sent back
+    # forgotten: the set-up network closed, and every client told the network is off
+    reply, ev = ask(con, {"id": 4, "cmd": "wifi", "forget": True})
+    assert reply["ok"] is True and reply["wifi"]["state"] == "off" and a.commands.net is None
+    assert ev == {"ev": "wifi", "state": "off", "reason": None, "address": None}
 
 
 def test_a_new_game_between_people_lets_the_computer_go_and_one_with_it_keeps_it(board):
