@@ -16,6 +16,7 @@ import time
 from binascii import hexlify
 
 from shove import httpd, update
+from test_httpd import _server
 
 # (path, size): a file under a slice, one of exactly a slice, one of many, an empty one, the top files
 FILES = (("shove/a.mpy", 700), ("shove/sub/b.mpy", 1024), ("web/index.html.gz", 5000), ("web/empty.gz", 0),
@@ -71,18 +72,6 @@ def _rm(d):
         else:
             os.remove(p)
     os.rmdir(d)
-
-
-def _server():
-    base = 20000 + time.ticks_us() % 20000
-    for i in range(50):
-        try:
-            srv = httpd.Server(("127.0.0.1", base + i), lambda: None)
-        except OSError:
-            continue
-        srv.port = base + i
-        return srv
-    raise AssertionError("no free port")
 
 
 def test_the_files_answer_is_every_files_hash_made_a_slice_a_step():
