@@ -134,15 +134,15 @@ def fire(site, raw):
     return None if got is None else got[0]
 
 
-def idle_connects(site, n, *first):
+def idle_connects(site, n, *first, src=None):
     """n connections in twos (the server's request buffers: a third waits for
-    one) that send `first` bytes or nothing, then wait: each is dropped at the
-    board's deadline (a 408, or closed)."""
+    one), from `src` if given, that send `first` bytes or nothing, then wait:
+    each is dropped at the board's deadline (a 408, or closed)."""
     out = []
     while len(out) < n:
         k = min(2, n - len(out))
         w0 = site.web()
-        socks = [site.connect() for _ in range(k)]
+        socks = [site.connect() if src is None else site.connect(src) for _ in range(k)]
         for s in socks:
             for b in first:
                 s.sendall(b)

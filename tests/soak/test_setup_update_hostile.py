@@ -27,7 +27,7 @@ import pytest
 from boardsite import WAIT, connect_when_up, read_answer, until
 from hapenny import firmware
 from hapenny.sim.board import VirtualBoard
-from test_board_hostile import mutate
+from test_board_hostile import idle_connects, mutate
 from test_setup_board import free_udp_port
 
 N = int(os.environ.get("HOSTILE_SETUP_N") or (2000 if os.environ.get("HAPENNY_SOAK") else 30))
@@ -156,26 +156,6 @@ def volley(site, raws, srcs):
         return list(pool.map(lambda a: fire(site, *a), zip(raws, srcs)))
 
 
-def idle_connects(site, n, src, first=b""):
-    """n connections from `src` in twos that send `first` or nothing and wait:
-    each is dropped at the board's deadline (a 408, or closed)."""
-    out = []
-    while len(out) < n:
-        k = min(2, n - len(out))
-        w0 = site.web()
-        socks = [site.connect(src) for _ in range(k)]
-        for s in socks:
-            if first:
-                s.sendall(first)
-        site.until("the connections taken", lambda w: w["accepted"] >= w0["accepted"] + k)
-        site.vb.advance(11000)  # the deadline (10 s) gone by on the board's clock
-        for s in socks:
-            got = read_answer(s)
-            out.append(None if got is None else got[0])
-            s.close()
-    return out
-
-
 def faults(site):
     """The ESP-IDF model's faults since the last look, cleared: each must be a connection it had no room
     for, closed at once (a client beyond what the budget affords)."""
@@ -281,10 +261,10 @@ def test_hostile_requests_to_the_set_up_page_change_nothing(site):
         assert st in (200, 302), (st, raw[:300], body[:300])
         if raw.startswith(b"POST") and b"/api/setup/join" in raw.split(b"\r\n", 1)[0]:
             assert json.loads(body)["ok"] is False, (raw[:300], body)
-    slow = idle_connects(site, IDLE, OUTSIDE, b"POST /api/setup/join HTTP/1.1\r\nHost: x\r\nContent-Ty")
-    slow += idle_connects(site, IDLE, ON_AP, b"POST /api/setup/join HTTP/1.1\r\nHost: x\r\n"
-                          b"Content-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"ssid\"")
-    idle = idle_connects(site, IDLE, ON_AP)
+    slow = idle_connects(site, IDLE, b"POST /api/setup/join HTTP/1.1\r\nHost: x\r\nContent-Ty", src=OUTSIDE)
+    slow += idle_connects(site, IDLE, b"POST /api/setup/join HTTP/1.1\r\nHost: x\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 50\r\n\r\n{\"ssid\"", src=ON_AP)
+    idle = idle_connects(site, IDLE, src=ON_AP)
     refused += faults(site)
     print("%d hostile requests to the set-up page: %s; slow senders %s; idle connects %s; connections ESP-IDF "
           "had no room for %d" % (N, dict(sorted(seen.items(), key=str)), sorted(set(slow), key=str),
@@ -337,9 +317,9 @@ def test_after_the_join_hostile_update_requests_change_no_file_and_guesses_are_l
         seen[st] = seen.get(st, 0) + 1
         assert st is None or st in REFUSALS, (st, raw[:300], body[:300])
         assert site.owner.encode() not in body
-    slow = idle_connects(site, IDLE, "127.0.0.1", ("PUT /api/update/file?path=boot.py&at=0 HTTP/1.1\r\nHost: %s\r\n"
-                                                   "X-Hapenny-Owner: 12" % site.host).encode())
-    idle = idle_connects(site, IDLE, "127.0.0.1")
+    slow = idle_connects(site, IDLE, ("PUT /api/update/file?path=boot.py&at=0 HTTP/1.1\r\nHost: %s\r\n"
+                                       "X-Hapenny-Owner: 12" % site.host).encode())
+    idle = idle_connects(site, IDLE)
     refused += faults(site)
     print("%d hostile update requests: %s; slow senders %s; idle connects %s; connections ESP-IDF had no room "
           "for %d" % (N, dict(sorted(seen.items(), key=str)), sorted(set(slow), key=str), sorted(set(idle), key=str),
