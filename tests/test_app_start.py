@@ -274,3 +274,18 @@ def test_a_board_with_a_radio_interns_the_networks_names_first_and_the_set_up_ap
         assert asked == names
     finally:
         cm.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("ap, phase", [(True, "AP_PHASE"), (False, "NET_PHASE")])
+def test_names_first_interns_the_set_up_aps_names_only_when_the_ap_opens(monkeypatch, ap, phase):
+    # the AP's names (some 500 more) interned on a board that joins would be heap held for
+    # nothing; the network's alone on a board that opens the AP would leave its pools to
+    # grow later, in a heap the game has cut up
+    import shove
+    from shove import loading
+
+    asked = []
+    monkeypatch.setattr(loading, "intern_first", asked.append)
+    loading.names_first(ap)
+    assert asked == [getattr(shove, phase)]
+    assert set(shove.NET_PHASE) < set(shove.AP_PHASE)
