@@ -197,14 +197,44 @@ def load():
     from shove import app  # noqa: F401
 
 
+class _Opened:
+    """What app_board opens for start_app, kept as loading.build keeps it,
+    and read_profile's notices: slots of the driver's own (the firmware is
+    charged only what it makes)."""
+    notices = []
+    prof = board = None
+
+
+def app_board():
+    """The App's making up to the collection that starts shove.intern_first
+    (the set-up AP's start, bench/wasm_heap.py's ap_steps): the profile read
+    and the board opened as loading.build does, kept as it keeps them."""
+    from shove import app, loading
+
+    _Opened.prof = app.Kept(loading.read_profile(_Opened))
+    _Opened.board = app.open_board(_Opened.prof)
+
+
+def app_names():
+    """loading.build's next part, from that collection to the one that ends
+    it: the network's names first (loading.radio_names)."""
+    from shove import loading
+
+    loading.radio_names(_Opened.board)
+
+
 def start_app(restore=False):
     """app.main() up to its loop: the App made and booted (`restore`: after
-    a power cut, the stored game read back; for the step's name only)."""
+    a power cut, the stored game read back; for the step's name only). The
+    board app_board opened, if it ran: the profile is read again, the names
+    read again (all interned by then) and the rest made."""
     import select
 
     from shove import app
 
-    a = app.App(out=T.out)
+    board = _Opened.board
+    _Opened.prof = _Opened.board = None
+    a = app.App(board, out=T.out)
     a.poll = select.poll()  # nothing on stdin here: the host's lines are fed below
     a.boot()
     T.a = a
