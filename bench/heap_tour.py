@@ -97,6 +97,7 @@ class Tour:
         # allocated, read at its end (no collection runs inside a step on
         # this port): the most of it in each phase, and the step's number
         self.used = [0, 0, 0, 0, 0]
+        self.used_at = [-1, -1, -1, -1, -1]
         self.grew = [0, 0, 0, 0, 0]  # the most one step allocated above its start
         self.grew_at = [-1, -1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
@@ -163,6 +164,7 @@ def used(step, kind):
     p = T.phase
     if m > T.used[p]:
         T.used[p] = m
+        T.used_at[p] = step
     if m - T.last > T.grew[p]:
         T.grew[p] = m - T.last
         T.grew_at[p] = step
@@ -446,7 +448,7 @@ def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "errors": T.out.errors, "memerr": T.memerr, "harness": T.harness,
-                      "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
+                      "used": T.used, "used_at": T.used_at, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first,
                       "short_at": T.short_at, "short_live": T.short_live, "short_alloc": T.short_alloc, "mpy": sys.implementation._mpy}))
 

@@ -750,6 +750,7 @@ def wifi_tour(cap=None, cpu_rounds=6, deploy=False, ap=False, computer_only=Fals
     phases = [(i, n) for i, n in enumerate(phases) if r["peak"][i]]
     return {"cap": cap, "first_memory_error": _step_name(steps, r["first"]) if r["memerr"] else None, "peaks": {n: r["peak"][i] - d for i, n in phases},
             "step_demand": {n: r["used"][i] - d for i, n in phases},
+            "step_demand_at": {n: _step_name(steps, r["used_at"][i]) for i, n in phases},  # the step it peaked in
             "step_alloc_most": {n: {"bytes": r["grew"][i], "step": _step_name(steps, r["grew_at"][i])}
                                 for i, n in phases},
             "server_two_viewers": r["server"], "memory_errors": st.get("memory", 0) + r["short"] + r["memerr"] + r["faults"],
