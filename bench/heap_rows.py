@@ -72,6 +72,12 @@ def _step_words(step):
     return "%s %s" % m.groups() if m else "a `%s` command" % c.group(1) if c else step.split("\n")[-1][:40]
 
 
+def _demand_step(u, phase):
+    """The step a phase's demand peaked in (a run recorded before that was kept: the one that
+    allocated most in the phase)."""
+    return (u.get("step_demand_at") or {}).get(phase) or u["step_alloc_most"][phase]["step"]
+
+
 def _ap_rows(a):
     """The set-up AP (bench/wasm_heap.py's ap_steps): its phases' peaks, its worst step, at 112 KB."""
     if not a:
@@ -82,7 +88,7 @@ def _ap_rows(a):
              "step's demand; capped at 112 KB)",
              "%s; %s (%s); %s MemoryError (goal 0)%s" % (
                  " / ".join(_kb(u["peaks"][k]) for k in ("setup_ap", "join")), _kb(u["step_demand"][worst]),
-                 _step_words(u["step_alloc_most"][worst]["step"]), _errors(c),
+                 _step_words(_demand_step(u, worst)), _errors(c),
                  "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
                  else ", NOT MET"))]
 
@@ -97,7 +103,7 @@ def _deploy_rows(d):
              "the largest step's demand; capped at 112 KB)",
              "%s; %s (%s); %s MemoryError (goal 0)%s" % (
                  " / ".join(_kb(u["peaks"][k]) for k in ("joining", "update", "restart")),
-                 _kb(u["step_demand"][worst]), _step_words(u["step_alloc_most"][worst]["step"]),
+                 _kb(u["step_demand"][worst]), _step_words(_demand_step(u, worst)),
                  _errors(c), "" if not c["memory_errors"] and not u["memory_errors"] and not u["unexpected_answers"]
                  else ", NOT MET"))]
 

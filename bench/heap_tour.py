@@ -97,6 +97,7 @@ class Tour:
         # allocated, read at its end (no collection runs inside a step on
         # this port): the most of it in each phase, and the step's number
         self.used = [0, 0, 0, 0, 0]
+        self.used_at = [-1, -1, -1, -1, -1]
         self.grew = [0, 0, 0, 0, 0]  # the most one step allocated above its start
         self.grew_at = [-1, -1, -1, -1, -1]
         self.kind = [0] * 24  # the most a step of each kind allocated (bench/wasm_heap.py's KINDS)
@@ -163,6 +164,7 @@ def used(step, kind):
     p = T.phase
     if m > T.used[p]:
         T.used[p] = m
+        T.used_at[p] = step
     if m - T.last > T.grew[p]:
         T.grew[p] = m - T.last
         T.grew_at[p] = step
@@ -197,14 +199,44 @@ def load():
     from shove import app  # noqa: F401
 
 
+class _Opened:
+    """What app_board opens for start_app, kept as loading.build keeps it,
+    and read_profile's notices: slots of the driver's own (the firmware is
+    charged only what it makes)."""
+    notices = []
+    prof = board = None
+
+
+def app_board():
+    """The App's making up to the collection that starts shove.intern_first
+    (the set-up AP's start, bench/wasm_heap.py's ap_steps): the profile read
+    and the board opened as loading.build does, kept as it keeps them."""
+    from shove import app, loading
+
+    _Opened.prof = app.Kept(loading.read_profile(_Opened))
+    _Opened.board = app.open_board(_Opened.prof)
+
+
+def app_names():
+    """loading.build's next part, from that collection to the one that ends
+    it: the network's names first (loading.radio_names)."""
+    from shove import loading
+
+    loading.radio_names(_Opened.board)
+
+
 def start_app(restore=False):
     """app.main() up to its loop: the App made and booted (`restore`: after
-    a power cut, the stored game read back; for the step's name only)."""
+    a power cut, the stored game read back; for the step's name only). The
+    board app_board opened, if it ran: the profile is read again, the names
+    read again (all interned by then) and the rest made."""
     import select
 
     from shove import app
 
-    a = app.App(out=T.out)
+    board = _Opened.board
+    _Opened.prof = _Opened.board = None
+    a = app.App(board, out=T.out)
     a.poll = select.poll()  # nothing on stdin here: the host's lines are fed below
     a.boot()
     T.a = a
@@ -416,7 +448,7 @@ def report():
     import json
 
     print(json.dumps({"peak": T.peak, "peak_at": T.peak_at, "last": T.last, "mark100": T.mark100, "fresh0": T.fresh0, "fresh": T.fresh, "out": T.out.n, "short": T.out.short, "errors": T.out.errors, "memerr": T.memerr, "harness": T.harness,
-                      "used": T.used, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
+                      "used": T.used, "used_at": T.used_at, "grew": T.grew, "marks": T.marks, "grew_at": T.grew_at, "kind": T.kind,
                       "darts": T.darts, "server": T.server, "faults": T.faults, "statuses": T.statuses, "first": T.first,
                       "short_at": T.short_at, "short_live": T.short_live, "short_alloc": T.short_alloc, "mpy": sys.implementation._mpy}))
 

@@ -49,3 +49,64 @@ def test_a_modules_names_are_read_from_its_mpy_and_its_import_then_adds_none(mic
     # its import found every one of them interned: it adds only its file's path (its __file__)
     assert loaded - read == 1
     assert "RAN short_str a string constant too long to be a name" in out
+
+
+SCRIPT_TWO = """
+import micropython
+from shove import names
+micropython.qstr_info()
+print("READ", names.read("%(long)s"), names.read("%(short)s"))
+micropython.qstr_info()
+import mod_long, mod_short
+micropython.qstr_info()
+print("RAN", mod_long.FIELDS[0], mod_short.a_short_one())
+"""
+LONG = 'FIELDS = ("x",)\n%s = 1\nanother_name_after_the_long_one = 2\n' % ("a_name_longer_than_the_readers_first_buffer_" * 2)
+SHORT = "def a_short_one():\n    return a_short_one.__name__ + str(len([kept_short_name for kept_short_name in ()]))\n"
+
+
+def test_the_reads_of_one_start_share_their_buffers_and_a_long_name_grows_them(micropython, tmp_path):
+    """The modules of one intern_first are read with the same buffers (a
+    module's own were garbage): a name longer than the first buffer grows
+    them, and the next module's read, its short names too, still interns
+    every name its import would."""
+    for name, src in (("mod_long", LONG), ("mod_short", SHORT)):
+        (tmp_path / (name + ".py")).write_text(src)
+        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-o", str(tmp_path / (name + ".mpy")),
+                        str(tmp_path / (name + ".py"))], check=True)
+        (tmp_path / (name + ".py")).unlink()
+    paths = {"long": tmp_path / "mod_long.mpy", "short": tmp_path / "mod_short.mpy"}
+    out = subprocess.run([micropython, "-c", SCRIPT_TWO % paths], env=mp_env(tmp_path, FIRMWARE),
+                         capture_output=True, text=True, timeout=60).stdout
+    before, read, loaded = [int(n) for n in re.findall(r"n_qstr=(\d+)", out)]
+    assert "READ True True" in out
+    assert read - before >= 4  # the long name, the one after it, the short module's function and its variable
+    assert loaded - read == 2  # the imports add only their files' paths
+    assert "RAN x a_short_one0" in out
+
+
+SCRIPT_AGAIN = """
+import gc
+from shove import names
+names.read("%(mpy)s")
+gc.collect()
+gc.disable()
+a = gc.mem_alloc()
+names.read("%(mpy)s")
+print("AGAIN", gc.mem_alloc() - a)
+"""
+
+
+def test_a_read_whose_names_are_all_interned_makes_no_buffer_of_its_own(micropython, tmp_path):
+    """A read allocates only a new name's string and its file: the buffers
+    and the views are made once for every module an intern_first reads
+    (some 1.1 KB a module on this 64-bit port when each read made its own;
+    on the chip's 32-bit heap, with 14 modules at the set-up AP's start,
+    about 7 KB of garbage in the App's making)."""
+    mpy = tmp_path / "request.mpy"
+    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-o", str(mpy), str(FIRMWARE / "shove" / "request.py")],
+                   check=True)
+    out = subprocess.run([micropython, "-c", SCRIPT_AGAIN % {"mpy": mpy}], env=mp_env(tmp_path, FIRMWARE),
+                         capture_output=True, text=True, timeout=60).stdout
+    again = int(re.search(r"AGAIN (\d+)", out).group(1))
+    assert again <= 256, out

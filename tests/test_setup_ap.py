@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from shove import leds, wifi, wifiap, wifipage, wifiset
+from shove import leds, setupweb, wifi, wifiap, wifipage, wifiset
 from test_wifi_join import HOME, Renderer, net  # noqa: F401 (net: the model on the test's clock)
 
 PASSWORD = "correct horse"
@@ -299,17 +299,17 @@ def test_the_host_tells_a_person_the_set_up_network_is_open():
 
 def test_the_set_up_routes_answer_only_the_aps_clients(net):
     parts = opened(net)
-    assert not wifipage.from_ap(parts, "192.168.4.2")  # not open yet: the first step opens it
+    assert not setupweb.from_ap(parts, "192.168.4.2")  # not open yet: the first step opens it
     run(net, parts, 0)
-    assert wifipage.from_ap(parts, "192.168.4.2") and wifipage.from_ap(parts, "192.168.4.200")
+    assert setupweb.from_ap(parts, "192.168.4.2") and setupweb.from_ap(parts, "192.168.4.200")
     for peer in ("192.168.4.1", "192.168.1.23", "192.168.40.2", "10.0.0.2", None, ""):
-        assert not wifipage.from_ap(parts, peer), peer
+        assert not setupweb.from_ap(parts, peer), peer
     assert not wifipage.online(parts)
     wifipage.join(parts, {"ssid": "home", "key": PASSWORD})
     run(net, parts, 2000)
-    assert wifipage.online(parts) and wifipage.from_ap(parts, "192.168.4.2")
+    assert wifipage.online(parts) and setupweb.from_ap(parts, "192.168.4.2")
     run(net, parts, 2000 + wifiap.CLOSE_MS)
-    assert not wifipage.from_ap(parts, "192.168.4.2") and not wifipage.online(parts)
+    assert not setupweb.from_ap(parts, "192.168.4.2") and not wifipage.online(parts)
 
 
 def test_new_held_at_start_tries_the_stored_network_only_after_a_while(net):

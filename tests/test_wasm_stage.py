@@ -1,5 +1,6 @@
 """The 32-bit heap benchmark's staging: the firmware as a deploy would put it,
 as bytecode the WebAssembly port can load (no native code, no decorators)."""
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,40 @@ def test_the_tour_reads_the_heap_after_a_collection_at_every_step():
     assert phases == ["H.measure(); H.phase(%d)" % p for p in (wasm_heap.EIGHT, wasm_heap.COMPUTER, wasm_heap.BRINGUP,
                                                                 wasm_heap.AFTER)]
     assert sum("H.throw_dart(" in s for s in steps) >= 5
+
+
+def test_the_set_up_aps_start_is_three_steps_divided_where_intern_first_collects():
+    """On the chip shove.intern_first's collections, as it begins and as it
+    ends, free the profile's reading and the board's making, then the
+    names' strings; this port collects only between steps, so the set-up
+    AP's tour makes the App in those three steps (AP_START), each ending in
+    a collection."""
+    steps = wasm_heap.ap_steps()
+    i = steps.index("H.measure()\nH.app_board()")
+    assert steps[i:i + 6] == wasm_heap.AP_START == [
+        "H.measure()\nH.app_board()", wasm_heap.COLLECT, "H.measure()\nH.app_names()", wasm_heap.COLLECT,
+        "H.measure()\nH.start_app()", wasm_heap.COLLECT]
+    assert steps[i - 2] == "H.measure()\nH.load()" and steps.count("H.measure()\nH.start_app()") == 1
+    # the other tours make the App in one step, as before
+    assert "H.measure()\nH.app_board()" not in wasm_heap.wifi_steps(cpu_rounds=1) + wasm_heap.deploy_steps()
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")
+def test_the_set_up_aps_start_in_three_steps_makes_the_app_with_the_board_and_names_of_the_first_two():
+    """app_board opens the board the App then runs on; app_names interns the
+    names (loading.radio_names, as build calls it) and the App's making
+    after them interns none of its own: the names' strings are charged to
+    their own step, and the set-up AP still opens as the App is made."""
+    q = "import micropython\nmicropython.qstr_info()"
+    c = wasm_heap.COLLECT
+    steps = [wasm_heap.SETUP, wasm_heap.NET_LOAD, "H.net_stubs(False)", "H.boot()", "H.load()", c, q,
+             "H.app_board()", c, "b = H._Opened.board", "H.app_names()", c, q, "H.start_app()", c, q,
+             "print('SAME', H.T.a.board is b, H.T.a.commands.net.is_setup, H._Opened.board)", "H.report()"]
+    _, _, st = wasm_heap.run(steps, ap=True)
+    assert st["raised"] == 0, st
+    loaded, named, made = [int(n) for n in re.findall(r"n_qstr=(\d+)", wasm_heap.LAST_OUT)]
+    assert named - loaded > 200 and made - named <= 5
+    assert "SAME True True None" in wasm_heap.LAST_OUT.splitlines()  # (and the driver keeps the board no longer)
 
 
 @pytest.mark.skipif(not shutil.which("node"), reason="node is needed for the WebAssembly port")

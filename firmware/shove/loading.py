@@ -24,8 +24,7 @@ def build(app, board, out, open_board, kept):
     app.notices = []  # storage problems found at boot, sent after `boot`
     prof = app.prof = kept(read_profile(app))
     b = app.board = board or open_board(prof)
-    if getattr(b, "radio", False):  # the network's names before the game's objects (names_first)
-        names_first(b.button(_NEW) or b.read_file("wifi.json") is None)
+    radio_names(b)
     binary = getattr(text, "buffer", None)  # bytes straight to the port
     if out is None:  # a board may bring its own console stream (the virtual one's ESP32 model)
         binary = getattr(b, "console", None) or binary
@@ -52,6 +51,18 @@ def build(app, board, out, open_board, kept):
 
 
 _NEW = 2  # the game's buttons (next, undo, new): NEW held at start opens the set-up AP
+
+
+def radio_names(b):
+    """On a board with a radio, the network's names before the game's objects
+    (names_first): the set-up AP's too when it will open (no network set, or
+    NEW held). The heap tour runs it as a step of its own, after the board's
+    opening, as the chip's collection at its start divides them
+    (bench/wasm_heap.py's ap_steps)."""
+    if getattr(b, "radio", False):  # the network's names before the game's objects (names_first)
+        names_first(b.button(_NEW) or b.read_file("wifi.json") is None)
+
+
 # The modules of the set-up AP's phase (its own, the server's, the page's work) and of
 # every command (request, view, extra)
 def names_first(ap):

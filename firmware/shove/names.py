@@ -7,6 +7,14 @@ class _Names:  # getattr on it interns a name (a str made a qstr), as a module's
     pass
 
 
+# The reads' buffers, made once for all the modules of an intern_first (this module lives
+# only that long): a buffer per module, and its views, were some 500 B of garbage each
+_one = bytearray(1)
+_buf = bytearray(48)
+_mv = memoryview(_buf)
+_views = [None] * 48  # _views[k]: _buf's first k bytes, made once (a view a name would be 16 B each)
+
+
 def read(path):
     """The names in the table of the .mpy at `path` interned (MicroPython's
     .mpy v6: "M", its version, two bytes, the count of names and of
@@ -14,29 +22,28 @@ def read(path):
     interpreter has built in, whose text is not there; else its bytes and a
     NUL); False if there is no such file or it is not one to read. A new
     name's string is all it allocates (a read goes straight into a buffer)."""
+    global _buf, _mv, _views
     try:
         f = open(path, "rb")
     except OSError:
         return False
-    one = bytearray(1)
-    buf = bytearray(48)
-    views = [None] * 48  # views[k]: buf's first k bytes, made once (a view a name would be 16 B each)
+    one = _one
     try:
         with f:
-            if f.readinto(buf, 4) != 4 or buf[0] != 77 or buf[1] != 6:
+            if f.readinto(_buf, 4) != 4 or _buf[0] != 77 or _buf[1] != 6:
                 return False
-            mv = memoryview(buf)
             n = _uint(f, one)
             _uint(f, one)
+            buf, mv, views = _buf, _mv, _views
             for _ in range(n):
                 k = _uint(f, one)
                 if k & 1:
                     continue
                 k >>= 1
                 if k >= len(buf):
-                    buf = bytearray(k + 1)
-                    mv = memoryview(buf)
-                    views = [None] * (k + 1)
+                    buf = _buf = bytearray(k + 1)
+                    mv = _mv = memoryview(buf)
+                    views = _views = [None] * (k + 1)
                 if f.readinto(buf, k + 1) != k + 1:
                     return False
                 v = views[k]

@@ -9,7 +9,8 @@
 #   anything else         the operating systems' connectivity probes
 #                         (probes.probe_reply), and every other path, lead to
 #                         /setup: a phone joining the AP opens the page itself
-# Who may ask: only a client on the AP's own network (wifipage.from_ap). No
+# Who may ask: only a client on the AP's own network (from_ap, here: the guard
+# runs at every request, and loading the page's work for it was its 2 KB each). No
 # Host, Origin or pairing-code check: the captive DNS sends a phone here
 # under any name, and the AP's WPA2 passphrase is the pairing code, so a
 # client on its network has proved it knows the code.
@@ -43,7 +44,7 @@ class SetupRoutes:
     def guard(self, req, now):
         from shove.httpd import peer_address
 
-        if not call("wifipage", "from_ap", self.c, peer_address(req.c.peer)):
+        if not from_ap(self.c, peer_address(req.c.peer)):
             req.error(403, "not_setup_network", "the set-up page answers only the board's own set-up network")
             return False
         return True
@@ -86,6 +87,18 @@ class SetupRoutes:
             r = (302, None, b"", "http://%s/setup" % self.address())
         status, ctype, body, where = r
         req.reply(status, body.decode(), ctype or "text/plain", "Location: %s\r\n" % where if where else "")
+
+
+def from_ap(parts, peer):
+    """Whether a request from address `peer` came through the set-up AP (its
+    clients get 192.168.4.2 on from the AP's DHCP server): the set-up
+    routes answer only those, never the home network (the AP stays open a
+    while after the join)."""
+    ap = parts.net
+    if not getattr(ap, "is_setup", False) or ap.ap is None or not isinstance(peer, str):
+        return False
+    own = ap.ap.ifconfig()[0]
+    return peer != own and peer.rsplit(".", 1)[0] == own.rsplit(".", 1)[0]
 
 
 def start(c, addr):

@@ -1,7 +1,7 @@
 # The set-up page's work, for the board's HTTP routes while the set-up access
 # point is open (shove/wifiap.py): the networks in reach, the join of the one
-# a person picks, the page's state, and who may ask. Loaded for each of the
-# page's requests and let go after (shove.call("wifipage", NAME, parts, ...)):
+# a person picks, the page's state (who may ask is shove/setupweb.py's
+# from_ap). Loaded for each of the page's requests and let go after (shove.call("wifipage", NAME, parts, ...)):
 # the AP waiting for a phone keeps none of it in the heap. Each function takes
 # the parts the handlers get (Commands: `net` is the SetupAP while it is open)
 # and returns the protocol's reply object ({"ok": true, ...} or {"ok": false,
@@ -123,18 +123,6 @@ def state(parts):
     the address on the home network), failed (with the reason)."""
     ap = _ap(parts)
     return _closed() if ap is None else page(ap)
-
-
-def from_ap(parts, peer):
-    """Whether a request from address `peer` came through the set-up AP (its
-    clients get 192.168.4.2 on from the AP's DHCP server): the set-up
-    routes answer only those, never the home network (the AP stays open a
-    while after the join)."""
-    ap = _ap(parts)
-    if ap is None or ap.ap is None or not isinstance(peer, str):
-        return False
-    own = ap.ap.ifconfig()[0]
-    return peer != own and peer.rsplit(".", 1)[0] == own.rsplit(".", 1)[0]
 
 
 def online(parts):

@@ -75,7 +75,7 @@ def _network():
 
 def test_the_page_work_runs_in_micropython():
     net = _network()
-    from shove import wifi, wifiap, wifipage
+    from shove import setupweb, wifi, wifiap, wifipage
 
     clock = Clock()
     net._clock = clock
@@ -106,7 +106,7 @@ def test_the_page_work_runs_in_micropython():
     run(1000)
     st = wifipage.state(parts)
     assert (st["state"], st["address"]) == ("joined", "192.168.1.40"), st
-    assert wifipage.online(parts) and wifipage.from_ap(parts, "192.168.4.7")
+    assert wifipage.online(parts) and setupweb.from_ap(parts, "192.168.4.7")
     run(1000 + wifiap.CLOSE_MS)
     from shove import wifi  # noqa: F811  the join's module as the page's join loaded it (the AP let go the one it read the code with)
 
