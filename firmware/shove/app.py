@@ -134,8 +134,11 @@ class App:
         return [sc.scans, sc.state, sc.dropped, sc.pending(), self.errors, self.commands.watch.lone, self.slices,
                 self.armed_slices]
 
-    def quiet(self):  # nothing waits that a board cannot see: the scanner idle, no output queued
-        return self.scanner.state == scanner.IDLE and not self.tx.q
+    def quiet(self):
+        # nothing waits that a board cannot see: the scanner idle, no output queued, none for the
+        # web server's clients (the virtual board's idle wait looks at no socket of its)
+        web = self.commands.web
+        return self.scanner.state == scanner.IDLE and not self.tx.q and (web is None or not web.busy)
 
     # ---- the service slices ------------------------------------------------------------------
     def _service(self):
@@ -249,8 +252,14 @@ class App:
                     elif due == _DUE_STRIP and self.strip.waits:  # nothing until the frame is due
                         n = _QUIET
                         until = self.strip.at
+                    web = c.web
+                    if web is not None and web.busy:
+                        # the server has output (an answer, a listing's hashes, a stream's events): a
+                        # round of slices, whose serial slice steps it, not a burst that ends for it
+                        # only _WEB_OPEN_MS later (a piece a burst made a 9 KB listing take seconds)
+                        n = _BURST
+                        until = -1
                     if n == _QUIET:
-                        web = c.web
                         if web is not None:  # the server's sockets are looked at however quiet the board
                             t = ticks_add(board.ticks_ms(), _WEB_OPEN_MS if web.open else _WEB_IDLE_MS)
                             if until < 0 or ticks_diff(t, until) < 0:
