@@ -1021,3 +1021,47 @@ def test_while_the_web_server_has_output_the_loop_steps_it_every_round_and_is_ne
     assert len(rounds) == 5 and max(rounds) <= 5, (stepped, bursts)
     assert app_mod._QUIET in [n for n, b in bursts if not b], bursts  # all sent: quiet bursts, as before
     assert a.quiet()
+
+
+def test_while_the_network_is_being_joined_a_quiet_burst_ends_soon_for_its_step(board, monkeypatch):
+    """The Joiner is stepped after each quiet burst: one of its full length
+    (about a second) made every start notice its join, and serve its page,
+    a second or two late. While it joins, a burst ends _NET_JOINING_MS on;
+    joined (and no server), the bursts are as long as before."""
+    from shove import app as app_mod
+
+    a, con, _ = board
+    bursts = []  # (ms to the burst's end, or None: no end; the Joiner's state) of each quiet burst
+    steps = []
+    real = a.board.scan_idle
+
+    class Joiner:  # what the loop sees of shove/wifi.py's Joiner
+        state = app_mod._NET_JOINING
+
+        def step(self, now):
+            steps.append(self.state)
+            if len(steps) == 3:
+                self.state = 2  # joined
+            elif len(steps) == 6:
+                a.commands.leaving = 1
+
+    def spy(snap, n, until=-1, tx=None):
+        if n == app_mod._QUIET:
+            bursts.append((shove.ticks_diff(until, a.board.ticks_ms()) if until >= 0 else None, net.state))
+        assert len(bursts) < 1000, (steps, bursts[-20:])
+        k = real(snap, 1, -1, tx)  # one read stands for the burst
+        return n if k == 1 else k
+
+    net = a.commands.net = Joiner()
+    a.commands.web = None
+    monkeypatch.setattr(a.board, "serial_take", lambda buf, most: 0)  # no input
+    monkeypatch.setattr(a.board, "scan_idle", spy)
+    errors = []
+    a.report = lambda e, n, note="": errors.append(e)
+    a.emit = a.keeper.emit = lambda name, fields=None: None
+    a.due = 0
+    a._loop()
+    assert not errors, errors
+    joining = [ms for ms, st in bursts if st == app_mod._NET_JOINING]
+    assert len(joining) >= 3 and all(ms is not None and 0 <= ms <= app_mod._NET_JOINING_MS for ms in joining), bursts
+    assert [ms for ms, st in bursts if st != app_mod._NET_JOINING] == [None] * 3, bursts  # joined: no end but the burst's

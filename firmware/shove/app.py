@@ -49,6 +49,11 @@ _DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
 # under a ms of bytecode, so ten of them a second cost nothing a dart needs)
 _WEB_IDLE_MS = const(100)
 _WEB_OPEN_MS = const(20)  # ... and while a client is connected
+# ... and while the network is being joined (shove/wifi.py's JOINING: the Joiner's state), for
+# its step: the join is noticed, and the page served, within this of the address coming, not a
+# whole quiet burst (about a second) later, at every start
+_NET_JOINING = const(1)
+_NET_JOINING_MS = const(100)
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 _PROFILE_KEEPS = const(("name", "chip", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
@@ -262,6 +267,11 @@ class App:
                     if n == _QUIET:
                         if web is not None:  # the server's sockets are looked at however quiet the board
                             t = ticks_add(board.ticks_ms(), _WEB_OPEN_MS if web.open else _WEB_IDLE_MS)
+                            if until < 0 or ticks_diff(t, until) < 0:
+                                until = t
+                        net = c.net
+                        if net is not None and net.state == _NET_JOINING:
+                            t = ticks_add(board.ticks_ms(), _NET_JOINING_MS)
                             if until < 0 or ticks_diff(t, until) < 0:
                                 until = t
                         if self.tx.q and self.tx.per_byte:
