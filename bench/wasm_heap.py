@@ -497,8 +497,9 @@ def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, 
                      "if not H.T.memerr:\n" + "\n".join("    " + ln for ln in s.splitlines()) for i, s in enumerate(steps)]
             steps = [s if i >= tail else s.replace("H.T.memerr += 1", "H.T.memerr += 1\n        H.T.first = %d" % i)
                      for i, s in enumerate(steps)]
-        share = driver_share(tmp, files, wifi, fill) - charged
-        given = cap + share + VIRTUAL_SURPLUS if cap and driver else cap
+        given = cap
+        if cap and driver:  # (a run of its own under Node: only a capped run needs it)
+            given = cap + driver_share(tmp, files, wifi, fill) - charged + VIRTUAL_SURPLUS
         proc = _node(tmp, files, steps, heapsize, given, **({"timeout": 900} if wifi else {}))
     out = proc.stdout
     global LAST_OUT
