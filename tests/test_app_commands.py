@@ -1064,4 +1064,5 @@ def test_while_the_network_is_being_joined_a_quiet_burst_ends_soon_for_its_step(
     assert not errors, errors
     joining = [ms for ms, st in bursts if st == app_mod._NET_JOINING]
     assert len(joining) >= 3 and all(ms is not None and 0 <= ms <= app_mod._NET_JOINING_MS for ms in joining), bursts
-    assert [ms for ms, st in bursts if st != app_mod._NET_JOINING] == [None] * 3, bursts  # joined: no end but the burst's
+    joined = [ms for ms, st in bursts if st != app_mod._NET_JOINING]
+    assert joined == [None] * 3, bursts  # joined: no end but the burst's own
