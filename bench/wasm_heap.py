@@ -10,7 +10,9 @@ somewhat larger than the bytecode it replaces; the scanner's five methods
 are the only ones). The npm package is installed into build/wasm on first
 use.   python bench/wasm_heap.py   prints the figures as JSON."""
 import base64
+import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -67,6 +69,33 @@ def ensure_package():
     return mod
 
 
+# Each run stages the firmware afresh, and compiling its some 65 files is a process each (seconds
+# a run): the bytecode is kept in build/wasm-mpy under the hash of what makes it (mpy-cross,
+# its version and options, the name it keeps, the source), so a run compiles only what changed
+MPY_CACHE = ROOT / "build" / "wasm-mpy"
+_cross = []
+
+
+def _compiled(src, name):
+    """The bytecode .mpy of the source file `src`, keeping `name` for tracebacks."""
+    from hapenny import firmware
+
+    if not _cross:
+        tool = firmware.tool("mpy-cross")
+        version = subprocess.run([tool, "--version"], capture_output=True, text=True, check=True).stdout
+        _cross[:] = [tool, version]
+    tool, version = _cross
+    key = hashlib.sha256("\0".join([str(tool), version, firmware.OPT, name]).encode() + b"\0" + src.read_bytes())
+    kept = MPY_CACHE / (key.hexdigest() + ".mpy")
+    if kept.exists():
+        return kept.read_bytes()
+    MPY_CACHE.mkdir(parents=True, exist_ok=True)
+    part = kept.with_suffix(".%d.part" % os.getpid())  # (another process may make the same one: each its own, renamed whole)
+    subprocess.run([tool, firmware.OPT, "-s", name, "-o", str(part), str(src)], check=True)
+    os.replace(str(part), str(kept))
+    return kept.read_bytes()
+
+
 def stage(tmp, profile=PROFILE, env=None, wifi=False, ap=False):
     """{path in the interpreter: bytes}: the firmware as bytecode .mpy, the
     profile, the os shim (its settings `env`; None: chip_env(profile));
@@ -87,21 +116,12 @@ def stage(tmp, profile=PROFILE, env=None, wifi=False, ap=False):
         py = Path(tmp) / rel
         py.parent.mkdir(parents=True, exist_ok=True)
         py.write_text(src)
-        out = py.with_suffix(".mpy")
-        subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", firmware.source_name(rel), "-o", str(out), str(py)], check=True)  # as deployed
-        files["/flash/" + rel[:-3] + ".mpy"] = out.read_bytes()
+        files["/flash/" + rel[:-3] + ".mpy"] = _compiled(py, firmware.source_name(rel))  # as deployed
     for pattern in firmware.DATA:  # the data files deploy copies as they are (the computer's tables, shove/cpu.dat)
         for p in sorted(firmware.FIRMWARE.rglob(pattern)):
             files["/flash/" + p.relative_to(firmware.FIRMWARE).as_posix()] = p.read_bytes()
-    tour = Path(tmp) / "heap_tour.mpy"  # the tour's driver (bench/heap_tour.py), beside the firmware
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "heap_tour.mpy", "-o", str(tour),
-                    str(ROOT / "bench" / "heap_tour.py")],
-                   check=True)
-    files["/flash/heap_tour.mpy"] = tour.read_bytes()
-    net = Path(tmp) / "wasm_net.mpy"  # the Wi-Fi phases' stand-in network stack
-    subprocess.run([firmware.tool("mpy-cross"), firmware.OPT, "-s", "wasm_net.mpy", "-o", str(net),
-                    str(ROOT / "bench" / "wasm_net.py")], check=True)
-    files["/flash/wasm_net.mpy"] = net.read_bytes()
+    files["/flash/heap_tour.mpy"] = _compiled(ROOT / "bench" / "heap_tour.py", "heap_tour.mpy")  # the tour's driver
+    files["/flash/wasm_net.mpy"] = _compiled(ROOT / "bench" / "wasm_net.py", "wasm_net.mpy")  # the Wi-Fi phases' network
     if wifi and not ap:
         files["/flash/wifi.json"] = json.dumps(WIFI).encode()
     if wifi:
@@ -477,8 +497,9 @@ def run(steps, cap=None, heapsize=HEAP, driver=True, profile=PROFILE, env=None, 
                      "if not H.T.memerr:\n" + "\n".join("    " + ln for ln in s.splitlines()) for i, s in enumerate(steps)]
             steps = [s if i >= tail else s.replace("H.T.memerr += 1", "H.T.memerr += 1\n        H.T.first = %d" % i)
                      for i, s in enumerate(steps)]
-        share = driver_share(tmp, files, wifi, fill) - charged
-        given = cap + share + VIRTUAL_SURPLUS if cap and driver else cap
+        given = cap
+        if cap and driver:  # (a run of its own under Node: only a capped run needs it)
+            given = cap + driver_share(tmp, files, wifi, fill) - charged + VIRTUAL_SURPLUS
         proc = _node(tmp, files, steps, heapsize, given, **({"timeout": 900} if wifi else {}))
     out = proc.stdout
     global LAST_OUT

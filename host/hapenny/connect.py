@@ -4,6 +4,7 @@ import json
 import os
 import tempfile
 import time
+from collections import deque
 from pathlib import Path
 
 from hapenny.link import Link, LinkError, SerialTransport
@@ -164,6 +165,21 @@ def connect_network(addr, port, timeout=3.0, code=None, events=True):
     return link, info, t
 
 
+def at_repl(link):
+    """The last the board sent is the MicroPython REPL's prompt (a board
+    left there by mpremote, or whose main.py ended): it waits for a line of
+    Python, and a hapenny reply will not come, so the hello stops waiting
+    (its whole timeout, every time) and connect soft-resets the board. The
+    firmware's own output is whole lines: it never ends in a prompt."""
+    buf = link.buf
+    return buf.endswith(b">>> ") or (buf == b">" and bool(link.noise) and link.noise[-1].startswith(b"raw REPL"))
+
+
+def started(link):
+    """The board has said it started (its boot event) since the link was made."""
+    return any(ev.get("ev") == "boot" for ev in link.events)
+
+
 def connect(port=None, timeout=3.0, code=None, events=True):
     """Open the port and check that hapenny firmware answers. Returns (link,
     info, serial); for a board on the network the third is its transport
@@ -177,15 +193,27 @@ def connect(port=None, timeout=3.0, code=None, events=True):
     link = Link(SerialTransport(ser))
     link.port = port
     try:
-        info = link.hello(timeout=timeout)
+        info = link.hello(timeout=timeout, give_up=lambda ln: at_repl(ln) or started(ln))
     except LinkError as first:
         # a board left at the REPL (after mpremote) runs main.py again on a soft reset
         noise = b"\n".join(link.noise) + b"\n" + link.buf
-        if b">>>" in noise or b"raw REPL" in noise or b">" in noise[-4:]:
+        if started(link) and not at_repl(link) and "protocol" not in str(first):
+            # it started after the hello went (a reset, a power-up): the line may have come before
+            # main.py read the port, and no reply would come. Asked again; the start is not this
+            # link's news (a later wait for a boot is for a later one)
+            link.events = deque(ev for ev in link.events if ev.get("ev") != "boot")
+            try:
+                info = link.hello(timeout=timeout, give_up=at_repl)
+            except LinkError as again:
+                ser.close()
+                raise PortError(str(again) if "protocol" in str(again) else "the board on %s started and does "
+                                "not answer hapenny commands: is the firmware deployed (hapenny deploy)? (%s)"
+                                % (port, again))
+        elif b">>>" in noise or b"raw REPL" in noise or b">" in noise[-4:]:
             link.send_line(b"\r\x02\x04")
             try:
                 link.wait_event("boot", timeout=8)
-                info = link.hello(timeout=timeout)
+                info = link.hello(timeout=timeout, give_up=at_repl)
             except LinkError:
                 ser.close()
                 raise PortError("the board on %s is at the MicroPython REPL and does not start hapenny: "

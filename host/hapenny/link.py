@@ -112,6 +112,10 @@ class Link:
 
     def request(self, cmd, timeout=5.0, check=True, **fields):
         """Send one command and return its reply; BoardError if refused."""
+        return self._request(cmd, timeout, check, None, fields)
+
+    def _request(self, cmd, timeout, check, give_up, fields):
+        """request's; `give_up`: a test of what has arrived, true once no reply can come (LinkError then)."""
         self._id += 1
         rid = self._id
         msg = dict(fields, cmd=cmd, id=rid)
@@ -126,6 +130,8 @@ class Link:
                     if check and not rep.get("ok"):
                         raise BoardError(rep)
                     return rep
+            if give_up is not None and give_up(self):
+                raise LinkError("no reply to %r: what the board sent says none will come" % cmd)
 
     def wait_event(self, name, timeout=5.0, where=None):
         """The next event called `name` (others stay queued in order)."""
@@ -161,9 +167,10 @@ class Link:
             self.request("map", set=chunk, more=True)
         return self.request("map", set=chunks[-1])
 
-    def hello(self, timeout=5.0):
-        """`info`, checking that this is hapenny firmware speaking our protocol."""
-        rep = self.request("info", timeout=timeout)
+    def hello(self, timeout=5.0, give_up=None):
+        """`info`, checking that this is hapenny firmware speaking our protocol.
+        `give_up(link)`: true once what the board sent shows no reply will come."""
+        rep = self._request("info", timeout, True, give_up, {})
         if rep.get("protocol") != PROTOCOL:
             raise LinkError("the board speaks protocol %r; this hapenny speaks %d: deploy matching firmware"
                             % (rep.get("protocol"), PROTOCOL))
