@@ -121,12 +121,14 @@ bench-long: $(STAMP)
 bench-chips: $(STAMP)
 	$(BIN)/python bench/chips_record.py $(PARTS)
 
-# the board's own web server under load on the ESP32 timing model (bench/web_load.py; 3 to 5 minutes: with
-# make bench's 554 s over ten): two pages, one reloading every 3 s, and a hostile client, while 3,000 contacts of 0.5 ms,
-# 300 of 1 ms and darts 250 ms apart land; the loop's period and a server step's cost. Into bench/results.json
-# and docs/performance.md (bench/web_record.py)
+# the board's own web server under load on the ESP32 timing model (bench/web_load.py; 3 to 5 minutes a load: with
+# make bench's 554 s over ten): LOADS="web", two pages, one reloading every 3 s, and a hostile client; "net", `hapenny
+# play` and a `state` poll each second over the network (both by default); while 3,000 contacts of 0.5 ms, 300 of 1 ms
+# and darts 250 ms apart land; the loop's period and a server step's cost. Into bench/results.json and
+# docs/performance.md (bench/web_record.py)
+LOADS ?=
 bench-web: $(STAMP)
-	$(BIN)/python bench/web_record.py
+	$(BIN)/python bench/web_record.py $(LOADS)
 
 # the firmware's heap on a 32-bit MicroPython (WebAssembly port under Node; npm installs it into build/wasm)
 # HEAP=<bytes>: the tour with the heap capped there (as the chip's: 57344 first, 114688 grown; the tour's

@@ -291,8 +291,9 @@ def main():
     kept = json.loads((ROOT / "bench" / "results.json").read_text())
     if "esp32_chips" in kept:
         res["esp32_chips"] = kept["esp32_chips"]
-    if "web_load" in kept:  # the web server under load: make bench-web's (some ten minutes)
-        res["web_load"] = kept["web_load"]
+    for key in ("web_load", "net_play"):  # the web server under its loads: make bench-web's (some ten minutes)
+        if key in kept:
+            res[key] = kept[key]
     if "chip_caps" in kept.get("wasm_heap", {}):  # the S3's and C3's heap caps: make bench-chips's too
         res["wasm_heap"]["chip_caps"] = kept["wasm_heap"]["chip_caps"]
     (ROOT / "bench" / "results.json").write_text(json.dumps(res, indent=1, sort_keys=True) + "\n")

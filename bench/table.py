@@ -25,16 +25,23 @@ def _steps(r):
     return " (%s)" % ", ".join(big) if big else ""
 
 
+def _load(w):
+    """The first of a load's rows: what the clients did, the run's commit, factor and the machine's load."""
+    n, run = w["load"], w["run"]
+    at = "; %s, x%d, load %.1f" % (run["commit"], run["factor"], run["load_at_start"])
+    if "play" in w.get("clients", ()):
+        return ("  under network commands (`make bench-web`)", "`hapenny play` (%d events, the LEDs asked %d times, "
+                "%d sessions lost), `hapenny state` every %.0f s (%d, %d refused busy)%s" % (
+                    n["play_events"], n["play_leds"], n["play_lost"], w["poll_s"], n["polls"], n["poll_refused"], at))
+    return ("  under web load (`make bench-web`)", "two pages (one reloaded every %.0f s: %d reloads, %d files), a "
+            "hostile client (%d connections)%s" % (w["reload_s"], n["reloads"], n["files"], n["hostile"], at))
+
+
 def web_load_rows(w):
-    """`make bench-web`'s rows (bench/web_load.py): the board's own web server under load on the model."""
+    """`make bench-web`'s rows (bench/web_load.py), for one load: the board's own web server under it on the model."""
     if not w:
         return []
-    run = w["run"]
-    n = w["load"]
-    rows = [("  under web load (`make bench-web`)", "two pages (one reloaded every %.0f s: %d reloads, %d files), a "
-             "hostile client (%d connections); %s, x%d, load %.1f" % (
-                 w["reload_s"], n["reloads"], n["files"], n["hostile"], run["commit"], run["factor"],
-                 run["load_at_start"])),
+    rows = [_load(w),
             ("    loop period", "%.1f us a pass, median of %d windows (goal <= 100)" % (
                 w["loop_period_us"], w["loop_windows"]))]
     for key in ("capture_500us", "capture_1000us"):
@@ -127,7 +134,7 @@ def table_rows(r):
         rows.extend(__import__("flash_costs").table_rows(r["flash"]))
     rows.append(("  idle board process", "%(default).1f%% of a core (%(esp32).1f%% on the model; goal < 5)" % m["idle_cpu_percent"]))
     rows += chip_rows(r.get("esp32_chips"), r.get("wasm_heap", {}).get("chip_caps"))
-    rows += web_load_rows(r.get("web_load"))
+    rows += web_load_rows(r.get("web_load")) + web_load_rows(r.get("net_play"))
     rows += [
         ("6 boot (reset -> boot event)", "%.0f ms" % r["boot_ms"]),
         ("  deploy to the virtual board", "full %.2f s (%d files), no change %.2f s (%d files)" % (

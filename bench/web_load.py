@@ -9,6 +9,14 @@ its page on a real loopback port; from this process, on real sockets:
   slow heads (a byte at a time, then given up), connects that never send a
   request and reconnects, one after another without a pause.
 
+Or, as issue 40 asks (NET): the host's own link to a board on the network
+(hapenny/netlink.py) in play:
+
+- `hapenny play --port http://... --code ...`: its event stream, its state
+  at the start and the LEDs asked after each dart (hapenny/scoreboard.py);
+- `hapenny state --port http://... --code ...` every POLL_S: each a new
+  link (its hello, then `state`), as the command runs.
+
 Meanwhile, as bench/esp32_model.py measures the board alone: the loop's
 period, 3,000 contacts of 0.5 ms one at a time, contacts of 1 ms, and
 visits of three darts 250 ms apart. The cost of a service slice is priced
@@ -16,10 +24,12 @@ on the model by the longest unread stretch of the matrix in each window
 between two looks (the server reads the matrix between two sockets, so a
 stretch holds at most one socket's piece of work and the slice around it).
 
-measure(quick=False) -> dict; `python bench/web_load.py [--quick]` prints
-it (make bench-web records it: bench/web_record.py)."""
+measure(quick=False, clients=WEB) -> dict; `python bench/web_load.py
+[--quick] [--net]` prints it (make bench-web records both loads:
+bench/web_record.py)."""
 import io
 import json
+import os
 import random
 import socket
 import sys
@@ -31,7 +41,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from hapenny.connect import connect  # noqa: E402
+from hapenny.connect import PortError, connect  # noqa: E402
+from hapenny.link import LinkError  # noqa: E402
+from hapenny.scoreboard import Scoreboard  # noqa: E402
 from hapenny.sim.board import VirtualBoard  # noqa: E402
 from hapenny.sim.pulses import percentile  # noqa: E402
 
@@ -47,16 +59,43 @@ VISITS = 40  # of three darts 250 ms apart
 APART_US = 250000
 LOOP_WINDOWS = 5
 PAGE = ("/", "/static/app.js", "/static/style.css", "/api/snapshot")
+POLL_S = 1.0  # the state poll's period (wall clock)
+WEB = ("watcher", "reloader", "hostile")  # issue 39's load
+NET = ("play", "state_poll")  # issue 40's: the host's commands over the network
+# what each client counts (with "errors", every client's)
+COUNTS = {"watcher": ("watch_events", "watch_streams"), "reloader": ("reloads", "files", "reload_streams", "refused"),
+          "hostile": ("hostile", "hostile_answered"), "play": ("plays", "play_events", "play_leds", "play_lost"),
+          "state_poll": ("polls", "poll_refused")}
+
+
+class Counted(Scoreboard):
+    """`hapenny play`'s scoreboard as it is, its events and LED refreshes counted."""
+
+    def __init__(self, link, load, out, inp):
+        super().__init__(link, out, inp)
+        self.load = load
+
+    def events(self):
+        n = len(self.link.events)
+        changed = super().events()
+        self.load.count("play_events", n)
+        return changed
+
+    def refresh_leds(self):
+        super().refresh_leds()
+        self.load.count("play_leds")
 
 
 class Load:
-    """The three clients, each a thread of this process, until stop()."""
+    """The clients, each a thread of this process, until stop(). `code`:
+    the board's pairing code (the network clients' --code)."""
 
-    def __init__(self, port, host, clients=("watcher", "reloader", "hostile")):
-        self.port, self.host = port, host
+    def __init__(self, port, host, clients=WEB, code=None):
+        self.port, self.host, self.code = port, host, code
+        self.url = "http://%s" % host
         self.halt = threading.Event()
-        self.n = {"watch_events": 0, "watch_streams": 0, "reloads": 0, "files": 0, "reload_streams": 0,
-                  "hostile": 0, "hostile_answered": 0, "refused": 0, "errors": 0}
+        self.n = dict.fromkeys([k for c in clients for k in COUNTS[c]] + ["errors"], 0)
+        self.keys = None  # the play session's keyboard: a pipe, "q" at stop()
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=f, daemon=True) for f in [getattr(self, c) for c in clients]]
 
@@ -170,6 +209,46 @@ class Load:
                 self.count("errors")
                 self.halt.wait(0.05)
 
+    def play(self):
+        """`hapenny play` on a board on the network (cli.cmd_play: connect with
+        its event stream, then the scoreboard), no key pressed but "q" at
+        stop(); a session its link lost is counted and opened again."""
+        r, w = os.pipe()
+        self.keys = w
+        with os.fdopen(r, "rb", buffering=0) as inp, open(os.devnull, "w") as out:
+            while not self.halt.is_set():
+                try:
+                    link, _, t = connect(self.url, timeout=10.0, code=self.code, events=True)
+                except (PortError, LinkError, OSError):
+                    self.count("errors")
+                    self.halt.wait(1.0)
+                    continue
+                self.count("plays")
+                try:
+                    Counted(link, self, out, inp).run()
+                except (LinkError, OSError):
+                    pass
+                finally:
+                    t.close()
+                if not self.halt.is_set():
+                    self.count("play_lost")
+
+    def state_poll(self):
+        """`hapenny state` on a board on the network every POLL_S (cli's
+        _simple("state"): connect without the event stream, then `state`)."""
+        while not self.halt.is_set():
+            t0 = time.monotonic()
+            try:
+                link, _, t = connect(self.url, timeout=10.0, code=self.code, events=False)
+                try:
+                    link.request("state", timeout=10.0)
+                    self.count("polls")
+                finally:
+                    t.close()
+            except (PortError, LinkError, OSError) as e:
+                self.count("poll_refused" if "busy" in str(e) else "errors")
+            self.halt.wait(max(0.0, t0 + POLL_S - time.monotonic()))
+
     def start(self):
         for t in self.threads:
             t.start()
@@ -177,8 +256,12 @@ class Load:
 
     def stop(self):
         self.halt.set()
+        if self.keys is not None:
+            os.write(self.keys, b"q")
         for t in self.threads:
             t.join(15)
+        if self.keys is not None:
+            os.close(self.keys)
         return dict(self.n)
 
 
@@ -246,9 +329,11 @@ def visits(vb, run, rnd, n):
     return {"darts": 3 * n, "lost": lost}
 
 
-def measure(quick=False):
+def measure(quick=False, clients=WEB):
     rnd = random.Random(39)
-    out = {"reload_s": RELOAD_S}
+    out = {"clients": list(clients)}
+    out.update({"reload_s": RELOAD_S} if "reloader" in clients else {})
+    out.update({"poll_s": POLL_S} if "state_poll" in clients else {})
     t0 = time.monotonic()
     log = io.BytesIO()
     with VirtualBoard(timing="esp32", wifi=True, log=log) as vb:
@@ -260,10 +345,11 @@ def measure(quick=False):
             except Exception:
                 sys.stderr.write(log.getvalue()[-3000:].decode(errors="replace"))
                 raise
+            code = link.request("wifi")["wifi"]["code"]  # as `hapenny wifi` shows it over USB
             with esp32_model.own_core(vb):
-                load = Load(port, host).start()
+                load = Load(port, host, clients, code).start()
                 try:
-                    time.sleep(2.0)  # both pages up, the hostile client going
+                    time.sleep(2.0)  # the clients up: the pages or the play session, the others going
                     web = link.request("stats")["stats"]["web"]
                     out["streams_at_start"] = web["streams"]
                     st0 = vb.stats()
@@ -299,4 +385,4 @@ def measure(quick=False):
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(quick="--quick" in sys.argv), indent=1))
+    print(json.dumps(measure(quick="--quick" in sys.argv, clients=NET if "--net" in sys.argv else WEB), indent=1))

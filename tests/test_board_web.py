@@ -210,6 +210,28 @@ def test_the_snapshot_is_what_the_serial_port_says(board):
     assert [side["name"] for side in snap["state"]["sides"]] == ["Ann", "Bob"]
 
 
+def test_a_network_links_reads_are_the_serial_ports_replies(board):
+    """What a link over the network asks most (its hello, the state, the LEDs: webpage.READS, answered by
+    the route without the handlers' code) is what the serial port answers; another form of the same
+    command goes through the handlers and answers alike."""
+    from hapenny.netlink import HttpTransport, parse_address
+
+    board.req("new", players=["Ann", "Bob"])
+    board.req("throw", seg="T5")
+    t = HttpTransport(parse_address("http://%s" % board.host), code=board.code, events=False)
+    try:
+        for cmd in ("info", "state", "leds"):
+            before = board.req(cmd)
+            net, other = t.post({"cmd": cmd}), t.post({"cmd": cmd, "id": 7})
+            after = board.req(cmd)
+            assert other.pop("id") == 7 and net.pop("id") is None
+            for usb in (before, after):
+                usb.pop("id")
+            assert net in (before, after) and other in (before, after), cmd
+    finally:
+        t.close()
+
+
 def test_access_says_whether_the_page_may_play(board):
     assert board.http("GET", "/api/access").json() == {"ok": True, "code_needed": True, "play": False}
     a = board.http("GET", "/api/access", headers={"X-Hapenny-Code": board.code})

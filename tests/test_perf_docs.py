@@ -24,8 +24,9 @@ def test_the_goals_are_the_committed_runs():
     shown = report.block(report.DOC.read_text(), report.GOALS_BEGIN, report.GOALS_END)
     assert shown == goals.render(results)
     # every goal has its figure in the committed run: make bench's 19 and its Wi-Fi phases' 2, the S3's and
-    # C3's (make bench-chips), the four under web load (make bench-web)
-    assert len(goals.rows(results)) == 19 + 2 + 2 * 2 + ("chip_caps" in results["wasm_heap"]) + 4 * ("web_load" in results)
+    # C3's (make bench-chips), the four under each of make bench-web's loads
+    assert len(goals.rows(results)) == (19 + 2 + 2 * 2 + ("chip_caps" in results["wasm_heap"])
+                                        + 4 * ("web_load" in results) + 4 * ("net_play" in results))
 
 
 def _met(results):
@@ -61,4 +62,5 @@ def test_a_run_without_a_figure_leaves_its_goal_out():
     del results["web_latency"]
     assert not {"a dart to a web page's stream", "a dart to the board-served page's stream"} & {
         g for g, *_ in goals.rows(results)}
-    assert len(goals.rows(results)) == 17 + 2 + 2 * 2 + ("chip_caps" in results["wasm_heap"]) + 4 * ("web_load" in results)
+    assert len(goals.rows(results)) == (17 + 2 + 2 * 2 + ("chip_caps" in results["wasm_heap"])
+                                        + 4 * ("web_load" in results) + 4 * ("net_play" in results))

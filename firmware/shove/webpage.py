@@ -36,6 +36,11 @@ from shove.httpreq import host_name
 LOCK_S = (1, 2, 4, 8, 16, 30)
 # the commands a page may send, with the code; those the network may not send, and why
 COMMANDS = ("new", "state", "throw", "next", "undo", "end", "hint", "config", "info", "stats", "leds", "map")
+# what a link over the network (hapenny/netlink.py) asks most: every command opens with `info`, `play`
+# asks the LEDs after each dart, a poll asks the state. Answered here as the handlers answer them
+# (extra.cmd_info, request.cmd_state, extra.cmd_leds), with none of their code loaded (a load is tens of
+# ms on the chip with no read of the matrix); any other form of them goes through the handlers
+READS = (b'{"cmd":"info"}', b'{"cmd":"state"}', b'{"cmd":"leds"}')
 USB_ONLY = {"wifi": "the network's password and pairing code are set over USB only",
             "reset": "a reset is made over USB only", "diag": "the bring-up checks run over USB only",
             "press": "the test bench's closures are made over USB only"}
@@ -225,7 +230,7 @@ def cmd(w, req, now):
     if name not in COMMANDS:
         req.error(400, "unknown_cmd", "unknown command; a page may send: %s" % ", ".join(COMMANDS))
         return
-    req.reply(200, run(w, line))
+    req.reply(200, read(w, line) if line in READS else run(w, line))
 
 
 # ---- the board's side ----------------------------------------------------------------------
@@ -244,22 +249,44 @@ def run(w, line):
     return r.line if r.line is not None else protocol.error(None, "bad_json", "no command")
 
 
-def snap(w):
-    """The snapshot's JSON text: info, config and state as their replies
-    give them (the state encoded in pieces, a read of the matrix between).
-    `info` is made once (its module loaded from the flash, tens of ms on the
-    chip with no read of the matrix: at every page load and reconnect it
-    cost darts) and kept, all but the network's state, which is asked each
-    time; nothing else in it changes while the board runs."""
+def read(w, line):
+    """The reply line to one of READS, as the handlers give it."""
     c = w.c
-    k = c.keeper
+    try:
+        if line == READS[0]:
+            return protocol.ok(None, board_info(w))
+        if line == READS[1]:
+            k = c.keeper
+            return protocol.ok(None, {"state": k.state() if k.game else None}, c.tick)
+        f = c.strip.last
+        return protocol.ok(None, {"pixels": [[f[i], f[i + 1], f[i + 2]] for i in range(0, len(f), 3)]})
+    except MemoryError:
+        return protocol.error(None, "no_memory", "the request did not fit in memory")
+
+
+def board_info(w):
+    """`info` as its reply gives it, made once (its module loaded from the
+    flash, tens of ms on the chip with no read of the matrix: at every page
+    load and reconnect, and every network link's hello, it cost darts) and
+    kept, all but the network's state, which is asked each time; nothing
+    else in it changes while the board runs."""
     info = w.info
     if info is None:
-        info = c.extra("info", {}, [])
+        info = w.c.extra("info", {}, [])
         info.pop("wifi", None)
         w.info = info
     info = dict(info)
     info["wifi"] = w.net.report()
+    return info
+
+
+def snap(w):
+    """The snapshot's JSON text: info (board_info), config and state as
+    their replies give them (the state encoded in pieces, a read of the
+    matrix between)."""
+    c = w.c
+    k = c.keeper
+    info = board_info(w)
     c.tick()
     st = None
     g = k.game

@@ -1,0 +1,124 @@
+# The reads a link over the network asks most (shove/webpage.py READS: its
+# hello `info`, `state`, and `leds`, which `play` asks after each dart) are
+# answered by the command route itself as the handlers answer them, with no
+# line through the handlers (request.py, extra.py: loading them leaves the
+# matrix unread tens of ms on the chip); any other form of them, and every
+# other command, goes through the handlers. Table-driven over a route's
+# parts. Runs in both interpreters.
+import json
+
+from shove import webpage
+
+PAIR = b"5372914826"
+STATE = {"phase": "play", "turn": 0}
+INFO = {"version": "1.0", "protocol": 1, "board": "generic-8x8"}
+
+
+class Keeper:
+    def __init__(self, game):
+        self.game = game
+
+    def state(self):
+        return dict(STATE)
+
+
+class Tx:
+    waits = 0
+
+
+class Strip:
+    last = bytes([1, 2, 3, 4, 5, 6])
+
+
+class Net:
+    def report(self):
+        return {"state": "joined", "address": "192.168.1.20"}
+
+
+class Cmds:
+    """A route's command handlers, as commands.Commands offers them: what goes through them is counted."""
+
+    def __init__(self, game=True):
+        self.keeper = Keeper(game)
+        self.tx = Tx()
+        self.strip = Strip()
+        self.lines = []
+        self.extras = []
+
+    def tick(self):
+        pass
+
+    def handle_line(self, line):
+        self.lines.append(bytes(line))
+        self.tx.put('{"id":null,"ok":true,"via":"handlers"}')
+
+    def extra(self, name, cmd, after):
+        self.extras.append(name)
+        return dict(INFO, wifi={"state": "off"})
+
+
+class Routes:
+    def __init__(self, c):
+        self.c = c
+        self.net = Net()
+        self.code = PAIR
+        self.fails = self.until = self.ofails = self.ountil = 0
+        self.info = None
+
+
+class Req:
+    def __init__(self, body):
+        self.ctype = "application/json"
+        self.code = PAIR
+        self.body = memoryview(body)
+        self.answer = None
+
+    def reply(self, status, text, ctype="application/json", extra=""):
+        self.answer = (status, json.loads("".join(text) if isinstance(text, list) else text))
+
+    def error(self, status, code, msg, extra=""):
+        self.answer = (status, {"error": code})
+
+
+HANDLERS = {"id": None, "ok": True, "via": "handlers"}
+# (the command's body, whether a game is on, the reply, whether it went through the handlers)
+TABLE = (
+    (b'{"cmd":"info"}', True, dict(INFO, id=None, ok=True, wifi=Net().report()), False),
+    (b'{"cmd":"state"}', True, {"id": None, "ok": True, "state": STATE}, False),
+    (b'{"cmd":"state"}', False, {"id": None, "ok": True, "state": None}, False),
+    (b'{"cmd":"leds"}', True, {"id": None, "ok": True, "pixels": [[1, 2, 3], [4, 5, 6]]}, False),
+    (b'{"cmd":"state","id":7}', True, HANDLERS, True),  # another form: as over USB
+    (b'{"cmd": "state"}', True, HANDLERS, True),
+    (b'{"cmd":"info","more":1}', True, HANDLERS, True),
+    (b'{"cmd":"leds"} ', True, HANDLERS, True),
+    (b'{"cmd":"new"}', True, HANDLERS, True),
+    (b'{"cmd":"hint"}', True, HANDLERS, True),
+)
+
+
+def test_the_links_reads_are_answered_by_the_route_as_the_handlers_answer_them():
+    for body, game, reply, handled in TABLE:
+        c = Cmds(game)
+        req = Req(body)
+        webpage.cmd(Routes(c), req, 0)
+        assert req.answer == (200, reply), (body, req.answer)
+        assert c.lines == ([body] if handled else []), (body, c.lines)
+
+
+def test_info_is_made_once_and_its_network_state_asked_each_time():
+    c = Cmds()
+    w = Routes(c)
+    for addr in ("192.168.1.20", "192.168.1.31"):
+        w.net.report = lambda a=addr: {"state": "joined", "address": a}
+        req = Req(webpage.READS[0])
+        webpage.cmd(w, req, 0)
+        assert req.answer[1]["wifi"]["address"] == addr and req.answer[1]["board"] == "generic-8x8"
+    assert c.extras == ["info"] and c.lines == []
+
+
+def test_a_read_without_the_pairing_code_is_refused_and_reads_nothing():
+    c = Cmds()
+    req = Req(webpage.READS[1])
+    req.code = None
+    webpage.cmd(Routes(c), req, 0)
+    assert req.answer == (403, {"error": "pairing"}) and c.lines == []
