@@ -42,6 +42,8 @@
 #   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
 #   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
 #   srv.lazy                            modules let go once no request is under way (httpreq's, the routes')
+#   srv.needs = fn                      fn(req) -> the lazy modules its answer needs, each loaded in a
+#                                       step of its own before it is answered (httpreq.work)
 #   srv.step(now)                       the loop's: now in board ms
 #   srv.busy                            output waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
@@ -171,7 +173,7 @@ class Server:
     def __init__(self, addr, tick):
         self.tick = tick  # a read of the matrix, between two sockets' work
         self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
-        self.guard = self.watch = self.hold = None
+        self.guard = self.watch = self.hold = self.needs = None
         self.lazy = ("httpreq",)
         self.loaded = False  # httpreq (and lazy) in use since the last release
         self.asked = 0  # the tick of the last step with a request under way (_KEEP_MS)

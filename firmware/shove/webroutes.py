@@ -29,6 +29,7 @@ class Routes:
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold
+        srv.needs = self.needs
         srv.lazy = ("httpreq", "webpage", "view")  # (view: the snapshot's state, webpage.snap)
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
@@ -44,6 +45,11 @@ class Routes:
         from shove import webpage
 
         webpage.serve(self, req, now)
+
+    def needs(self, req):
+        """The routes' code a request loads before it is answered (a module a step: httpreq._stage),
+        a snapshot's state builder with it."""
+        return ("webpage", "view") if req.path in ("/api/snapshot", "/api/events") else ("webpage",)
 
     def hold(self, req):
         """A command waits while the console's queue has no room for its
