@@ -302,6 +302,20 @@ def advance():
         line(b'{"cmd":"next","id":"x"}')
 
 
+def stage(s):
+    """A piece of the code a serial line needs, loaded as the loop's serial
+    slice loads it before the line is handled (Commands.stage: a piece a
+    slice, each a step here); nothing once all is in."""
+    T.a.commands.stage(s.encode() if isinstance(s, str) else s)
+
+
+def stage_advance():
+    """advance()'s line, staged (stage)."""
+    g = T.a.keeper.game
+    if g is None or g.phase != 3:
+        stage(b'{"cmd":"next","id":"x"}')
+
+
 def play(first, n, nxt=3, state_every=10):
     """Darts first..first+n-1; `next` after every `nxt` (the darts between
     land in the hold; 0: none); a state request every `state_every` (0:

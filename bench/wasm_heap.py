@@ -160,7 +160,17 @@ STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 
 
-def _play(first, n, nxt=3, state_every=10, after_advance=()):
+# a serial line's code staged a piece a slice before it is handled (Commands.stage): the request's,
+# and a hint's three modules and its level's tables
+STAGE_STEPS = 5
+
+
+def _staged(step, stage):
+    """A serial line's step after the steps that stage its code, as the loop's serial slices do."""
+    return _measured(stage) * STAGE_STEPS + _measured(step)
+
+
+def _play(first, n, nxt=3, state_every=10, after_advance=(), staged=False):
     """Darts first..first+n-1, each two steps: up to the pass that scores it
     (the firmware collects there), then the passes until the scanner is
     armed again; every `nxt` darts the end of the visit (`next`, or `new`
@@ -170,9 +180,9 @@ def _play(first, n, nxt=3, state_every=10, after_advance=()):
     for i in range(first, first + n):
         out += _measured("H.throw_dart(%d)" % i) + _measured(SETTLE)
         if i % nxt == nxt - 1:
-            out += _measured(ADVANCE) + list(after_advance)
+            out += (_staged(ADVANCE, "H.stage_advance()") if staged else _measured(ADVANCE)) + list(after_advance)
         if i % state_every == state_every - 1:
-            out += _measured(STATE)
+            out += _staged(STATE, "H.stage(%s)" % STATE[7:-1]) if staged else _measured(STATE)
     return out
 
 
@@ -705,8 +715,9 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
 
 
 def _computer_watched(cpu_rounds):
-    """A game against the computer with hints while a page watches (its stream's state kept)."""
-    line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
+    """A game against the computer with hints while a page watches (its stream's state kept),
+    its lines handled as the serial slices handle them (their code staged first)."""
+    line = lambda obj: _staged("H.line(%r)" % json.dumps(obj), "H.stage(%r)" % json.dumps(obj))  # noqa: E731
     s = _req(200, "GET", "/api/events", keep=True)
     # the computer at its default pace, each of its darts a step of its own (the chip collects
     # between them), then the loop's rounds its pace gives the page's stream to catch up
@@ -714,9 +725,10 @@ def _computer_watched(cpu_rounds):
     s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
     for i in range(cpu_rounds):
         s += line({"cmd": "hint", "level": 3, "id": "h"})
-        s += _play(3 * i, 3, 3, 4)  # a person's visit: three darts, then `next`
+        s += _play(3 * i, 3, 3, 4, staged=True)  # a person's visit: three darts, then `next`
         s += (_measured(CPU_DART) + _measured("H.between_darts()")) * CPU_STEPS
-    s += _req(200, "GET", "/api/snapshot")
+    # a page's reload: its requests' code loaded a module a server step, then the snapshot (slices)
+    s += _req(200, "GET", "/api/snapshot", slices=40)
     return s + END
 
 
