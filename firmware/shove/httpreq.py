@@ -21,6 +21,7 @@ HEAD = const(1)
 BODY = const(2)
 SEND = const(3)
 STREAM = const(4)
+RUN = const(6)
 EV_SNAPSHOT = b"event: snapshot\ndata: "
 
 _REASONS = ("200 OK\n204 No Content\n302 Found\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
@@ -91,6 +92,13 @@ class Req:
         c.put((_HEAD % (_status(status), ctype, len(b), extra)).encode())
         if len(b):
             c.put(b)
+
+    def later(self):
+        """Answered later: its slot waits (httpd.RUN) while its command runs in
+        the server's steps (webroutes.Routes.command), then answered by reply
+        on a Req made for it anew."""
+        self._answer()
+        self.c.state = RUN
 
     def error(self, status, code, msg, extra=""):
         """A refusal, as both servers give it: {"ok": false, "error": CODE, "msg": TEXT}."""

@@ -269,14 +269,8 @@ def stage(c, line):
     code let go if no request is being read (the page reloads it with its
     next one); then a hint's code, a module a call, and its level's tables.
     True if a piece was loaded now."""
-    web = c.web
-    if web is not None and web.loaded:
-        for s in web.slots:  # (a request being read keeps it)
-            if s.state == 1 or s.state == 2:  # (httpd.HEAD, BODY)
-                break
-        else:
-            web.loaded = False
-            release(*web.lazy)
+    if c.web is not None:
+        c.web.let_go()
     if b'"hint"' not in line:
         return False
     for name in ("throwing", "cpu", "coach"):
@@ -294,6 +288,35 @@ def stage(c, line):
         cpu.player(level)  # the level's tables (its line of cpu.dat)
         return True
     return False
+
+
+class Reply:
+    """The console's queue, as a command's handlers see it, while a
+    page's command runs (web_line): its reply line is kept for the HTTP answer."""
+
+    def __init__(self):
+        self.line = None
+        self.waits = 0
+
+    def put(self, line):
+        self.line = line
+
+    def flush(self):
+        pass
+
+
+def web_line(c, line):
+    """A page's command line (shove/webroutes.py) through the serial port's
+    own handlers (handle): its reply line, its events to every reader."""
+    r = Reply()
+    tx = c.tx
+    r.waits = tx.waits
+    c.tx = r  # the reply comes here; the events go where the loop's emit sends them
+    try:
+        c.handle_line(line)
+    finally:
+        c.tx = tx
+    return r.line if r.line is not None else protocol.error(None, "bad_json", "no command")
 
 
 def handle(c, line):
