@@ -504,6 +504,26 @@ def body():
     return answer(s)
 
 
+def send_body():
+    """The body of the request whose head request() sent, served until it is read and
+    dispatched: the rest in steps of their own (serving(), answered()), as the chip's
+    collector frees a step's garbage before the next (a page's command runs a piece a
+    server step: webroutes.Routes.command)."""
+    s, b = T.pending
+    s.rx = b
+    s.peer_closed = True
+    T.pending = s
+    until(lambda: _read(s), 4000)
+
+
+def _read(s):
+    """Its request read whole and dispatched (its slot past reading), or closed."""
+    for c in web().slots:
+        if c.sock is s:
+            return c.state > 2  # (httpd.BODY)
+    return True
+
+
 def ask(method, path, extra=b""):
     """A plain request sent and served for a server step or so (serving):
     the rest in steps of their own (serving(), answered()), as the chip's

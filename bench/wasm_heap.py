@@ -588,8 +588,10 @@ def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slic
     server makes over many of its steps): `slices` steps of about a server step each
     (H.ask, H.serving), then its end: the chip collects between them (when an allocation
     fails), and this port only between steps, so one step for it all would charge its slices'
-    garbage together."""
-    if slices:
+    garbage together. With a `body` (a page's command, which the server runs a piece a step:
+    webroutes.Routes.command): its head, its body until dispatched (H.send_body), then the
+    `slices` steps and its end."""
+    if slices and body is None:
         return (_measured("H.ask(%r, %r, %r)" % (method, path, extra)) + _measured("H.serving()") * (slices - 1)
                 + _measured("H.expect(%d, H.answered())" % status))
     args = "%r, %r" % (method, path)
@@ -601,6 +603,9 @@ def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slic
         args += ", extra=%r" % extra
     if keep:
         args += ", keep=True"
+    if body is not None and slices:  # its head in one step, its body, then `slices` steps of a server step each
+        return (_measured("H.request(%s)" % args) + _measured("H.send_body()") + _measured("H.serving()") * (slices - 1)
+                + _measured("H.expect(%d, H.answered())" % status))
     if body is not None:  # its head in one step, its body and the command in the next
         return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
     return _measured("H.expect(%d, H.request(%s))" % (status, args))
@@ -653,6 +658,9 @@ def deploy_steps():
     s += _req(200, "GET", "/api/update/files", extra=owner, slices=UPDATE_SLICES)
     return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
+# a page's command with the code: its steps after the body's (the server runs it a piece a step:
+# webroutes.Routes.command), each about a server step
+CMD_SLICES = 24
 
 
 def wifi_steps(cpu_rounds=6, computer_only=False):
@@ -679,12 +687,12 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
     s += req(200, "GET", "/api/access", code=code) + req(200, "GET", "/api/snapshot")
     s += _phase(2)
     s += req(200, "GET", "/api/events", keep=True) * 2
-    s += req(200, "POST", "/api/cmd", {"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}, code)
+    s += req(200, "POST", "/api/cmd", {"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}, code, slices=CMD_SLICES)
     for i in range(6):
         s += _measured("H.dart(%d)" % i)
         if i % 3 == 2:
-            s += req(200, "POST", "/api/cmd", {"cmd": "next", "id": "x"}, code)
-    s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code) + req(200, "GET", "/api/snapshot")
+            s += req(200, "POST", "/api/cmd", {"cmd": "next", "id": "x"}, code, slices=CMD_SLICES)
+    s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code, slices=CMD_SLICES) + req(200, "GET", "/api/snapshot")
     # the server's own share: the live heap with two pages watching, against the same with it closed
     # and let go (the sockets' objects go with it: on the chip, small objects of the port's too)
     s += ["H.requests_done()", "H.measure()", COLLECT, "H.before()", "H.server_off()", COLLECT, "H.viewer_heap()", "H.server_on()", COLLECT]
