@@ -334,6 +334,20 @@ def advance():
         line(b'{"cmd":"next","id":"x"}')
 
 
+def stage(s):
+    """A piece of the code a serial line needs, loaded as the loop's serial
+    slice loads it before the line is handled (Commands.stage: a piece a
+    slice, each a step here); nothing once all is in."""
+    T.a.commands.stage(s.encode() if isinstance(s, str) else s)
+
+
+def stage_advance():
+    """advance()'s line, staged (stage)."""
+    g = T.a.keeper.game
+    if g is None or g.phase != 3:
+        stage(b'{"cmd":"next","id":"x"}')
+
+
 def play(first, n, nxt=3, state_every=10):
     """Darts first..first+n-1; `next` after every `nxt` (the darts between
     land in the hold; 0: none); a state request every `state_every` (0:
@@ -520,6 +534,26 @@ def body():
     T.pending = None
     s.rx = b
     return answer(s)
+
+
+def send_body():
+    """The body of the request whose head request() sent, served until it is read and
+    dispatched: the rest in steps of their own (serving(), answered()), as the chip's
+    collector frees a step's garbage before the next (a page's command runs a piece a
+    server step: webroutes.Routes.command)."""
+    s, b = T.pending
+    s.rx = b
+    s.peer_closed = True
+    T.pending = s
+    until(lambda: _read(s), 4000)
+
+
+def _read(s):
+    """Its request read whole and dispatched (its slot past reading), or closed."""
+    for c in web().slots:
+        if c.sock is s:
+            return c.state > 2  # (httpd.BODY)
+    return True
 
 
 def ask(method, path, extra=b""):

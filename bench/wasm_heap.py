@@ -180,7 +180,17 @@ STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 
 
-def _play(first, n, nxt=3, state_every=10, after_advance=()):
+# a serial line's code staged a piece a slice before it is handled (Commands.stage): the request's,
+# and a hint's three modules and its level's tables
+STAGE_STEPS = 5
+
+
+def _staged(step, stage):
+    """A serial line's step after the steps that stage its code, as the loop's serial slices do."""
+    return _measured(stage) * STAGE_STEPS + _measured(step)
+
+
+def _play(first, n, nxt=3, state_every=10, after_advance=(), staged=False):
     """Darts first..first+n-1, each two steps: up to the pass that scores it
     (the firmware collects there), then the passes until the scanner is
     armed again; every `nxt` darts the end of the visit (`next`, or `new`
@@ -190,9 +200,9 @@ def _play(first, n, nxt=3, state_every=10, after_advance=()):
     for i in range(first, first + n):
         out += _measured("H.throw_dart(%d)" % i) + _measured(SETTLE)
         if i % nxt == nxt - 1:
-            out += _measured(ADVANCE) + list(after_advance)
+            out += (_staged(ADVANCE, "H.stage_advance()") if staged else _measured(ADVANCE)) + list(after_advance)
         if i % state_every == state_every - 1:
-            out += _measured(STATE)
+            out += _staged(STATE, "H.stage(%s)" % STATE[7:-1]) if staged else _measured(STATE)
     return out
 
 
@@ -610,8 +620,10 @@ def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slic
     server makes over many of its steps): `slices` steps of about a server step each
     (H.ask, H.serving), then its end: the chip collects between them (when an allocation
     fails), and this port only between steps, so one step for it all would charge its slices'
-    garbage together."""
-    if slices:
+    garbage together. With a `body` (a page's command, which the server runs a piece a step:
+    webroutes.Routes.command): its head, its body until dispatched (H.send_body), then the
+    `slices` steps and its end."""
+    if slices and body is None:
         return (_measured("H.ask(%r, %r, %r)" % (method, path, extra)) + _measured("H.serving()") * (slices - 1)
                 + _measured("H.expect(%d, H.answered())" % status))
     args = "%r, %r" % (method, path)
@@ -623,6 +635,9 @@ def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slic
         args += ", extra=%r" % extra
     if keep:
         args += ", keep=True"
+    if body is not None and slices:  # its head in one step, its body, then `slices` steps of a server step each
+        return (_measured("H.request(%s)" % args) + _measured("H.send_body()") + _measured("H.serving()") * (slices - 1)
+                + _measured("H.expect(%d, H.answered())" % status))
     if body is not None:  # its head in one step, its body and the command in the next
         return _measured("H.request(%s)" % args) + _measured("H.expect(%d, H.body())" % status)
     return _measured("H.expect(%d, H.request(%s))" % (status, args))
@@ -675,6 +690,9 @@ def deploy_steps():
     s += _req(200, "GET", "/api/update/files", extra=owner, slices=UPDATE_SLICES)
     return s + END
 WIFI_GOALS = {"server_two_viewers": 12 * 1024}
+# a page's command with the code: its steps after the body's (the server runs it a piece a step:
+# webroutes.Routes.command), each about a server step
+CMD_SLICES = 24
 
 
 def wifi_steps(cpu_rounds=6, computer_only=False):
@@ -701,12 +719,12 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
     s += req(200, "GET", "/api/access", code=code) + req(200, "GET", "/api/snapshot")
     s += _phase(2)
     s += req(200, "GET", "/api/events", keep=True) * 2
-    s += req(200, "POST", "/api/cmd", {"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}, code)
+    s += req(200, "POST", "/api/cmd", {"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}, code, slices=CMD_SLICES)
     for i in range(6):
         s += _measured("H.dart(%d)" % i)
         if i % 3 == 2:
-            s += req(200, "POST", "/api/cmd", {"cmd": "next", "id": "x"}, code)
-    s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code) + req(200, "GET", "/api/snapshot")
+            s += req(200, "POST", "/api/cmd", {"cmd": "next", "id": "x"}, code, slices=CMD_SLICES)
+    s += req(200, "POST", "/api/cmd", {"cmd": "state", "id": "s"}, code, slices=CMD_SLICES) + req(200, "GET", "/api/snapshot")
     # the server's own share: the live heap with two pages watching, against the same with it closed
     # and let go (the sockets' objects go with it: on the chip, small objects of the port's too)
     s += ["H.requests_done()", "H.measure()", COLLECT, "H.before()", "H.server_off()", COLLECT, "H.viewer_heap()", "H.server_on()", COLLECT]
@@ -737,8 +755,9 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
 
 
 def _computer_watched(cpu_rounds):
-    """A game against the computer with hints while a page watches (its stream's state kept)."""
-    line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
+    """A game against the computer with hints while a page watches (its stream's state kept),
+    its lines handled as the serial slices handle them (their code staged first)."""
+    line = lambda obj: _staged("H.line(%r)" % json.dumps(obj), "H.stage(%r)" % json.dumps(obj))  # noqa: E731
     s = _req(200, "GET", "/api/events", keep=True)
     # the computer at its default pace, each of its darts a step of its own (the chip collects
     # between them), then the loop's rounds its pace gives the page's stream to catch up
@@ -746,9 +765,10 @@ def _computer_watched(cpu_rounds):
     s += line({"cmd": "new", "players": ["Ann", "cpu:3"], "variant": "classic", "id": "n"})
     for i in range(cpu_rounds):
         s += line({"cmd": "hint", "level": 3, "id": "h"})
-        s += _play(3 * i, 3, 3, 4)  # a person's visit: three darts, then `next`
+        s += _play(3 * i, 3, 3, 4, staged=True)  # a person's visit: three darts, then `next`
         s += (_measured(CPU_DART) + _measured("H.between_darts()")) * CPU_STEPS
-    s += _req(200, "GET", "/api/snapshot")
+    # a page's reload: its requests' code loaded a module a server step, then the snapshot (slices)
+    s += _req(200, "GET", "/api/snapshot", slices=40)
     return s + END
 
 

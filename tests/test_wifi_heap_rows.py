@@ -180,14 +180,15 @@ def test_the_capped_run_names_its_first_shortage(wifi, run):
     assert first["largest_free_block"] is not None and first["largest_free_block"] < c["cap"] - first["live"]
 
 
-@pytest.mark.xfail(strict=True, reason="not met yet: a page's `new` beside two watching pages (the command run "
-                                       "whole in one server step: request, the new game, its journal, the state, its "
-                                       "reply and events, 25 KB on 92 KB live), and the computer's `new` and first "
-                                       "hint (their modules and tables), each more than one step may take under "
-                                       "112 KB on the 32-bit port (docs/performance.md)")
 def test_the_wifi_phases_fit_the_grown_heap(wifi):
+    """A page's command beside two watching pages and the computer's first
+    hint, each run a piece a step (webroutes.Routes.command, Commands.stage),
+    fit at 112 KB; so does the computer's game from a start of its own."""
     c = wifi["capped_112k"]
     assert c["memory_errors"] == 0 and c["steps_failed"] == 0 and wifi["met"]["memory_errors_112k"]
+    assert not c["unexpected_answers"] and not c["error_events"]
+    k = wifi["computer"]["capped_112k"]
+    assert k["memory_errors"] == 0 and k["steps_failed"] == 0 and not k["unexpected_answers"]
 
 
 def test_a_network_update_fits_the_grown_heap(wifi):

@@ -5,6 +5,7 @@
 # press then does is shove/request.py's (rare commands: shove/extra.py),
 # loaded for it and let go after: none of it runs for a dart.
 import json
+import sys
 
 from shove import buttons, handover, protocol, release
 
@@ -45,6 +46,7 @@ class Commands:
         self.leaving = 0  # set to handover.TO_REPL or TO_RAW to end the loop
         self.left_over = b""  # bytes read after the hand-over's, given back to the REPL
         self.lingering = False  # a line's code is loaded until the port has nothing waiting
+        self.held = None  # a line read whole whose code is being loaded, a piece a slice (stage)
         t = prof.timing
         self.buttons = buttons.Buttons(("next", "undo", "new"), t["debounce_ms"], t["long_press_ms"])
         self._btn_events = []
@@ -56,7 +58,16 @@ class Commands:
         full baud rate never backs up into the UART's ring). Once a line's
         reply leaves the console's queue without room for another step
         (pacing: ready), the bytes read after that line stay in the slice's
-        buffer for a later slice, and True says so."""
+        buffer for a later slice, and True says so. So do they behind a
+        line whose code is being loaded, a piece a slice (stage)."""
+        line = self.held
+        if line is not None:  # its code is still being loaded (stage), or it is handled now
+            if self.stage(line):
+                return True
+            self.held = None
+            self.handle_line(line, True)
+            if self._at < self._end and not self.tx.ready():
+                return True
         buf = self._sbuf
         i = self._at
         n = self._end
@@ -88,6 +99,11 @@ class Commands:
                 line = lines.feed(b)
                 if line is not None:
                     self.tick()
+                    if self.stage(line):  # its code first, a piece a slice: the rest waits behind it
+                        self.held = line
+                        self._at = i
+                        self._end = n
+                        return True
                     self.handle_line(line, True)
                     if i < n and not self.tx.ready():  # the rest waits for room in the queue
                         self._at = i
@@ -114,6 +130,22 @@ class Commands:
 
 
     # ---- the protocol's commands ------------------------------------------------------------
+    def stage(self, line):
+        """The code a line needs, loaded before the line is handled, one
+        piece a call (a serial slice each): the collector can then free
+        each piece's garbage (its .mpy's reading) before the next, where
+        all of it at once, beside pages watching, may find no room (a
+        first hint: the computer's and the coach's code and the level's
+        tables, some 40 KB allocated). True: a piece was loaded now, the
+        line waits; False: all is in, handle it (request.stage names the rest)."""
+        if "shove.request" not in sys.modules:
+            from shove import request  # noqa: F401
+
+            return True
+        from shove import request
+
+        return request.stage(self, line)
+
     def handle_line(self, line, linger=False):
         """A line's reply and events: shove/request.py, loaded for the line
         and let go once it is answered (a command's time, never a dart's).
@@ -173,7 +205,7 @@ class Commands:
     def waiting(self):
         """Input taken in and not yet acted on, for want of room in the
         console's queue: a line's bytes, a button's press."""
-        return self._at < self._end or self._btn_events
+        return self.held is not None or self._at < self._end or self._btn_events
 
     def button(self, name, kind):
         from shove import request  # as for a line: loaded for the press, let go after

@@ -42,6 +42,9 @@
 #   srv.watch = fn                      fn(now) once a step (e.g. a config change's snapshot)
 #   srv.hold = fn                       fn(req) -> True: a request read whole waits a step
 #   srv.lazy                            modules let go once no request is under way (httpreq's, the routes')
+#   srv.needs = fn                      fn(req) -> the lazy modules its answer needs, each loaded in a
+#                                       step of its own before it is answered (httpreq.work)
+#   srv.let_go()                        the lazy modules let go now, if no request is being read
 #   srv.step(now)                       the loop's: now in board ms
 #   srv.busy                            output waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
@@ -94,6 +97,7 @@ BODY = const(2)
 SEND = const(3)
 STREAM = const(4)
 _LINGER = const(5)
+RUN = const(6)  # a command's answer waits while it runs in the server's steps (webroutes.Routes.command)
 
 # (constants as few objects as will do: each is heap on the chip while the server runs)
 # the answer to one client too many, made whole here: a flood of them loads nothing
@@ -171,7 +175,7 @@ class Server:
     def __init__(self, addr, tick):
         self.tick = tick  # a read of the matrix, between two sockets' work
         self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
-        self.guard = self.watch = self.hold = None
+        self.guard = self.watch = self.hold = self.needs = None
         self.lazy = ("httpreq",)
         self.loaded = False  # httpreq (and lazy) in use since the last release
         self.asked = 0  # the tick of the last step with a request under way (_KEEP_MS)
@@ -271,7 +275,7 @@ class Server:
                 # arriving (or a client's close awaited) is looked at as a stream is, at the loop's
                 # pace while a client is connected (a slow sender made every round a call into
                 # the network stack for nothing, for seconds)
-                if c.out or c.file is not None or (st == BODY and c.n >= c.need):
+                if c.out or c.file is not None or (st == BODY and c.n >= c.need) or st == RUN:
                     busy = True
         if self.watch is not None:
             try:
@@ -285,6 +289,19 @@ class Server:
             release(*self.lazy)
         self.busy = busy
         self.open = n
+
+    def let_go(self):
+        """The requests' code (lazy) let go now, not _KEEP_MS on, if no request
+        is being read: the board's own work needs the heap it holds (12 KB).
+        True if it was."""
+        if not self.loaded:
+            return False
+        for c in self.slots:
+            if c.state == HEAD or c.state == BODY:
+                return False
+        self.loaded = False
+        release(*self.lazy)
+        return True
 
     def event(self, line):
         """An event line for every stream, shared (no copy). A stream that
@@ -386,7 +403,10 @@ class Server:
                 pass
 
     def _work(self, c, st, now):
-        """An answer's or a stream's turn: one write; or, once all is sent, a look for the client's close."""
+        """An answer's or a stream's turn: one write; or, once all is sent, a look for the client's close.
+        Nothing while its command runs (RUN): its answer is made first."""
+        if st == RUN:
+            return
         if st != _LINGER and (c.out or c.file is not None):
             self._write(c)
             if st == SEND and not c.out and c.file is None:  # all sent: the client's close awaited

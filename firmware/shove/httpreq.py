@@ -3,6 +3,7 @@
 # requests are under way and let go once only streams are left (the
 # server's core stays in the heap: this code, and the routes', does not).
 import json
+import sys
 
 try:
     from micropython import const
@@ -20,6 +21,7 @@ HEAD = const(1)
 BODY = const(2)
 SEND = const(3)
 STREAM = const(4)
+RUN = const(6)
 EV_SNAPSHOT = b"event: snapshot\ndata: "
 
 _REASONS = ("200 OK\n204 No Content\n302 Found\n400 Bad Request\n403 Forbidden\n404 Not Found\n405 Method Not Allowed\n408 Request Timeout\n"
@@ -90,6 +92,13 @@ class Req:
         c.put((_HEAD % (_status(status), ctype, len(b), extra)).encode())
         if len(b):
             c.put(b)
+
+    def later(self):
+        """Answered later: its slot waits (httpd.RUN) while its command runs in
+        the server's steps (webroutes.Routes.command), then answered by reply
+        on a Req made for it anew."""
+        self._answer()
+        self.c.state = RUN
 
     def error(self, status, code, msg, extra=""):
         """A refusal, as both servers give it: {"ok": false, "error": CODE, "msg": TEXT}."""
@@ -171,8 +180,24 @@ def work(srv, c, now):
         if c.n < c.need:
             return
         r.body = c.mv[c.need - r.length:c.need]
-    if srv.hold is None or not srv.hold(r):  # else it waits a step (its deadline still runs)
+    # it waits a step while the requests' code is loaded, or held (its deadline still runs)
+    if not _stage(srv, r) and (srv.hold is None or not srv.hold(r)):
         _dispatch(srv, c, r, now)
+
+
+def _stage(srv, r):
+    """The code a request read whole needs (srv.needs(r): the routes') loaded
+    a module a step before it is answered: the collector can free each
+    module's loading garbage before the next, and before the answer's own
+    (a snapshot's: 10 KB). True: one was loaded now, the request waits a step."""
+    if srv.needs is None:
+        return False
+    for name in srv.needs(r):
+        if "shove." + name not in sys.modules:
+            srv.loaded = True
+            __import__("shove." + name)
+            return True
+    return False
 
 
 def _refuse(c, status, code, msg):

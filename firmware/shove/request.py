@@ -8,6 +8,7 @@
 # reply's fields, and appends the events that follow the reply to `after`.
 import gc
 import json
+import sys
 
 try:
     from micropython import const
@@ -263,6 +264,61 @@ def decode(line, tick=None):
 
 
 # ---- a line's handling ----------------------------------------------------------------------
+def stage(c, line):
+    """Before a line is handled (Commands.stage): the web server's request
+    code let go if no request is being read (the page reloads it with its
+    next one); then a hint's code, a module a call, and its level's tables.
+    True if a piece was loaded now."""
+    if c.web is not None:
+        c.web.let_go()
+    if b'"hint"' not in line:
+        return False
+    for name in ("throwing", "cpu", "coach"):
+        if "shove." + name not in sys.modules:
+            __import__("shove." + name)
+            return True
+    try:
+        level = json.loads(line).get("level", 3)
+    except Exception:  # (handle answers it)
+        return False
+    from shove import cpu
+
+    if isinstance(level, int) and not isinstance(level, bool) and 1 <= level <= rules.MAX_LEVEL \
+            and level not in cpu._players:
+        cpu.player(level)  # the level's tables (its line of cpu.dat)
+        return True
+    return False
+
+
+class Reply:
+    """The console's queue, as a command's handlers see it, while a
+    page's command runs (web_line): its reply line is kept for the HTTP answer."""
+
+    def __init__(self):
+        self.line = None
+        self.waits = 0
+
+    def put(self, line):
+        self.line = line
+
+    def flush(self):
+        pass
+
+
+def web_line(c, line):
+    """A page's command line (shove/webroutes.py) through the serial port's
+    own handlers (handle): its reply line, its events to every reader."""
+    r = Reply()
+    tx = c.tx
+    r.waits = tx.waits
+    c.tx = r  # the reply comes here; the events go where the loop's emit sends them
+    try:
+        c.handle_line(line)
+    finally:
+        c.tx = tx
+    return r.line if r.line is not None else protocol.error(None, "bad_json", "no command")
+
+
 def handle(c, line):
     """One line from the serial port (bytes, its end taken off): its reply,
     then its events, through the parts of `c` (commands.Commands)."""
@@ -299,7 +355,11 @@ def handle(c, line):
         send(protocol.error(id_, "no_memory", "the request did not fit in memory"))
     except OSError as e:  # a config or map write the flash refused: nothing was applied
         send(protocol.error(id_, "storage", "the flash refused the write (%s); nothing changed" % e))
-        return
+        after = ()  # (nothing was applied: no events)
+    if "shove.coach" in sys.modules:  # staged (stage) for a line that was no hint after all (a hint lets it go)
+        release("coach")
+        if c.keeper.auto is None:
+            release(*keeper.CPU_MODULES)
     for name, fields in after:
         if name == "reset":
             c.tx.flush()

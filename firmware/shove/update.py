@@ -140,6 +140,41 @@ def _query(text):
     return q
 
 
+# the profile's text in the listing: a JSON string, escaped as MicroPython's json.dumps escapes a
+# str (py/objstr.c, mp_str_print_json: a quote and a backslash, \n \r \t, other control bytes as
+# \u00XX, every other byte as it is), a slice a step from its bytes (Hashes): decoded, escaped
+# whole and encoded again it was four copies of it (12 KB for 2.5 KB) in the answer's first step
+_PAIRS = ((b"\\", b"\\\\"), (b'"', b'\\"'), (b"\n", b"\\n"), (b"\r", b"\\r"), (b"\t", b"\\t"))
+_ESC_SLICE = const(256)
+
+
+def _controls():
+    # the control bytes written as \u00XX
+    return [c for c in range(32) if c not in (9, 10, 13)]
+
+
+def escaped_len(b):
+    """The length of bytes `b` escaped (escape), counted without making it."""
+    n = len(b)
+    for a, r in _PAIRS:
+        n += b.count(a)
+    for c in _controls():
+        n += 5 * b.count(bytes((c,)))
+    return n
+
+
+def escape(b):
+    """Bytes `b` as the inside of a JSON string (no quotes)."""
+    for a, r in _PAIRS:
+        if a in b:
+            b = b.replace(a, r)
+    for c in _controls():
+        k = bytes((c,))
+        if k in b:
+            b = b.replace(k, ("\\u%04x" % c).encode())
+    return b
+
+
 class Hashes:
     """The answer to GET /api/update/files after its head: each file's
     sha256, made a slice a step. The server sends it as a file's body
@@ -153,7 +188,9 @@ class Hashes:
         self.paths = paths
         self.i = 0  # the file being hashed
         self.f = self.h = None
-        self.head = list(head)  # the head's parts not yet given (never joined: the profile's text is one)
+        # the head's parts not yet given (never joined); a list [bytes, at] among them: text given
+        # escaped (escape) a slice a step, from `at` on (the profile's)
+        self.head = list(head)
         self.text = b""  # bytes made and not yet given
         self.at = 0
 
@@ -161,7 +198,7 @@ class Hashes:
         """The answer's length, known before any hash is made (each is 64 hex digits)."""
         n = 2  # the closing "}}"
         for t in self.head:
-            n += len(t)
+            n += escaped_len(t[0]) if isinstance(t, list) else len(t)
         for i, p in enumerate(self.paths):
             n += (1 if i else 0) + _quoted_len(p) + 67  # ,"path":"<64 hex>"
         return n
@@ -175,6 +212,17 @@ class Hashes:
                 self.at += n
                 return n
             if self.head:
+                t = self.head[0]
+                if isinstance(t, list):  # the profile's text: a slice of it escaped, the rest at the next step
+                    raw, at = t
+                    self.text = escape(raw[at:at + _ESC_SLICE])
+                    t[1] = at + _ESC_SLICE
+                    if t[1] >= len(raw):
+                        self.head.pop(0)
+                    self.at = 0
+                    if self.text:
+                        return None
+                    continue
                 self.text = self.head.pop(0)
                 self.at = 0
                 continue
@@ -227,9 +275,12 @@ def files(req):
     board = {"platform": sys.platform, "machine": machine, "mpy": getattr(sys.implementation, "_mpy", None),
              "version": list(sys.implementation.version)}
     prof = store.read("profile.json")
-    prof = json.dumps(prof.decode()).encode() if prof is not None else b"null"
-    body = Hashes((b'{"ok":true,"board":' + json.dumps(board).encode() + b',"profile":', prof, b',"files":{'),
-                  paths)
+    head = b'{"ok":true,"board":' + json.dumps(board).encode() + b',"profile":'
+    if prof is None:
+        head = (head + b"null", b',"files":{')
+    else:  # its text as a JSON string (json.dumps(prof.decode())), escaped a slice a step
+        head = (head + b'"', [prof, 0], b'","files":{')
+    body = Hashes(head, paths)
     req.send(body, body.size(), "application/json")
 
 

@@ -52,21 +52,6 @@ WEB_DIR = "web/"  # the page on the flash: web/NAME.gz
 OWNER_FILE = "owner.key"
 
 
-class Reply:
-    """The console's queue, as a command's handlers see it, while a
-    network command runs: its reply line is kept for the HTTP answer."""
-
-    def __init__(self):
-        self.line = None
-        self.waits = 0
-
-    def put(self, line):
-        self.line = line
-
-    def flush(self):
-        pass
-
-
 def same(given, code):
     """The code given (bytes) is the board's (bytes), compared in time that
     tells nothing of how much of a guess was right (every byte of the code
@@ -230,25 +215,15 @@ def cmd(w, req, now):
     if name not in COMMANDS:
         req.error(400, "unknown_cmd", "unknown command; a page may send: %s" % ", ".join(COMMANDS))
         return
-    req.reply(200, read(w, line) if line in READS else run(w, line))
+    if line in READS:  # answered at once: none of the handlers' code is loaded for them
+        req.reply(200, read(w, line))
+        return
+    # run in the server's next steps (webroutes.Routes.command), with this code let go meanwhile
+    w.pending = [req.c, line, None]
+    req.later()
 
 
 # ---- the board's side ----------------------------------------------------------------------
-def run(w, line):
-    """A command line through the serial port's own handlers
-    (request.handle): its reply line, its events to every reader."""
-    c = w.c
-    r = Reply()
-    tx = c.tx
-    r.waits = tx.waits
-    c.tx = r  # the reply comes here; the events go where the loop's emit sends them
-    try:
-        c.handle_line(line)
-    finally:
-        c.tx = tx
-    return r.line if r.line is not None else protocol.error(None, "bad_json", "no command")
-
-
 def read(w, line):
     """The reply line to one of READS, as the handlers give it."""
     c = w.c

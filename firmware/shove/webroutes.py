@@ -4,8 +4,10 @@
 # work, the checks of who may do what and the snapshot are shove/webpage.py's,
 # loaded while requests are under way (see there for the rules and the paths).
 # Loaded with the server once the board has joined a network (shove/wifi.py).
+import sys
+
 from shove import ticks_diff
-from shove.httpd import EV_SNAPSHOT, FREE, Server
+from shove.httpd import EV_SNAPSHOT, FREE, RUN, Server
 
 
 class Routes:
@@ -26,9 +28,11 @@ class Routes:
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
         self.info = None  # `info` but its network's state, kept from the first snapshot (webpage.snap)
         self.restart = None  # (the update's commit request, its tick): the board resets once it is answered
+        self.pending = None  # a page's command: [its slot, its line, its reply once run] (command)
         srv.guard = self.guard
         srv.watch = self.watch
         srv.hold = self.hold
+        srv.needs = self.needs
         srv.lazy = ("httpreq", "webpage", "view")  # (view: the snapshot's state, webpage.snap)
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
@@ -45,15 +49,23 @@ class Routes:
 
         webpage.serve(self, req, now)
 
+    def needs(self, req):
+        """The routes' code a request loads before it is answered (a module a step: httpreq._stage),
+        a snapshot's state builder with it."""
+        return ("webpage", "view") if req.path in ("/api/snapshot", "/api/events") else ("webpage",)
+
     def hold(self, req):
         """A command waits while the console's queue has no room for its
-        events (pacing: ready), as the serial port's next line does."""
-        return req.method == "POST" and not self.c.tx.ready()
+        events (pacing: ready), as the serial port's next line does, and
+        while another page's command runs (command)."""
+        return req.method == "POST" and (self.pending is not None or not self.c.tx.ready())
 
     def watch(self, now):
         """Once a step: the settings changed (a new config object) -> a snapshot for every stream.
         After an update's commit, once its answer is sent and closed (or 2 s on): the reset, whose
         boot.py moves the new firmware into place."""
+        if self.pending is not None:
+            self.command()
         if self.restart is not None:
             r = self.restart
             if r[0].c.state == FREE or ticks_diff(now, r[1]) >= 2000:
@@ -73,6 +85,38 @@ class Routes:
                 if not conn.push(EV_SNAPSHOT, s, now):
                     srv.drop(conn)
             srv.busy = True
+
+    def command(self):
+        """A page's command (webpage.cmd), run a piece a server step, as a
+        serial line is (Commands.stage): the requests' code let go (12 KB,
+        unless a request is being read), the command's code loaded a piece
+        a step, the command run through the serial port's own handlers
+        (request.web_line: its reply kept, its events to every reader),
+        then the requests' code loaded again and its answer made. Each
+        piece's garbage can be collected before the next: run whole in the
+        step that read it, a new game beside two watching pages did not
+        fit. Its slot waits meanwhile (httpd.RUN); one whose client has
+        gone gets no answer, but its command runs all the same."""
+        p = self.pending
+        c = self.c
+        srv = self.srv
+        if p[2] is None:
+            if srv.let_go() or c.stage(p[1]) or not c.tx.ready():
+                return
+            from shove import request
+
+            p[2] = request.web_line(c, p[1])
+            return
+        if "shove.httpreq" not in sys.modules:
+            srv.loaded = True
+            from shove import httpreq  # noqa: F401
+
+            return
+        from shove import httpreq
+
+        self.pending = None
+        if p[0].state == RUN:
+            httpreq.Req(p[0]).reply(200, p[2])
 
 
 def start(c, net, addr):

@@ -226,3 +226,39 @@ def test_the_request_code_has_the_cores_figures():
     """httpreq keeps copies of the core's figures (the core loads it: no import back)."""
     for name in ("HEAD_MAX", "BODY_MAX", "DEADLINE_MS", "HEAD", "BODY", "SEND", "STREAM", "EV_SNAPSHOT"):
         assert getattr(httpreq, name) == getattr(httpd, name), name
+
+
+def test_a_requests_code_is_loaded_a_module_a_step_before_it_is_answered():
+    # srv.needs(req): the lazy modules its answer needs, each imported in a server step of its
+    # own (the collector frees each one's loading garbage before the next); the answer after
+    from shove import release
+
+    srv = _server()
+    release("extra", "fault")
+    srv.lazy = ("httpreq", "extra", "fault")
+    srv.needs = lambda req: ("extra", "fault") if req.path == "/x" else ()
+    answered = []
+
+    def route(req, now):
+        answered.append(("shove.extra" in sys.modules, "shove.fault" in sys.modules))
+        req.reply(200, "{}")
+
+    srv.route("/x", route)
+    try:
+        s = _client(srv)
+        s.send(b"GET /x HTTP/1.1\r\nHost: h\r\n\r\n")
+        seen = []
+        for i in range(200):
+            srv.step(i)
+            seen.append(("shove.extra" in sys.modules, "shove.fault" in sys.modules, len(answered)))
+            if answered:
+                break
+            time.sleep_ms(1)
+        assert answered == [(True, True)]
+        # one module loaded in a step, the other in the next, the answer in the one after
+        first = [x for x in seen if x[0]][0]
+        assert first == (True, False, 0) and seen[-2] == (True, True, 0) and seen[-1] == (True, True, 1), seen
+        s.close()
+    finally:
+        srv.close()
+        release("extra", "fault")

@@ -80,3 +80,46 @@ def test_a_module_whose_import_runs_out_of_memory_is_not_kept():
     finally:
         sys.path.remove(d)
         sys.modules.pop("unloadable", None)
+
+
+def test_a_hint_lines_code_is_loaded_a_piece_a_slice_before_it_is_answered():
+    # Commands.stage: the line's code, then the hint's modules one at a time, then its level's
+    # tables, each in a serial slice of its own (the collector frees each piece's garbage before
+    # the next); the line is then answered as before, and the coach let go
+    from test_alloc import _port
+
+    from shove import release
+
+    def body(a, row, col):
+        k = a.keeper
+        release("request", "coach", *[n[6:] for n in CPU])
+        line = b'{"cmd":"hint","level":2,"id":1}'
+        pieces = []
+        while a.commands.stage(line):
+            pieces.append(_loaded("shove.request", "shove.throwing", "shove.cpu", "shove.coach"))
+        from shove import cpu
+
+        assert pieces == [["shove.request"], ["shove.request", "shove.throwing"],
+                          ["shove.request", "shove.throwing", "shove.cpu"],
+                          ["shove.request", "shove.throwing", "shove.cpu", "shove.coach"],
+                          ["shove.request", "shove.throwing", "shove.cpu", "shove.coach"]], pieces
+        assert 2 in cpu._players  # the last piece: level 2's tables
+        # a line that is no hint stages its code alone
+        assert a.commands.stage(b'{"cmd":"state","id":2}') is False
+        release("request", "coach", *[n[6:] for n in CPU])
+        # through the port: the hint is held while its code loads, a line behind it waits its turn
+        sent = []
+        put = a.tx.put
+        a.tx.put = lambda ln: (sent.append(ln if isinstance(ln, str) else "".join(ln)), put(ln))
+        waiting = _port(a, line + b'\n{"cmd":"state","id":3}\n')
+        reads = 0
+        while (waiting or a.commands.waiting()) and reads < 40:
+            a.commands.read(64)
+            reads += 1
+        a.commands.read(64)
+        replies = [s for s in sent if '"id":' in s]
+        assert len(replies) == 2 and '"id":1' in replies[0] and '"hint"' in replies[0] and '"id":3' in replies[1], sent
+        assert reads >= 5 and k.renderer.hint_at >= 0
+        assert _loaded("shove.coach", *CPU) == []  # a people's game: the computer's code goes after the hint
+
+    _with_app(body)

@@ -211,3 +211,26 @@ def test_a_put_file_is_hashed_a_piece_at_a_time_and_checked_whole():
         update._running = None
         os.chdir(top)
         _rm(root)
+
+
+def test_the_profiles_text_is_escaped_a_slice_a_step_as_json_dumps_escapes_it():
+    # the listing's profile as json.dumps(text) gives it (this interpreter's: the board's), its
+    # length counted before any of it is made, and made a slice at a time behind the head
+    raw = (b'{"name": "caf\xc3\xa9 \\ \\"x\\"",\n\t"map": [1, 2],\r\n' + bytes(range(32)) + b"}") * 20
+    assert len(raw) > 3 * 256
+    want = json.dumps(raw.decode()).encode()
+    assert b'"' + update.escape(raw) + b'"' == want and update.escaped_len(raw) + 2 == len(want)
+    h = update.Hashes((b"<", b'"', [raw, 0], b'">'), [])
+    size = h.size()
+    buf = bytearray(1024)
+    got = b""
+    steps = 0
+    for _ in range(100):
+        n = h.readinto(buf)
+        steps += 1
+        if n == 0:
+            break
+        if n:
+            got += bytes(buf[:n])
+    assert got == b"<" + want + b">}}" and size == len(got)
+    assert steps > len(raw) // 256  # a slice of it a step, not the whole at once

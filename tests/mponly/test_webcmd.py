@@ -1,0 +1,86 @@
+# MicroPython only: a page's command (POST /api/cmd, shove/webroutes.py's
+# Routes.command) runs a piece a server step: the requests' code let go
+# while it runs, the command's own code loaded, its answer the reply the
+# serial port's handlers give, its events to the console as for a line.
+import json
+import socket
+import sys
+import time
+
+from test_alloc import _with_app
+from test_httpd import _server
+
+from shove import httpd
+
+CODE = "1234567891"
+LAZY = ("shove.httpreq", "shove.webpage", "shove.view")
+
+
+class Net:
+    """The network's join, as the routes read it (shove/wifi.py's Joiner)."""
+    name = "dartboard"
+    code = CODE
+    address = "127.0.0.1"
+
+    def report(self):
+        return {"state": "joined"}
+
+
+def _post(srv, body):
+    s = socket.socket()
+    s.connect(socket.getaddrinfo("127.0.0.1", srv.port)[0][-1])
+    s.setblocking(False)
+    s.send(b"POST /api/cmd HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Hapenny-Code: %s\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n%s" % (CODE.encode(), len(body), body))
+    return s
+
+
+def _whole(got):
+    i = got.find(b"\r\n\r\n")
+    if i < 0:
+        return False
+    n = [int(ln.split(b":")[1]) for ln in got[:i].split(b"\r\n") if ln.lower().startswith(b"content-length:")]
+    return len(got) >= i + 4 + n[0]
+
+
+def test_a_pages_command_runs_a_piece_a_step_with_the_requests_code_let_go():
+    from shove import webroutes
+
+    def body(a, row, col):
+        srv = _server()
+        sent = []
+        put = a.tx.put
+        a.tx.put = lambda ln: (sent.append(ln if isinstance(ln, str) else "".join(ln)), put(ln))
+        try:
+            w = webroutes.Routes(a.commands, Net(), srv)
+            a.commands.web = srv
+            s = _post(srv, b'{"cmd":"new","players":["Ann","Bob"],"variant":"classic","id":7}')
+            got = b""
+            seen = []  # at each step: the slot's state, the requests' code loaded, the game's names
+            for i in range(400):
+                srv.step(i)
+                seen.append((srv.slots[0].state, [m for m in LAZY if m in sys.modules], w.pending is not None))
+                try:
+                    b = s.recv(4096)
+                except OSError:
+                    b = None
+                if b:
+                    got += b
+                if _whole(got):
+                    break
+                time.sleep_ms(1)
+            s.close()
+            head, text = got.split(b"\r\n\r\n", 1)
+            assert head.startswith(b"HTTP/1.1 200 "), head
+            reply = json.loads(text)
+            assert reply["ok"] is True and reply["id"] == 7 and [x["name"] for x in reply["state"]["sides"]] == ["Ann", "Bob"]
+            # its event went to the console, as a serial line's does
+            assert any('"ev":"new"' in ln for ln in sent), sent
+            running = [x for x in seen if x[0] == httpd.RUN]
+            assert len(running) >= 3  # let go, its code loaded, run: a step each
+            assert any(x[1] == [] for x in running)  # the requests' code let go while it ran
+        finally:
+            a.commands.web = None
+            srv.close()
+
+    _with_app(body)
