@@ -39,7 +39,8 @@ COMMANDS = ("new", "state", "throw", "next", "undo", "end", "hint", "config", "i
 # what a link over the network (hapenny/netlink.py) asks most: every command opens with `info`, `play`
 # asks the LEDs after each dart, a poll asks the state. Answered here as the handlers answer them
 # (extra.cmd_info, request.cmd_state, extra.cmd_leds), with none of their code loaded (a load is tens of
-# ms on the chip with no read of the matrix); any other form of them goes through the handlers
+# ms on the chip with no read of the matrix), `info` once kept (webroutes: its first goes through the
+# handlers, then is kept in a step of its own); any other form of them goes through the handlers
 READS = (b'{"cmd":"info"}', b'{"cmd":"state"}', b'{"cmd":"leds"}')
 USB_ONLY = {"wifi": "the network's password and pairing code are set over USB only",
             "reset": "a reset is made over USB only", "diag": "the bring-up checks run over USB only",
@@ -215,7 +216,7 @@ def cmd(w, req, now):
     if name not in COMMANDS:
         req.error(400, "unknown_cmd", "unknown command; a page may send: %s" % ", ".join(COMMANDS))
         return
-    if line in READS:  # answered at once: none of the handlers' code is loaded for them
+    if line in READS and (w.info is not None or line != READS[0]):  # answered at once, no handler's code loaded
         req.reply(200, read(w, line))
         return
     # run in the server's next steps (webroutes.Routes.command), with this code let go meanwhile
@@ -240,17 +241,12 @@ def read(w, line):
 
 
 def board_info(w):
-    """`info` as its reply gives it, made once (its module loaded from the
-    flash, tens of ms on the chip with no read of the matrix: at every page
-    load and reconnect, and every network link's hello, it cost darts) and
-    kept, all but the network's state, which is asked each time; nothing
-    else in it changes while the board runs."""
-    info = w.info
-    if info is None:
-        info = w.c.extra("info", {}, [])
-        info.pop("wifi", None)
-        w.info = info
-    info = dict(info)
+    """`info` as its reply gives it: the kept part (webroutes.keep_info:
+    at every page load, reconnect and network link's hello its module cost
+    darts) and the network's state, asked each time."""
+    if w.info is None:
+        w.keep_info()
+    info = dict(w.info)
     info["wifi"] = w.net.report()
     return info
 

@@ -26,7 +26,7 @@ class Routes:
         self.ofails = 0  # the same for the owner code (updates)
         self.ountil = 0
         self.config = c.keeper.config  # the settings a snapshot was made of (a new object when changed)
-        self.info = None  # `info` but its network's state, kept from the first snapshot (webpage.snap)
+        self.info = None  # `info` but its network's state, kept from the first snapshot or hello (keep_info)
         self.restart = None  # (the update's commit request, its tick): the board resets once it is answered
         self.pending = None  # a page's command: [its slot, its line, its reply once run] (command)
         srv.guard = self.guard
@@ -107,6 +107,9 @@ class Routes:
 
             p[2] = request.web_line(c, p[1])
             return
+        if self.info is None and p[1] == INFO:  # kept for the next hello, in a step of its own
+            self.keep_info()
+            return
         if "shove.httpreq" not in sys.modules:
             srv.loaded = True
             from shove import httpreq  # noqa: F401
@@ -117,6 +120,19 @@ class Routes:
         self.pending = None
         if p[0].state == RUN:
             httpreq.Req(p[0]).reply(200, p[2])
+
+
+    def keep_info(self):
+        """`info` as its reply gives it, but the network's state (asked at
+        each use): made once (its module loaded from the flash, tens of ms
+        on the chip with no read of the matrix) and kept, as nothing else in
+        it changes while the board runs."""
+        info = self.c.extra("info", {}, [])
+        info.pop("wifi", None)
+        self.info = info
+
+
+INFO = b'{"cmd":"info"}'  # a network link's hello (webpage.READS[0]; webpage loads only per request)
 
 
 def start(c, net, addr):

@@ -84,3 +84,53 @@ def test_a_pages_command_runs_a_piece_a_step_with_the_requests_code_let_go():
             srv.close()
 
     _with_app(body)
+
+
+def _answer(srv, body, steps):
+    """POST body, stepping the server until its answer is whole: (the reply, the steps it ran in RUN)."""
+    s = _post(srv, body)
+    got = b""
+    ran = 0
+    for i in range(steps, steps + 400):
+        srv.step(i)
+        ran += srv.slots[0].state == httpd.RUN
+        try:
+            b = s.recv(4096)
+        except OSError:
+            b = None
+        if b:
+            got += b
+        if _whole(got):
+            break
+        time.sleep_ms(1)
+    s.close()
+    head, text = got.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    return json.loads(text), ran
+
+
+def test_a_links_first_hello_runs_through_the_handlers_and_is_kept_the_next_answered_at_once():
+    # (webpage.READS: `info` made in the request's own step loaded its module beside the
+    # requests' code, more than a network update's first step could take on the chip's heap)
+    from shove import webpage, webroutes
+
+    assert webroutes.INFO == webpage.READS[0]
+
+    def body(a, row, col):
+        srv = _server()
+        try:
+            w = webroutes.Routes(a.commands, Net(), srv)
+            a.commands.web = srv
+            first, ran = _answer(srv, webroutes.INFO, 0)
+            assert ran >= 3 and first["ok"] is True and first["board"]  # handed over: its steps in RUN
+            assert w.info is not None and "wifi" not in w.info
+            again, ran = _answer(srv, webroutes.INFO, 1000)
+            assert ran == 0 and again["wifi"] == Net().report()  # kept: answered at once, the route's network
+            again.pop("wifi")
+            first.pop("wifi")  # (the handlers' from the board's own join: none here)
+            assert again == first
+        finally:
+            a.commands.web = None
+            srv.close()
+
+    _with_app(body)

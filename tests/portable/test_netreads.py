@@ -65,6 +65,11 @@ class Routes:
         self.fails = self.until = self.ofails = self.ountil = 0
         self.info = None
 
+    def keep_info(self):  # webroutes.Routes.keep_info's, over this double's handlers
+        info = self.c.extra("info", {}, [])
+        info.pop("wifi", None)
+        self.info = info
+
 
 class Req:
     def __init__(self, body):
@@ -86,38 +91,42 @@ class Req:
 
 
 HANDLERS = None  # handed over, to run in the server's next steps (webroutes.Routes.command)
-# (the command's body, whether a game is on, the reply, whether it went through the handlers)
+# (the command's body, whether a game is on, whether `info` is kept, the reply, whether it was handed over)
 TABLE = (
-    (b'{"cmd":"info"}', True, dict(INFO, id=None, ok=True, wifi=Net().report()), False),
-    (b'{"cmd":"state"}', True, {"id": None, "ok": True, "state": STATE}, False),
-    (b'{"cmd":"state"}', False, {"id": None, "ok": True, "state": None}, False),
-    (b'{"cmd":"leds"}', True, {"id": None, "ok": True, "pixels": [[1, 2, 3], [4, 5, 6]]}, False),
-    (b'{"cmd":"state","id":7}', True, HANDLERS, True),  # another form: as over USB
-    (b'{"cmd": "state"}', True, HANDLERS, True),
-    (b'{"cmd":"info","more":1}', True, HANDLERS, True),
-    (b'{"cmd":"leds"} ', True, HANDLERS, True),
-    (b'{"cmd":"new"}', True, HANDLERS, True),
-    (b'{"cmd":"hint"}', True, HANDLERS, True),
+    (b'{"cmd":"info"}', True, True, dict(INFO, id=None, ok=True, wifi=Net().report()), False),
+    (b'{"cmd":"info"}', True, False, HANDLERS, True),  # not kept yet: its module is loaded in steps of its own
+    (b'{"cmd":"state"}', True, False, {"id": None, "ok": True, "state": STATE}, False),
+    (b'{"cmd":"state"}', False, False, {"id": None, "ok": True, "state": None}, False),
+    (b'{"cmd":"leds"}', True, False, {"id": None, "ok": True, "pixels": [[1, 2, 3], [4, 5, 6]]}, False),
+    (b'{"cmd":"state","id":7}', True, True, HANDLERS, True),  # another form: as over USB
+    (b'{"cmd": "state"}', True, True, HANDLERS, True),
+    (b'{"cmd":"info","more":1}', True, True, HANDLERS, True),
+    (b'{"cmd":"leds"} ', True, True, HANDLERS, True),
+    (b'{"cmd":"new"}', True, True, HANDLERS, True),
+    (b'{"cmd":"hint"}', True, True, HANDLERS, True),
 )
 
 
 def test_the_links_reads_are_answered_by_the_route_as_the_handlers_answer_them():
-    for body, game, reply, handled in TABLE:
+    for body, game, kept, reply, handed in TABLE:
         c = Cmds(game)
         req = Req(body)
         w = Routes(c)
         w.pending = None
+        if kept:
+            w.keep_info()
         webpage.cmd(w, req, 0)
-        if handled:  # no answer yet: the command, whole, waits for the handlers with its connection
+        if handed:  # no answer yet: the command, whole, waits for the handlers with its connection
             assert req.answer is None and req.waiting and w.pending == [req.c, body, None], body
         else:
             assert req.answer == (200, reply) and not req.waiting and w.pending is None, (body, req.answer)
         assert c.lines == [], (body, c.lines)
 
 
-def test_info_is_made_once_and_its_network_state_asked_each_time():
+def test_info_once_kept_is_not_made_again_and_its_network_state_is_asked_each_time():
     c = Cmds()
     w = Routes(c)
+    w.keep_info()
     for addr in ("192.168.1.20", "192.168.1.31"):
         w.net.report = lambda a=addr: {"state": "joined", "address": a}
         req = Req(webpage.READS[0])
