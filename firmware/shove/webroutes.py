@@ -51,8 +51,16 @@ class Routes:
 
     def needs(self, req):
         """The routes' code a request loads before it is answered (a module a step: httpreq._stage),
-        a snapshot's state builder with it."""
-        return ("webpage", "view") if req.path in ("/api/snapshot", "/api/events") else ("webpage",)
+        a snapshot's state builder with it, an update's with the owner code."""
+        p = req.path
+        if p in ("/api/snapshot", "/api/events"):
+            return ("webpage", "view")
+        if p.startswith("/api/update/") and "shove.webpage" in sys.modules:
+            from shove import webpage
+
+            if webpage.owner_given(self, req):  # the update's code in a step of its own (8 KB), only then
+                return ("webpage", "update")
+        return ("webpage",)
 
     def hold(self, req):
         """A command waits while the console's queue has no room for its
