@@ -43,57 +43,14 @@ def _whole(got):
     return len(got) >= i + 4 + n[0]
 
 
-def test_a_pages_command_runs_a_piece_a_step_with_the_requests_code_let_go():
-    from shove import webroutes
-
-    def body(a, row, col):
-        srv = _server()
-        sent = []
-        put = a.tx.put
-        a.tx.put = lambda ln: (sent.append(ln if isinstance(ln, str) else "".join(ln)), put(ln))
-        try:
-            w = webroutes.Routes(a.commands, Net(), srv)
-            a.commands.web = srv
-            s = _post(srv, b'{"cmd":"new","players":["Ann","Bob"],"variant":"classic","id":7}')
-            got = b""
-            seen = []  # at each step: the slot's state, the requests' code loaded, the game's names
-            for i in range(400):
-                srv.step(i)
-                seen.append((srv.slots[0].state, [m for m in LAZY if m in sys.modules], w.pending is not None))
-                try:
-                    b = s.recv(4096)
-                except OSError:
-                    b = None
-                if b:
-                    got += b
-                if _whole(got):
-                    break
-                time.sleep_ms(1)
-            s.close()
-            head, text = got.split(b"\r\n\r\n", 1)
-            assert head.startswith(b"HTTP/1.1 200 "), head
-            reply = json.loads(text)
-            assert reply["ok"] is True and reply["id"] == 7 and [x["name"] for x in reply["state"]["sides"]] == ["Ann", "Bob"]
-            # its event went to the console, as a serial line's does
-            assert any('"ev":"new"' in ln for ln in sent), sent
-            running = [x for x in seen if x[0] == httpd.RUN]
-            assert len(running) >= 3  # let go, its code loaded, run: a step each
-            assert any(x[1] == [] for x in running)  # the requests' code let go while it ran
-        finally:
-            a.commands.web = None
-            srv.close()
-
-    _with_app(body)
-
-
-def _answer(srv, body, steps):
-    """POST body, stepping the server until its answer is whole: (the reply, the steps it ran in RUN)."""
+def _answer(srv, body, first, each):
+    """POST body, stepping the server (from step number `first`) until its answer is whole,
+    each() after every step: the reply."""
     s = _post(srv, body)
     got = b""
-    ran = 0
-    for i in range(steps, steps + 400):
+    for i in range(first, first + 400):
         srv.step(i)
-        ran += srv.slots[0].state == httpd.RUN
+        each()
         try:
             b = s.recv(4096)
         except OSError:
@@ -106,7 +63,35 @@ def _answer(srv, body, steps):
     s.close()
     head, text = got.split(b"\r\n\r\n", 1)
     assert head.startswith(b"HTTP/1.1 200 "), head
-    return json.loads(text), ran
+    return json.loads(text)
+
+
+def test_a_pages_command_runs_a_piece_a_step_with_the_requests_code_let_go():
+    from shove import webroutes
+
+    def body(a, row, col):
+        srv = _server()
+        sent = []
+        put = a.tx.put
+        a.tx.put = lambda ln: (sent.append(ln if isinstance(ln, str) else "".join(ln)), put(ln))
+        try:
+            w = webroutes.Routes(a.commands, Net(), srv)
+            a.commands.web = srv
+            seen = []  # at each step: the slot's state, the requests' code loaded, a command pending
+            reply = _answer(srv, b'{"cmd":"new","players":["Ann","Bob"],"variant":"classic","id":7}', 0,
+                            lambda: seen.append((srv.slots[0].state, [m for m in LAZY if m in sys.modules],
+                                                 w.pending is not None)))
+            assert reply["ok"] is True and reply["id"] == 7 and [x["name"] for x in reply["state"]["sides"]] == ["Ann", "Bob"]
+            # its event went to the console, as a serial line's does
+            assert any('"ev":"new"' in ln for ln in sent), sent
+            running = [x for x in seen if x[0] == httpd.RUN]
+            assert len(running) >= 3  # let go, its code loaded, run: a step each
+            assert any(x[1] == [] for x in running)  # the requests' code let go while it ran
+        finally:
+            a.commands.web = None
+            srv.close()
+
+    _with_app(body)
 
 
 def test_a_links_first_hello_runs_through_the_handlers_and_is_kept_the_next_answered_at_once():
@@ -121,11 +106,13 @@ def test_a_links_first_hello_runs_through_the_handlers_and_is_kept_the_next_answ
         try:
             w = webroutes.Routes(a.commands, Net(), srv)
             a.commands.web = srv
-            first, ran = _answer(srv, webroutes.INFO, 0)
-            assert ran >= 3 and first["ok"] is True and first["board"]  # handed over: its steps in RUN
+            ran = []  # the steps its slot waited in RUN, its command handed over
+            first = _answer(srv, webroutes.INFO, 0, lambda: ran.append(srv.slots[0].state == httpd.RUN))
+            assert sum(ran) >= 3 and first["ok"] is True and first["board"]  # handed over: its steps in RUN
             assert w.info is not None and "wifi" not in w.info
-            again, ran = _answer(srv, webroutes.INFO, 1000)
-            assert ran == 0 and again["wifi"] == Net().report()  # kept: answered at once, the route's network
+            ran = []
+            again = _answer(srv, webroutes.INFO, 1000, lambda: ran.append(srv.slots[0].state == httpd.RUN))
+            assert sum(ran) == 0 and again["wifi"] == Net().report()  # kept: answered at once, the route's network
             again.pop("wifi")
             first.pop("wifi")  # (the handlers' from the board's own join: none here)
             assert again == first
