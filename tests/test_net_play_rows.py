@@ -38,10 +38,11 @@ def test_the_run_is_a_commits_under_the_commands_the_issue_asks(results):
     assert w["clients"] == ["play", "state_poll"] and w["poll_s"] == 1.0
     n = w["load"]
     # the play session had its stream from the start and followed the darts (an event each, the LEDs
-    # asked after them); the state poll ran through the run, a link each time
+    # asked after them, at least one every 2 s of the run); the state poll ran through the run, a link
+    # each time, most seconds of it (one a second of the wall's clock)
     assert w["streams_at_start"] == 1 and n["plays"] >= 1
-    assert n["play_events"] >= 1000 and n["play_leds"] >= 100
-    assert n["polls"] >= 100
+    assert n["play_events"] >= 1000 and n["play_leds"] >= w["seconds"] / 2 and n["play_lost"] == 0
+    assert n["polls"] >= 0.8 * w["seconds"] / w["poll_s"] and n["poll_refused"] == 0 and n["errors"] == 0
     assert w["capture_500us"]["pulses"] == 3000 and w["capture_1000us"]["pulses"] >= 300
     assert w["darts_250ms"]["darts"] >= 100
     assert w["web_steps"]["steps"] > 0 and w["web_steps"]["mean_us"] > 0  # the service slice, priced
