@@ -141,9 +141,12 @@ def check_owner(w, req, now):
 
 
 def owner_given(w, req):
-    """req carries the owner code (its lock not consulted, no guess counted:
-    check_owner does both when the request is answered)."""
-    code = w.c.board.read_file(OWNER_FILE) if req.owner is not None else None
+    """req carries the owner code and its checks are not locked (no guess
+    counted: check_owner counts it when the request is answered)."""
+    b = w.c.board
+    if req.owner is None or locked(w, b.ticks_ms(), True):
+        return False
+    code = b.read_file(OWNER_FILE)
     return bool(code) and same(req.owner, code.strip())
 
 
