@@ -132,3 +132,20 @@ def test_the_image_reads_back_whole_through_micropythons_own_vfsrom(tmp_path):
     got = json.loads(subprocess.run([micropython_path(), "-c", src], capture_output=True, text=True,
                                     check=True).stdout)
     assert {k: bytes.fromhex(v) for k, v in got.items()} == files
+
+
+@pytest.mark.parametrize("target", ["esp32", "esp32c3"])
+def test_the_chips_own_image_fits_the_chips_romfs_partition_with_room_to_grow(target):
+    # the virtual board's image holds x64 code and its partition is larger by as much
+    # (sim/board.py ROMFS_SIZE): the chip's partition is held to the image deploy makes for it
+    from pathlib import Path
+
+    from hapenny import firmware
+    from hapenny.sim.board import CHIP_ROMFS_SIZE, ROMFS_SIZE
+
+    files = firmware.build(target)
+    image = deploy.romfs_image({rel: Path(p).read_bytes() for rel, p in files.items() if rel.startswith("shove/")})
+    assert image[:3] == HEADER and len(image) <= CHIP_ROMFS_SIZE - 8192, (target, len(image))
+    sim = firmware.build("sim")
+    mine = deploy.romfs_image({rel: Path(p).read_bytes() for rel, p in sim.items() if rel.startswith("shove/")})
+    assert len(mine) / len(image) <= ROMFS_SIZE / CHIP_ROMFS_SIZE  # the virtual one no roomier than the chip's

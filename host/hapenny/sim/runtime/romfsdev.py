@@ -5,7 +5,7 @@
 #   partitions (1, or 0 without one), rom_ioctl(2, 0) gives the partition
 #   object (readblocks, writeblocks with an offset, ioctl 4/5 its blocks and
 #   their size, ioctl 6 erasing one 4 KB sector), anything else -EINVAL;
-#   ports/esp32/partitions-4MiB-romfs.csv gives it 0x20000 bytes;
+#   ports/esp32/partitions-4MiB-romfs.csv gives it 0x20000 bytes (the virtual board a quarter more: sim/board.py ROMFS_SIZE);
 # - py/runtime.c's mp_init mounts a valid image at /rom (extmod/vfs.c,
 #   mp_vfs_mount_romfs_protected) and puts "/rom" and "/rom/lib" on sys.path
 #   after ".frozen", before main.c's "/lib" (so the flash's "" still comes
