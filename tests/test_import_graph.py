@@ -69,7 +69,7 @@ PARTS = (
     (6, "show", "leds strip buttons"),
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
-    (8, "network", "wifi wifiset httpd httpreq webroutes webpage wifiap wifipage setupweb captive probes update"),
+    (8, "network", "wifi wifiset httpd httpreq webroutes webpage webcmd wifiap wifipage setupweb captive probes update"),
     (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot updswitch main boot"),
 )

@@ -290,35 +290,6 @@ def stage(c, line):
     return False
 
 
-class Reply:
-    """The console's queue, as a command's handlers see it, while a
-    page's command runs (web_line): its reply line is kept for the HTTP answer."""
-
-    def __init__(self):
-        self.line = None
-        self.waits = 0
-
-    def put(self, line):
-        self.line = line
-
-    def flush(self):
-        pass
-
-
-def web_line(c, line):
-    """A page's command line (shove/webroutes.py) through the serial port's
-    own handlers (handle): its reply line, its events to every reader."""
-    r = Reply()
-    tx = c.tx
-    r.waits = tx.waits
-    c.tx = r  # the reply comes here; the events go where the loop's emit sends them
-    try:
-        c.handle_line(line)
-    finally:
-        c.tx = tx
-    return r.line if r.line is not None else protocol.error(None, "bad_json", "no command")
-
-
 def handle(c, line):
     """One line from the serial port (bytes, its end taken off): its reply,
     then its events, through the parts of `c` (commands.Commands)."""

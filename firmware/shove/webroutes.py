@@ -6,7 +6,7 @@
 # Loaded with the server once the board has joined a network (shove/wifi.py).
 import sys
 
-from shove import ticks_diff
+from shove import release, ticks_diff
 from shove.httpd import EV_SNAPSHOT, FREE, RUN, Server
 
 
@@ -99,7 +99,7 @@ class Routes:
         serial line is (Commands.stage): the requests' code let go (12 KB,
         unless a request is being read), the command's code loaded a piece
         a step, the command run through the serial port's own handlers
-        (request.web_line: its reply kept, its events to every reader),
+        (shove/webcmd.py: its reply kept, its events to every reader),
         then the requests' code loaded again and its answer made. Each
         piece's garbage can be collected before the next: run whole in the
         step that read it, a new game beside two watching pages did not
@@ -111,9 +111,16 @@ class Routes:
         if p[2] is None:
             if srv.let_go() or c.stage(p[1]) or not c.tx.ready():
                 return
-            from shove import request
+            if "shove.webcmd" not in sys.modules:  # a step of its own, as each piece of its code
+                from shove import webcmd  # noqa: F401
 
-            p[2] = request.web_line(c, p[1])
+                return
+            from shove import webcmd
+
+            try:
+                p[2] = webcmd.run(c, p[1])
+            finally:
+                release("webcmd")
             return
         if self.info is None and p[1] == INFO:  # kept for the next hello, in a step of its own
             self.keep_info()
