@@ -123,3 +123,27 @@ def test_a_hint_lines_code_is_loaded_a_piece_a_slice_before_it_is_answered():
         assert _loaded("shove.coach", *CPU) == []  # a people's game: the computer's code goes after the hint
 
     _with_app(body)
+
+
+def test_a_line_that_names_a_hint_but_is_none_lets_the_staged_coach_go():
+    # (request.handle: stage loads a line's hint code on the word alone; a line that was no hint
+    # after all lets it go once answered, and the computer's code too in a people's game)
+    from shove import release
+
+    def body(a, row, col):
+        release("request", "coach", *[n[6:] for n in CPU])
+        line = b'{"cmd":"config","set":{"brightness":20},"note":"hint","id":4}'
+        while a.commands.stage(line):
+            pass
+        assert _loaded("shove.coach", *CPU) == ["shove.coach"] + list(CPU)  # staged as for a hint
+        a.commands.handle_line(line)
+        assert _loaded("shove.coach", *CPU) == []
+        # in a game with a side of the board's, its player stays: only the coach goes
+        a.commands.handle_line(b'{"cmd":"new","players":["cpu:2","Bob"],"id":5}')
+        a.keeper.timers()
+        while a.commands.stage(line):
+            pass
+        a.commands.handle_line(line)
+        assert a.keeper.auto is not None and _loaded("shove.coach") == [] and _loaded(*CPU) == list(CPU)
+
+    _with_app(body)

@@ -61,6 +61,11 @@ def test_a_hints_code_is_loaded_a_module_a_call_then_its_levels_tables():
         assert _steps(b'{"cmd":"hint","level":5}') == [HINT_MODULES_L, HINT_MODULES_L]
         assert sorted(cpu._players) == [3, 5]
         assert _steps(b'{"cmd":"hint","level":5}') == [HINT_MODULES_L]  # all in: handled at once
+        from shove import rules
+
+        for lv in (1, rules.MAX_LEVEL):  # the levels' bounds: each has its tables read
+            assert _steps(b'{"cmd":"hint","level":%d}' % lv) == [HINT_MODULES_L, HINT_MODULES_L], lv
+        assert sorted(cpu._players) == [1, 3, 5, rules.MAX_LEVEL]
     finally:
         _fresh()
 
