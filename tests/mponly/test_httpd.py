@@ -31,12 +31,15 @@ def _client(srv):
     return s
 
 
-def _read(s, srv, now, steps=200):
+def _read(s, srv, now, steps=200, each=None):
     """What the server sent on s, stepping it until its answer is whole (its head and Content-Length bytes),
-    the board's clock a ms on at each step from `now` (a request still arriving is read every httpd._WAIT_MS)."""
+    the board's clock a ms on at each step from `now` (a request still arriving is read every httpd._WAIT_MS);
+    each() after every step."""
     got = b""
     for i in range(steps):
         srv.step(now + i)
+        if each is not None:
+            each()
         try:
             b = s.recv(4096)
         except OSError:

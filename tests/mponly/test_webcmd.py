@@ -5,10 +5,9 @@
 import json
 import socket
 import sys
-import time
 
 from test_alloc import _with_app
-from test_httpd import _server
+from test_httpd import _read, _server
 
 from shove import httpd
 
@@ -35,31 +34,11 @@ def _post(srv, body):
     return s
 
 
-def _whole(got):
-    i = got.find(b"\r\n\r\n")
-    if i < 0:
-        return False
-    n = [int(ln.split(b":")[1]) for ln in got[:i].split(b"\r\n") if ln.lower().startswith(b"content-length:")]
-    return len(got) >= i + 4 + n[0]
-
-
 def _answer(srv, body, first, each):
     """POST body, stepping the server (from step number `first`) until its answer is whole,
     each() after every step: the reply."""
     s = _post(srv, body)
-    got = b""
-    for i in range(first, first + 400):
-        srv.step(i)
-        each()
-        try:
-            b = s.recv(4096)
-        except OSError:
-            b = None
-        if b:
-            got += b
-        if _whole(got):
-            break
-        time.sleep_ms(1)
+    got = _read(s, srv, first, 400, each)
     s.close()
     head, text = got.split(b"\r\n\r\n", 1)
     assert head.startswith(b"HTTP/1.1 200 "), head
