@@ -147,3 +147,24 @@ def test_a_line_that_names_a_hint_but_is_none_lets_the_staged_coach_go():
         assert a.keeper.auto is not None and _loaded("shove.coach") == [] and _loaded(*CPU) == list(CPU)
 
     _with_app(body)
+
+
+def test_the_undo_button_held_shows_a_hint_and_lets_the_coach_go():
+    # (request.hint lets the coach go itself: a press is no line, and request.handle's release
+    # after a line never runs for it)
+    from shove import buttons
+
+    def body(a, row, col):
+        k = a.keeper
+        sent = []
+        a.commands.emit = lambda ev, f=None: sent.append((ev, f))
+        a.commands.button("undo", buttons.LONG)
+        assert [ev for ev, _ in sent] == ["hint"] and k.renderer.hint_at >= 0, sent
+        assert _loaded("shove.coach", *CPU) == []
+        # in a game with a side of the board's, its player stays: only the coach goes
+        a.commands.handle_line(b'{"cmd":"new","players":["cpu:2","Bob"],"id":1}')
+        k.timers()
+        a.commands.button("undo", buttons.LONG)
+        assert k.auto is not None and _loaded("shove.coach") == [] and _loaded(*CPU) == list(CPU)
+
+    _with_app(body)

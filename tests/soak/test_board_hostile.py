@@ -15,12 +15,13 @@ import os
 import random
 import socket
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from boardsite import BoardSite, read_answer
+from boardsite import WAIT, BoardSite, read_answer
 from hapenny import firmware
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -134,6 +135,17 @@ def fire(site, raw):
     return None if got is None else got[0]
 
 
+def _web_until(site, what, cond):
+    """The server's figures once cond(figures) holds; else a failure that shows them."""
+    end = time.monotonic() + WAIT
+    while True:
+        w = site.web()
+        if w is not None and cond(w):
+            return w
+        assert time.monotonic() < end, "no %s: the server's figures %r, ESP-IDF's %r" % (what, w, site.vb.idf())
+        time.sleep(0.05)
+
+
 def idle_connects(site, n, *first, src=None):
     """n connections in twos (the server's request buffers: a third waits for
     one), from `src` if given, that send `first` bytes or nothing, then wait:
@@ -141,12 +153,14 @@ def idle_connects(site, n, *first, src=None):
     out = []
     while len(out) < n:
         k = min(2, n - len(out))
-        w0 = site.web()
+        # none still held from before (a request's answer sent, its client's close not yet read):
+        # ESP-IDF's budget affords two connections at once, not two beside those
+        w0 = _web_until(site, "the connections before closed", lambda w: w["open"] == 0)
         socks = [site.connect() if src is None else site.connect(src) for _ in range(k)]
         for s in socks:
             for b in first:
                 s.sendall(b)
-        site.until("the connections taken", lambda w: w["accepted"] >= w0["accepted"] + k)
+        _web_until(site, "the connections taken (%r before)" % w0, lambda w: w["accepted"] >= w0["accepted"] + k)
         site.vb.advance(11000)  # the deadline (10 s) gone by on the board's clock
         for s in socks:
             got = read_answer(s)
