@@ -1066,3 +1066,35 @@ def test_while_the_network_is_being_joined_a_quiet_burst_ends_soon_for_its_step(
     assert len(joining) >= 3 and all(ms is not None and 0 <= ms <= app_mod._NET_JOINING_MS for ms in joining), bursts
     joined = [ms for ms, st in bursts if st != app_mod._NET_JOINING]
     assert joined == [None] * 3, bursts  # joined: no end but the burst's own
+
+
+def test_the_slow_slice_reads_the_matrix_between_its_parts(board):
+    # the watchdog's check-in, the network's join and the web server's look run in one serial
+    # slice every few (every quiet burst's end on a joined board, ten times a second): each
+    # part is a piece of bytecode of its own, with a read of the matrix before it, so that no
+    # 0.5 ms contact falls in all of them at once
+    from shove import app as app_mod
+
+    a, con, _ = board
+    done = []
+    a.scan_point = lambda: done.append("read")
+    a.board.feed = lambda: done.append("feed")
+
+    class Part:
+        def __init__(self, name):
+            self.name = name
+            self.busy = self.open = False
+
+        def step(self, now):
+            done.append(self.name)
+
+    a.commands.net, a.commands.web = Part("join"), Part("server")
+    a.commands.read = lambda n: done.append("input") and False  # (the console's bytes: none here)
+    a.slice = app_mod._SERIAL
+    a.feeds = app_mod._FEED_EVERY - 1
+    a._service()
+    assert done == ["read", "feed", "read", "join", "read", "server", "input"], done
+    del done[:]
+    a.slice = app_mod._SERIAL
+    a._service()  # the next serial slice: no check-in, no join, no look (nothing busy)
+    assert "feed" not in done and "join" not in done and "server" not in done, done

@@ -127,7 +127,9 @@ def test_a_drop_is_noticed_and_the_network_rejoined_when_back(net):
     assert j.state == wifi.JOINED
     run(net, j, 7900, air={2000: {}})  # gone; beacons missed for 6 s
     assert j.state == wifi.JOINED
-    run(net, j, 8100)
+    run(net, j, 8100)  # the driver knows: the joiner's next look at it (once a second while joined) tells
+    assert j.state == wifi.JOINED
+    run(net, j, 8000 + wifi._LOOK_MS + 100)
     assert (wifi.STATES[j.state], j.reason, j.address) == ("joining", "lost", None)
     run(net, j, 12000)
     assert (wifi.STATES[j.state], j.reason) == ("failed", "no_network")

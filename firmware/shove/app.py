@@ -168,9 +168,11 @@ class App:
                 board.feed()
                 net = self.commands.net
                 if net is not None:  # the slow slice: the network's join (shove/wifi.py), never waiting
+                    self.scan_point()  # (each part of it a piece of its own: a ms of bytecode together)
                     net.step(board.ticks_ms())
                 web = self.commands.web
                 if web is not None:  # and the web server's sockets (shove/httpd.py)
+                    self.scan_point()
                     web.step(board.ticks_ms())
             else:
                 web = self.commands.web

@@ -39,6 +39,7 @@ SETUP_MODULE = "wifiap"  # the set-up AP's module (shove.wifiap), loaded only wh
 _GOT_IP = const(1010)  # modnetwork.h: STAT_GOT_IP, STAT_CONNECTING, STAT_IDLE
 _CONNECTING = const(1001)
 _IDLE = const(1000)
+_LOOK_MS = const(1000)  # while joined, the station's status is looked at this often
 # status() codes (ESP-IDF's wifi_err_reason_t, as network_wlan_status passes them) -> the reason shown
 _REASONS = {201: "no_network", 210: "no_network", 211: "no_network", 212: "no_network",
             202: "wrong_password", 204: "wrong_password", 15: "wrong_password", 200: "lost"}
@@ -102,6 +103,7 @@ class Joiner:
         self.began = 0  # tick the attempt under way began
         self.first = 0  # status() just after it began
         self.retry_at = -1  # tick of the next attempt; -1: one is under way
+        self.looked = 0  # tick of the last look at the station while joined (_LOOK_MS)
         self.parts = parts
         renderer.net = JOINING
 
@@ -168,15 +170,20 @@ class Joiner:
             self.wlan = w
             self._attempt(now)
             return
-        s = w.status()
         if self.state == JOINED:
-            if s == _GOT_IP:
+            # joined: the station looked at once a second, not every slow slice (its driver
+            # notices a lost network only once its beacons have been missed for seconds)
+            if ticks_diff(now, self.looked) < _LOOK_MS:
+                return
+            self.looked = now
+            if w.status() == _GOT_IP:
                 return
             self.address = None  # lost: try again at once (the network may be back already)
             self.fails = 0
             self._set(JOINING, "lost")
             self._attempt(now)
             return
+        s = w.status()
         if s == _GOT_IP:
             self.fails = 0
             try:
@@ -184,6 +191,7 @@ class Joiner:
             except AttributeError:  # before v1.24: ifconfig() only (address, mask, gateway, DNS)
                 self.address = w.ifconfig()[0]
             self.ever = True
+            self.looked = now
             self._set(JOINED, None)
             if self.parts is not None and self.parts.web is None:
                 self._serve()
