@@ -68,7 +68,12 @@ class Board:
             if body is not None:
                 head += "Content-Type: %s\r\n" % (ctype or "application/json")
             s.sendall(head.encode() + b"\r\n" + data)
-            return read_answer(s)
+            try:
+                return read_answer(s)
+            except socket.timeout:  # what the board was doing, for the failure to show
+                raise AssertionError("no answer to %s %s in %d s: the server's figures %r; the board's last "
+                                     "words %r" % (method, path, WAIT, self.req("stats")["stats"]["web"],
+                                                   self.log.getvalue()[-1500:])) from None
         finally:
             s.close()
 

@@ -77,9 +77,8 @@ SIM_ONLY_HEAP = 32 * 1024
 # under the ESP32 timing model (an 11 KB allocation for network.py's source).
 NETWORK_SIM_HEAP = 96 * 1024
 # ... and, for a board with an air, the runtime's `network` model (built into the
-# chip's firmware as C): its bytecode and objects, some 13 KB (compiled at boot: vboot.py;
-# the prices of its calls on the chip's clock 2 KB of it)
-NETWORK_MODEL_HEAP = 14 * 1024
+# chip's firmware as C): its bytecode and objects, some 10 KB (compiled at boot: vboot.py)
+NETWORK_MODEL_HEAP = 12 * 1024
 # ... and on the classic ESP32 with an air, the ESP-IDF heap model and its sockets
 # (runtime/idfheap.py, vsocket.py: C on the chip), loaded at boot as well: some 10.6 KB kept
 # (vsocket.py's charges of the chip's socket costs 1 KB of it)

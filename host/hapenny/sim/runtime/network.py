@@ -106,59 +106,15 @@ _air = {}  # ssid -> {"key", "rssi", "addr"}: the networks in reach
 _hostname = ["mpy-esp32"]
 
 
-def _board_clock(c=[]):
-    """The board's clock object, kept once found (machine.board_clock), or None."""
-    if not c:
-        try:
-            import machine
-
-            c.append(machine.board_clock)
-        except (ImportError, AttributeError):
-            return None
-    return c[0]
-
-
 def _now():
     if _clock is not None:
         return _clock()
-    c = _board_clock()
-    if c is not None:  # a look that charges nothing: the model's work is not the chip's (_chip)
-        return c.look_ms()
     try:
         import machine
 
         return machine.board_ticks_ms()
     except (ImportError, AttributeError):
         return ticks_ms()
-
-
-# What a call into network_wlan.c costs on the chip, in us (est.): a query
-# reads a value the driver keeps (wifi_sta_connected, the reason, the
-# netif's address: a native call from bytecode and a copy); setting the
-# configuration or starting a join hands a request to the Wi-Fi task. The
-# model's own Python is kept off the chip's time: on the ESP32 timing model
-# it would be charged at the bytecode's factor (status() alone read about
-# a ms of the chip's time, every slow slice of a joined board).
-_QUERY_US = 10
-_SET_US = 50
-_JOIN_US = 200
-_START_US = 5000  # active(True): esp_wifi_start, then the wait for STA_START
-
-
-def _chip(us):
-    def wrap(fn):
-        def priced(*args, **kw):
-            c = _board_clock()
-            if c is None:
-                return fn(*args, **kw)
-            c.charge()  # the firmware's work up to the call is the chip's
-            cost = us(args, kw) if callable(us) else us
-            try:
-                return fn(*args, **kw)
-            finally:
-                c.sim(cost)
-        return priced
-    return wrap
 
 
 def set_air(aps, times=None):
@@ -305,7 +261,6 @@ class WLAN:
                 self._ap = ap
 
     # ---- the interface ---------------------------------------------------------------------
-    @_chip(lambda a, k: _QUERY_US if len(a) < 2 or a[1] is None or bool(a[1]) == a[0]._active else _START_US)
     def active(self, on=None):
         if on is not None:
             on = bool(on)
@@ -346,7 +301,6 @@ class WLAN:
         out.sort(key=lambda t: -t[3])
         return out
 
-    @_chip(_JOIN_US)
     def connect(self, ssid=None, key=None, *, bssid=None):
         self._require(STA_IF)
         if not self._active:
@@ -364,7 +318,6 @@ class WLAN:
         self._requested = True
         self._at = _now()
 
-    @_chip(_JOIN_US)
     def disconnect(self):
         self._advance()
         self._requested = False
@@ -375,14 +328,12 @@ class WLAN:
             self._gone_at = None
             self._reason = _ASSOC_LEAVE
 
-    @_chip(_QUERY_US)
     def isconnected(self):
         if self._if == AP_IF:
             return False  # stations joined to it: the model has none
         self._advance()
         return self._connected
 
-    @_chip(_QUERY_US)
     def status(self, param=None):
         if self._if == AP_IF:
             if param is None:
@@ -412,7 +363,6 @@ class WLAN:
             return self._ap["rssi"]
         raise ValueError("unknown status param")
 
-    @_chip(lambda a, k: _SET_US if k else _QUERY_US)
     def config(self, *args, **kw):
         if args and kw:
             raise TypeError("either pos or kw args are allowed")
@@ -479,7 +429,6 @@ class WLAN:
     def _addr(self):
         return self._ap["addr"] if self._connected else "0.0.0.0"
 
-    @_chip(_QUERY_US)
     def ipconfig(self, key):
         if self._if == AP_IF:
             if key == "addr4":
@@ -498,7 +447,6 @@ class WLAN:
             return True
         raise ValueError("unexpected key")
 
-    @_chip(_QUERY_US)
     def ifconfig(self, *args):
         if args:
             raise OSError("this model does not set a static address")
