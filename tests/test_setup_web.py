@@ -46,7 +46,9 @@ class Board:
         self.until("the set-up AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
 
     def req(self, cmd, **f):
-        return self.link.request(cmd, **f)
+        # a bound on waiting only (a loaded host slows the chip-sized board with it: a `new` that
+        # closed the AP once went 5 s of the wall's clock unanswered in a full run)
+        return self.link.request(cmd, timeout=WAIT, **f)
 
     def until(self, what, cond):
         end = time.monotonic() + WAIT
