@@ -14,6 +14,7 @@ import time
 import pytest
 
 from hapenny import firmware
+from hapenny.link import LinkError
 from hapenny.sim.board import VirtualBoard
 from test_board_web import read_answer
 from boardsite import connect_when_up
@@ -48,7 +49,10 @@ class Board:
     def req(self, cmd, **f):
         # a bound on waiting only (a loaded host slows the chip-sized board with it: a `new` that
         # closed the AP once went 5 s of the wall's clock unanswered in a full run)
-        return self.link.request(cmd, timeout=WAIT, **f)
+        try:
+            return self.link.request(cmd, timeout=WAIT, **f)
+        except LinkError as e:  # what the board was doing, for the failure to show
+            raise AssertionError("%s; the board's last words %r" % (e, self.log.getvalue()[-2500:])) from None
 
     def until(self, what, cond):
         end = time.monotonic() + WAIT
