@@ -67,7 +67,6 @@ TX_SEG = 16 + 54 + MSS + 32  # a PBUF_RAM pbuf (struct pbuf, link/IP/TCP headers
 TX_COPY = 1600  # the driver's copy of each frame (ESP_WIFI_DYNAMIC_TX_BUFFER_NUM's help: "makes a copy ... in a TX buffer")
 RX_FRAME = 1600 + 32  # a dynamic RX buffer per frame, lent to lwIP (wifi.rst: shared by reference), and its pbuf (est.)
 
-_IDS = 128  # blocks handed out at once, at most (Wi-Fi's 14, a socket's 3, a connection's 15)
 FAULTS = []  # what a test must fail on: ("enomem", what, bytes) or ("growth", n, bytes)
 
 
@@ -99,14 +98,6 @@ class Heap:
         self.started = []  # esp_wifi_start's, while an interface is active
         self.sockets = []  # [socket, its blocks]: the runtime's sockets (vsocket.py)
         self.held = []  # what the test bench holds back (hold())
-        # the table of blocks handed out, made at its largest now (a connection alone takes 15): grown
-        # later, its rehash (about a KB in one piece) could find no room in the firmware's cut-up heap,
-        # where on the chip this bookkeeping is ESP-IDF's C and takes none (a set-up AP's accept once
-        # failed so, a MemoryError raised inside this model)
-        for k in range(-_IDS, 0):
-            self.used[k] = None
-        for k in range(-_IDS, 0):
-            del self.used[k]
         self.gc_add(first, first=True)
 
     # ---- the allocator ----------------------------------------------------------------
