@@ -52,14 +52,18 @@ def connect_when_up(port, timeout=WAIT):
             time.sleep(0.3)
 
 
-def until(what, cond, timeout=WAIT):
+def until(what, look, ok=bool, timeout=WAIT, pause=0.05, also=None):
+    """look()'s value once ok(value) holds, asked every `pause` s. Past `timeout`
+    a failure that shows the last value seen, and also() when given (what else
+    may say why): a wait that runs out says what it saw, not only that it ran out."""
     end = time.monotonic() + timeout
     while True:
-        got = cond()
-        if got:
+        got = look()
+        if ok(got):
             return got
-        assert time.monotonic() < end, "no %s" % what
-        time.sleep(0.05)
+        if time.monotonic() >= end:
+            raise AssertionError("no %s: last seen %r%s" % (what, got, "" if also is None else "; %r" % (also(),)))
+        time.sleep(pause)
 
 
 class BoardSite:
@@ -82,10 +86,9 @@ class BoardSite:
 
     def joined(self):
         """The wifi reply once the board has joined and its server runs."""
-        def up():
-            w = self.req("wifi")["wifi"]
-            return w if w["state"] == "joined" and self.web() is not None else None
-        return until("join", up)
+        got = until("join", lambda: (self.req("wifi")["wifi"], self.web()),
+                    lambda g: g[0]["state"] == "joined" and g[1] is not None)
+        return got[0]
 
     def req(self, cmd, **f):
         return self.link.request(cmd, **f)
@@ -93,8 +96,9 @@ class BoardSite:
     def web(self):
         return self.req("stats")["stats"]["web"]
 
-    def until(self, what, cond):
-        return until(what, lambda: (lambda w: w if cond(w) else None)(self.web()))
+    def until(self, what, cond, also=None):
+        """The server's figures once cond(figures) holds."""
+        return until(what, self.web, lambda w: w is not None and cond(w), also=also)
 
     def connect(self):
         VirtualBoard.host_sends += 1  # the board's firmware is driven through this socket (the suite's summary)

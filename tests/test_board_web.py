@@ -21,7 +21,7 @@ import pytest
 
 from hapenny import firmware
 from hapenny.connect import connect
-from boardsite import connect_when_up
+from boardsite import connect_when_up, until
 from hapenny.sim.board import VirtualBoard
 
 BIN = Path(sys.executable).parent
@@ -91,13 +91,7 @@ class Board:
         return self.req("stats")["stats"]["web"]
 
     def until(self, what, cond):
-        end = time.monotonic() + WAIT
-        while True:
-            w = self.web()
-            if cond(w):
-                return w
-            assert time.monotonic() < end, "no %s: %r" % (what, w)
-            time.sleep(0.05)
+        return until(what, self.web, cond)
 
     def connect(self):
         VirtualBoard.host_sends += 1  # the board's firmware is driven through this socket (the suite's summary)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from boardsite import connect_when_up
+from boardsite import connect_when_up, until
 from hapenny.sim.board import VirtualBoard
 
 PASSWORD = "Tr0ub4dor&3-secret"
@@ -58,13 +58,7 @@ class Board:
         return self.req("wifi")["wifi"]
 
     def until(self, what, cond):
-        end = time.monotonic() + WAIT
-        while True:
-            w = self.wifi()
-            if cond(w):
-                return w
-            assert time.monotonic() < end, "no %s: %r" % (what, w)
-            time.sleep(0.2)
+        return until(what, self.wifi, cond, pause=0.2)
 
     def modules(self):
         return set(self.req("diag", op="about")["modules"])

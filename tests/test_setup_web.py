@@ -17,7 +17,7 @@ from hapenny import firmware
 from hapenny.link import LinkError
 from hapenny.sim.board import VirtualBoard
 from test_board_web import read_answer
-from boardsite import connect_when_up
+from boardsite import connect_when_up, until
 from test_setup_board import free_udp_port
 
 PASSWORD = "Tr0ub4dor&3-secret"
@@ -55,13 +55,7 @@ class Board:
             raise AssertionError("%s; the board's last words %r" % (e, self.log.getvalue()[-2500:])) from None
 
     def until(self, what, cond):
-        end = time.monotonic() + WAIT
-        while True:
-            w = self.req("wifi")["wifi"]
-            if cond(w):
-                return w
-            assert time.monotonic() < end, "no %s: %r" % (what, w)
-            time.sleep(0.1)
+        return until(what, lambda: self.req("wifi")["wifi"], cond, pause=0.1)
 
     def http(self, path, src=ON_AP, method="GET", body=None, host="connectivitycheck.gstatic.com", ctype=None):
         s = socket.socket()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hapenny import doctor
-from boardsite import connect_when_up
+from boardsite import connect_when_up, until
 from hapenny.sim.board import VirtualBoard
 from hapenny.web.server import qr_text
 
@@ -50,13 +50,7 @@ class Wired:
 
     def until(self, what, cond):
         """Poll `wifi` until cond(state) holds."""
-        end = time.monotonic() + WAIT
-        while True:
-            w = self.wifi()
-            if cond(w):
-                return w
-            assert time.monotonic() < end, "no %s: %r" % (what, w)
-            time.sleep(0.2)
+        return until(what, self.wifi, cond, pause=0.2)
 
     def modules(self):
         return self.req("diag", op="about")["modules"]

@@ -15,13 +15,12 @@ import os
 import random
 import socket
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from boardsite import WAIT, BoardSite, read_answer
+from boardsite import BoardSite, read_answer
 from hapenny import firmware
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
@@ -135,17 +134,6 @@ def fire(site, raw):
     return None if got is None else got[0]
 
 
-def _web_until(site, what, cond):
-    """The server's figures once cond(figures) holds; else a failure that shows them."""
-    end = time.monotonic() + WAIT
-    while True:
-        w = site.web()
-        if w is not None and cond(w):
-            return w
-        assert time.monotonic() < end, "no %s: the server's figures %r, ESP-IDF's %r" % (what, w, site.vb.idf())
-        time.sleep(0.05)
-
-
 def idle_connects(site, n, *first, src=None):
     """n connections in twos (the server's request buffers: a third waits for
     one), from `src` if given, that send `first` bytes or nothing, then wait:
@@ -155,12 +143,13 @@ def idle_connects(site, n, *first, src=None):
         k = min(2, n - len(out))
         # none still held from before (a request's answer sent, its client's close not yet read):
         # ESP-IDF's budget affords two connections at once, not two beside those
-        w0 = _web_until(site, "the connections before closed", lambda w: w["open"] == 0)
+        w0 = site.until("the connections before closed", lambda w: w["open"] == 0, also=site.vb.idf)
         socks = [site.connect() if src is None else site.connect(src) for _ in range(k)]
         for s in socks:
             for b in first:
                 s.sendall(b)
-        _web_until(site, "the connections taken (%r before)" % w0, lambda w: w["accepted"] >= w0["accepted"] + k)
+        site.until("the connections taken (%r before)" % w0, lambda w: w["accepted"] >= w0["accepted"] + k,
+                   also=site.vb.idf)
         site.vb.advance(11000)  # the deadline (10 s) gone by on the board's clock
         for s in socks:
             got = read_answer(s)

@@ -186,10 +186,10 @@ class Site:
         return self.req("stats")["stats"]["web"]
 
     def wifi(self, cond):
-        return until("the network's state", lambda: (lambda w: w if cond(w) else None)(self.req("wifi")["wifi"]))
+        return until("the network's state", lambda: self.req("wifi")["wifi"], cond)
 
-    def until(self, what, cond):
-        return until(what, lambda: (lambda w: w if w is not None and cond(w) else None)(self.web()))
+    def until(self, what, cond, also=None):
+        return until(what, self.web, lambda w: w is not None and cond(w), also=also)
 
     def connect(self, src="127.0.0.1"):
         VirtualBoard.host_sends += 1  # the board's firmware is driven through this socket (the suite's summary)
