@@ -268,6 +268,42 @@ def test_a_line_whose_code_finds_no_room_is_answered_no_memory_and_the_board_goe
     assert a.errors == 0  # answered, not caught by the loop
 
 
+def test_a_line_from_the_port_whose_first_piece_of_code_finds_no_room_is_still_answered(board, faults):
+    # A line read from the port has its code loaded a piece a slice before it is handled
+    # (Commands.stage). On a chip-sized heap the first piece, shove/request.py, once found no
+    # room: the MemoryError escaped the read with the line, the loop's catch-all made it an
+    # error event, and the host waited for the line's reply for ever. It is answered no_memory.
+    import builtins
+
+    a, con, _ = board
+    shove.release("request", "view")  # let go after the last line: loaded again for the next
+    waiting = bytearray(b'{"id":7,"cmd":"state"}\n{"id":8,"cmd":"hint"}\n')
+
+    def take(buf, most):  # the UART's ring, as the board's serial_take gives it
+        n = min(len(waiting), most, len(buf))
+        buf[:n] = waiting[:n]
+        del waiting[:n]
+        return n
+
+    real = builtins.__import__
+
+    def no_room(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "shove" and fromlist and "request" in fromlist:
+            raise MemoryError
+        return real(name, globals, locals, fromlist, level)
+
+    faults.setattr(a.board, "serial_take", take)
+    faults.setattr(builtins, "__import__", no_room)
+    for _ in range(4):  # serial slices
+        a.commands.read(64)
+    got = con.sent()
+    assert [(r["id"], r["ok"], r["error"]) for r in got] == [(7, False, "no_memory"), (8, False, "no_memory")], got
+    assert a.errors == 0 and not waiting and a.commands.held is None
+    faults.undo()
+    reply, = ask(con, {"id": 9, "cmd": "state"})
+    assert reply["ok"] is True  # and the board goes on
+
+
 def test_what_the_flash_refuses_is_refused_and_nothing_changes(board, faults):
     a, con, flash = board
     reply, _ = ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})

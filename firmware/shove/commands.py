@@ -137,14 +137,20 @@ class Commands:
         all of it at once, beside pages watching, may find no room (a
         first hint: the computer's and the coach's code and the level's
         tables, some 40 KB allocated). True: a piece was loaded now, the
-        line waits; False: all is in, handle it (request.stage names the rest)."""
-        if "shove.request" not in sys.modules:
-            from shove import request  # noqa: F401
+        line waits; False: all is in, handle it (request.stage names the rest).
+        A piece with no room (MemoryError): False, the line handled now, and
+        answered no_memory if its code is missing (handle_line): escaping, it
+        took the line with it, and the host waited for a reply for ever."""
+        try:
+            if "shove.request" not in sys.modules:
+                from shove import request  # noqa: F401
 
-            return True
-        from shove import request
+                return True
+            from shove import request
 
-        return request.stage(self, line)
+            return request.stage(self, line)
+        except MemoryError:
+            return False
 
     def handle_line(self, line, linger=False):
         """A line's reply and events: shove/request.py, loaded for the line
