@@ -67,6 +67,7 @@ TX_SEG = 16 + 54 + MSS + 32  # a PBUF_RAM pbuf (struct pbuf, link/IP/TCP headers
 TX_COPY = 1600  # the driver's copy of each frame (ESP_WIFI_DYNAMIC_TX_BUFFER_NUM's help: "makes a copy ... in a TX buffer")
 RX_FRAME = 1600 + 32  # a dynamic RX buffer per frame, lent to lwIP (wifi.rst: shared by reference), and its pbuf (est.)
 
+SLOTS = 128  # blocks held at once: Wi-Fi's 14, two GC areas, 3 sockets' 7, 3 connections' 45, a bench's squeeze
 FAULTS = []  # what a test must fail on: ("enomem", what, bytes) or ("growth", n, bytes)
 
 
@@ -89,8 +90,11 @@ class Heap:
     def __init__(self, boot=BOOT_FREE, first=FIRST_HEAP):
         self.spans = [[[0, s]] for s in boot]  # each block's free spans [offset, size]
         self.boot = tuple(boot)
-        self.used = {}  # id -> (block, offset, size)
-        self.next = 1
+        # the blocks handed out, in a table made whole here: growing a dict later
+        # (a rehash of some 1 KB) failed in a chip-sized heap the firmware had cut up,
+        # where the chip's C allocator takes nothing from MicroPython's heap
+        self.used = [0] * (SLOTS * 3)  # a slot's id (0: free), block and offset (off << 2 | block), size
+        self.count = 0  # allocations so far: an id is its count and its slot (unique)
         self.areas = []  # the GC heap's areas: (id, bytes); the first first
         self.growths = 0
         self.min_free = sum(boot)
@@ -112,20 +116,38 @@ class Heap:
         if best is None:
             return None
         i, j, size, off = best
+        u = self.used
+        k = 0
+        while u[3 * k]:  # a free slot (the table holds more blocks than the budget affords at once)
+            k += 1
+            if k == SLOTS:
+                raise RuntimeError("the ESP-IDF model's table is full: SLOTS too small")
         if size == need:
             del self.spans[i][j]
-        else:
-            self.spans[i][j] = [off + need, size - need]
-        h = self.next
-        self.next += 1
-        self.used[h] = (i, off, need)
+        else:  # the span shrinks in place (no new list)
+            sp = self.spans[i][j]
+            sp[0] = off + need
+            sp[1] = size - need
+        self.count += 1
+        h = self.count * SLOTS + k
+        u[3 * k] = h
+        u[3 * k + 1] = off << 2 | i
+        u[3 * k + 2] = need
         f = self.total_free()
         if f < self.min_free:
             self.min_free = f
         return h
 
+    def live(self, h):
+        """h is a block handed out and not yet released."""
+        return self.used[3 * (h % SLOTS)] == h
+
     def release(self, h):
-        i, off, size = self.used.pop(h)
+        u = self.used
+        k = 3 * (h % SLOTS)
+        where, size = u[k + 1], u[k + 2]
+        u[k] = 0
+        i, off = where & 3, where >> 2
         spans = self.spans[i]
         spans.append([off, size])
         spans.sort()
@@ -261,7 +283,7 @@ class Heap:
 
     def give(self, ids):
         for h in ids:
-            if h in self.used:
+            if self.live(h):
                 self.release(h)
 
     def sweep(self):
