@@ -135,11 +135,11 @@ def build(target="esp32", out=None, debug=False):
     made_by = " ".join(["%d.%d.%d" % mpy_cross_version()[0]] + (march or ["bytecode"]) + opt + ["-s=.mpy", str(FIRMWARE)])
     if INSTALLED:  # a reinstall may bring older file times than the cache's: its content decides
         made_by += " " + _digest(target)
-    if not stamp.exists() or stamp.read_text() != made_by:
-        for p in out.rglob("*.mpy"):
-            p.unlink()
+    # Several processes may build the same folder at once (the test suite's workers): every file,
+    # the stamp too, goes into place by a rename, so none of them ever reads one half written or
+    # removed (a stamp read while another process rewrote it once read empty, and unlinked them all)
+    again = not stamp.exists() or stamp.read_text() != made_by
     out.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(made_by)
     files = {}
     for rel in sources(target):
         src = FIRMWARE / rel
@@ -147,21 +147,38 @@ def build(target="esp32", out=None, debug=False):
             files[rel] = src
             continue
         dst = out / (rel[:-3] + ".mpy")
-        if not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
+        if again or not dst.exists() or dst.stat().st_mtime < src.stat().st_mtime:
             dst.parent.mkdir(parents=True, exist_ok=True)
+            mine = ".%d.tmp" % os.getpid()
             if not march:  # no native emitter on the board: the decorators off, as cpuloops.py allows for
-                src = out / (rel + ".bytecode.py")
+                src = out / (rel + ".bytecode.py")  # kept: the benches read it
                 src.parent.mkdir(parents=True, exist_ok=True)
-                src.write_text(BYTECODE_ONLY.sub("", NATIVE_DECORATOR.sub("", (FIRMWARE / rel).read_text())))
-            proc = subprocess.run([tool("mpy-cross"), *march, *opt, "-s", source_name(rel), "-o", str(dst), str(src)],
-                                  capture_output=True, text=True)
-            if proc.returncode:
-                raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))
+                part = src.with_name(src.name + mine)
+                part.write_text(BYTECODE_ONLY.sub("", NATIVE_DECORATOR.sub("", (FIRMWARE / rel).read_text())))
+                os.replace(part, src)
+            tmp = dst.with_name(dst.name + mine)
+            try:
+                proc = subprocess.run([tool("mpy-cross"), *march, *opt, "-s", source_name(rel), "-o", str(tmp),
+                                       str(src)], capture_output=True, text=True)
+                if proc.returncode:
+                    raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))
+                os.replace(tmp, dst)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
         files[rel[:-3] + ".mpy"] = dst
     for pattern in DATA:
         for p in sorted(FIRMWARE.rglob(pattern)):
             files[p.relative_to(FIRMWARE).as_posix()] = p
     files.update(page(out))
+    if again:  # a module no longer in the firmware leaves no .mpy behind
+        keep = set(files.values())
+        for p in out.rglob("*.mpy"):
+            if p not in keep:
+                p.unlink(missing_ok=True)
+        tmp = stamp.with_name(".made-by.%d.tmp" % os.getpid())
+        tmp.write_text(made_by)
+        os.replace(tmp, stamp)
     return files
 
 
@@ -180,8 +197,10 @@ def page(out):
     for name in PAGE:
         data = gzipped((STATIC / name).read_bytes())
         dst = d / (name + ".gz")
-        if not dst.exists() or dst.read_bytes() != data:
-            dst.write_bytes(data)
+        if not dst.exists() or dst.read_bytes() != data:  # into place by a rename (see build)
+            tmp = dst.with_name(dst.name + ".%d.tmp" % os.getpid())
+            tmp.write_bytes(data)
+            os.replace(tmp, dst)
         files["%s/%s.gz" % (WEB_DIR, name)] = dst
     return files
 
