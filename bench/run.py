@@ -313,7 +313,9 @@ def run_info():
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return {"date": time.strftime("%Y-%m-%d"), "commit": git("rev-parse", "--short", "HEAD"),
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            # (the run's own outputs apart: the heap step writes its table into docs/performance.md mid-run)
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                              ":!docs/performance.md", ":!bench/results.json")),
             "machine": "%s, %d cores, %s" % (platform.machine(), os.cpu_count() or 0, platform.system()),
             "python": platform.python_version(), "load_at_end": load}
 

@@ -35,6 +35,8 @@ def _met(results):
 
 def test_a_goal_is_met_by_its_figure_not_by_the_page():
     results = json.loads(report.RESULTS.read_text())
+    # (that run's 3,000 contacts alone missed 1, a bound of 0.16 %: a run that met it, here)
+    results["esp32_model"]["capture_500us"]["miss_rate_bound"] = 0.00099
     worse = copy.deepcopy(results)
     worse["esp32_model"]["loop_period_us"] = 100.5
     worse["esp32_model"]["capture_500us"]["miss_rate_bound"] = 0.0011
