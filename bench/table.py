@@ -29,12 +29,14 @@ def _load(w):
     """The first of a load's rows: what the clients did, the run's commit, factor and the machine's load."""
     n, run = w["load"], w["run"]
     at = "; %s, x%d, load %.1f" % (run["commit"], run["factor"], run["load_at_start"])
+    clock = " of the board's" if w.get("periods_on") == "board" else ""  # (earlier runs: the wall's)
     if "play" in w.get("clients", ()):
         return ("  under network commands (`make bench-web`)", "`hapenny play` (%d events, the LEDs asked %d times, "
-                "%d sessions lost), `hapenny state` every %.0f s (%d, %d refused busy)%s" % (
-                    n["play_events"], n["play_leds"], n["play_lost"], w["poll_s"], n["polls"], n["poll_refused"], at))
-    return ("  under web load (`make bench-web`)", "two pages (one reloaded every %.0f s: %d reloads, %d files), a "
-            "hostile client (%d connections)%s" % (w["reload_s"], n["reloads"], n["files"], n["hostile"], at))
+                "%d sessions lost), `hapenny state` every %.0f s%s (%d, %d refused busy)%s" % (
+                    n["play_events"], n["play_leds"], n["play_lost"], w["poll_s"], clock, n["polls"],
+                    n["poll_refused"], at))
+    return ("  under web load (`make bench-web`)", "two pages (one reloaded every %.0f s%s: %d reloads, %d files), a "
+            "hostile client (%d connections)%s" % (w["reload_s"], clock, n["reloads"], n["files"], n["hostile"], at))
 
 
 def web_load_rows(w):
