@@ -8,6 +8,20 @@ import sys
 START = {}  # type: dict
 
 
+KEPT = ()  # modules a part keeps loaded for now (keep), which release() from elsewhere leaves
+
+
+def keep(names):
+    """`names` (a tuple) kept loaded until keep(()) : the web server's request
+    code while requests come (shove/httpd.py). A state built for a serial
+    line or a dart's event lets the state's builder (view) go once it is
+    done; were that one of the server's, its next request (a page's
+    snapshot) would load it again, some 35 ms of the chip's with no read of
+    the matrix, mid-visit: the darts lost under web load fell there."""
+    global KEPT
+    KEPT = names
+
+
 def release(*names):
     """Forget the modules shove.NAME (sys.modules and the package's
     attribute; NAME may be "boards.X"): their code is freed at the next
@@ -19,6 +33,8 @@ def release(*names):
     if sys.implementation.name != "micropython":
         return
     for n in names:
+        if n in KEPT:
+            continue
         full = "shove." + n
         sys.modules.pop(full, None)
         i = full.rfind(".")  # the package that holds it: shove, or shove.boards for "boards.x"

@@ -67,7 +67,7 @@ except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
 
-from shove import release, ticks_diff
+from shove import keep, release, ticks_diff
 
 HEAD_MAX = const(1024)  # a request's head (request line and headers)
 BODY_MAX = const(512)  # a command's body: the serial port's line (protocol.MAX_LINE)
@@ -230,6 +230,7 @@ class Server:
             if c.state != FREE:
                 self.close_conn(c)
         self.sock.close()
+        keep(())
         release(*self.lazy)
 
     # ---- the loop's step -------------------------------------------------------------------
@@ -286,7 +287,10 @@ class Server:
             self.asked = now
         elif self.loaded and ticks_diff(now, self.asked) >= _KEEP_MS:  # only streams left a while: the requests' code goes
             self.loaded = False
+            keep(())
             release(*self.lazy)
+        if self.loaded:  # kept from the others' releases meanwhile (shove.keep)
+            keep(self.lazy)
         self.busy = busy
         self.open = n
 
@@ -300,6 +304,7 @@ class Server:
             if c.state == HEAD or c.state == BODY:
                 return False
         self.loaded = False
+        keep(())
         release(*self.lazy)
         return True
 

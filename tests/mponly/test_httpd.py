@@ -201,6 +201,39 @@ def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_
         srv.close()
 
 
+def test_the_servers_kept_code_is_not_let_go_by_anothers_release_until_the_server_lets_it_go():
+    """While the server keeps its request code, a release from elsewhere leaves it: a
+    state built for a serial line or a dart's event lets view go (Keeper.state), and
+    view is also the server's (a snapshot's). Before, it went, and the server's next
+    request loaded it again: some 35 ms of the chip's with no read of the matrix,
+    mid-visit, where a tracer found the darts lost under web load (shove.keep)."""
+    import shove
+
+    srv = _server()
+    srv.lazy = ("httpreq", "view")  # as the game's routes keep it (webroutes: httpreq, webpage, view)
+    try:
+        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
+        s.close()
+        from shove import view  # noqa: F401  (the snapshot's builder, loaded as a request's answer loads it)
+
+        shove.release("view", "httpreq")  # a line's, a state's
+        assert "shove.view" in sys.modules and "shove.httpreq" in sys.modules  # the server's: kept
+        shove.release("rules_probe_not_loaded")  # (others go as before: nothing to keep there)
+        srv.step(srv.asked + 5000)  # the server lets its code go (no request for 5 s) ...
+        assert "shove.view" not in sys.modules and "shove.httpreq" not in sys.modules
+        from shove import view  # noqa: F401,F811
+
+        shove.release("view")  # ... and from then on a release lets it go at once
+        assert "shove.view" not in sys.modules
+    finally:
+        srv.close()
+        shove.keep(())
+    assert shove.KEPT == ()
+
+
 def test_a_request_still_arriving_is_read_again_no_sooner_than_10_ms_after_a_read_that_found_nothing():
     """A read is a select and a recv in lwIP (some 0.3 ms on the chip): a slow or silent client
     is not read at every step while the streams' output makes the loop step the server every round."""
