@@ -176,7 +176,12 @@ def _measured(step):
 
 
 ADVANCE = "H.advance()"  # `next`, or `new` once the game is won
-STATE = "H.line(%r)" % json.dumps({"cmd": "state", "id": "s"})
+def _wire(obj):
+    """A command as the host's links (hapenny/link.py, netlink.py) and the page send it: compact JSON."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
+STATE = "H.line(%r)" % _wire({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 
 
@@ -235,7 +240,7 @@ def power_cut_steps():
 def tour_steps(darts=1000, people_only=False):
     """The tour: a game between people, one against the computer with hints,
     the bring-up tools, and a people's game again once they are let go."""
-    line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
+    line = lambda obj: _measured("H.line(%r)" % _wire(obj))  # noqa: E731
     s = [SETUP, COLLECT, "H.measure()", "H.T.peak[0] = 0; H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _mark(0) + _measured("H.load()") + _mark(1) + _measured("H.start_app()") + _mark(2)
     for i, v in enumerate(("classic", "no-gift", "extended", "pub", "progressive", "piecepack", "classic")):
@@ -301,7 +306,7 @@ def soak_steps(darts=10000):
     free block now and then."""
     s = [SETUP, COLLECT, "H.measure()", "H.T.harness = H.T.last - base", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + _measured("H.start_app()")
-    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
+    s += _measured("H.line(%r)" % _wire({"cmd": "new", "players": ["Ann", "Bob", "Cat", "Dan"],
                                               "variant": "extended"}))
     for i in range(0, darts, 100):
         s += _play(i, 100, after_advance=FRESH)
@@ -600,7 +605,7 @@ def ap_steps():
     s += ["H.net_stubs(False)", COLLECT]
     s += _measured("H.boot()") + _measured("H.load()") + AP_START
     s += ["H.net_stubs()", COLLECT] + _measured("H.expect(1, int(H.ap_open()))")
-    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _measured("H.line(%r)" % _wire({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
     s += _measured("H.dart(0)") + _measured("H.dart(1)")
     s += ["H.on_ap()", COLLECT] + _measured("H.expect(1, int(H.dns(%r)))" % DNS_QUERY)
     s += _req(302, "GET", "/generate_204") + _req(200, "GET", "/setup")
@@ -628,7 +633,7 @@ def _req(status, method, path, body=None, code=None, extra=b"", keep=False, slic
                 + _measured("H.expect(%d, H.answered())" % status))
     args = "%r, %r" % (method, path)
     if body is not None:
-        args += ", body=%r" % (body if isinstance(body, bytes) else json.dumps(body).encode())
+        args += ", body=%r" % (body if isinstance(body, bytes) else _wire(body).encode())
     if code is not None:
         args += ", code=%r" % code
     if extra:
@@ -668,7 +673,7 @@ def deploy_steps():
 
     owner = b"X-Hapenny-Owner: %s\r\n" % OWNER.encode()
     s = _start_joined()
-    s += _measured("H.line(%r)" % json.dumps({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
+    s += _measured("H.line(%r)" % _wire({"cmd": "new", "players": ["Ann", "Bob"], "variant": "classic", "id": "n"}))
     s += _req(200, "GET", "/api/events", keep=True)
     s += _measured("H.dart(0)") + _measured("H.dart(1)")
     s += _phase(1)
@@ -709,7 +714,7 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
     def hostile(status, data, close=True):
         return _measured("H.expect(%d, H.status_of(H.raw(%r, %r)))" % (status, data, close))
 
-    line = lambda obj: _measured("H.line(%r)" % json.dumps(obj))  # noqa: E731
+    line = lambda obj: _measured("H.line(%r)" % _wire(obj))  # noqa: E731
     s = _start_joined()
     if computer_only:
         return s + _phase(4) + _computer_watched(cpu_rounds)
@@ -757,7 +762,7 @@ def wifi_steps(cpu_rounds=6, computer_only=False):
 def _computer_watched(cpu_rounds):
     """A game against the computer with hints while a page watches (its stream's state kept),
     its lines handled as the serial slices handle them (their code staged first)."""
-    line = lambda obj: _staged("H.line(%r)" % json.dumps(obj), "H.stage(%r)" % json.dumps(obj))  # noqa: E731
+    line = lambda obj: _staged("H.line(%r)" % _wire(obj), "H.stage(%r)" % _wire(obj))  # noqa: E731
     s = _req(200, "GET", "/api/events", keep=True)
     # the computer at its default pace, each of its darts a step of its own (the chip collects
     # between them), then the loop's rounds its pace gives the page's stream to catch up

@@ -45,6 +45,7 @@
 #   srv.needs = fn                      fn(req) -> the lazy modules its answer needs, each loaded in a
 #                                       step of its own before it is answered (httpreq.work)
 #   srv.let_go()                        the lazy modules let go now, if no request is being read
+#   srv.light, srv.let_go_for(line)     the same before a command line, unless it names one of srv.light
 #   srv.step(now)                       the loop's: now in board ms
 #   srv.busy                            output waits (the loop then steps it every round)
 #   srv.open                            clients connected (the loop then looks more often)
@@ -177,6 +178,7 @@ class Server:
         self.routes = {}  # path -> (fn, methods); a path ending in "*" is a prefix
         self.guard = self.watch = self.hold = self.needs = None
         self.lazy = ("httpreq",)
+        self.light = ()  # byte strings naming a line light enough to run beside the lazy code (let_go_for)
         self.loaded = False  # httpreq (and lazy) in use since the last release
         self.asked = 0  # the tick of the last step with a request under way (_KEEP_MS)
         self.slots = [Conn() for _ in range(_SLOTS)]
@@ -307,6 +309,18 @@ class Server:
         keep(())
         release(*self.lazy)
         return True
+
+    def let_go_for(self, line):
+        """let_go() before a command `line` runs, unless it names one of
+        self.light (a state, the LEDs: a page's or `hapenny play`'s after each
+        dart), which runs beside the kept code: letting it go made the next
+        request load it again, some 35 ms of the chip's a module with no read
+        of the matrix, just after a dart. True if it was let go."""
+        if isinstance(line, bytes):  # (not an over-long line's mark)
+            for k in self.light:
+                if k in line:
+                    return False
+        return self.let_go()
 
     def event(self, line):
         """An event line for every stream, shared (no copy). A stream that

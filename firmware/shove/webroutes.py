@@ -34,6 +34,7 @@ class Routes:
         srv.hold = self.hold
         srv.needs = self.needs
         srv.lazy = ("httpreq", "webpage", "view")  # (view: the snapshot's state, webpage.snap)
+        srv.light = LIGHT
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
         srv.route("/api/cmd", self.serve, ("POST",))
@@ -109,7 +110,7 @@ class Routes:
         c = self.c
         srv = self.srv
         if p[2] is None:
-            if srv.let_go() or c.stage(p[1]) or not c.tx.ready():
+            if srv.let_go_for(p[1]) or c.stage(p[1]) or not c.tx.ready():
                 return
             if "shove.webcmd" not in sys.modules:  # a step of its own, as each piece of its code
                 from shove import webcmd  # noqa: F401
@@ -148,6 +149,10 @@ class Routes:
 
 
 INFO = b'{"cmd":"info"}'  # a network link's hello (webpage.READS[0]; webpage loads only per request)
+# commands light enough to run beside the requests' kept code (httpd.Server.let_go_for): a state and the
+# LEDs, which a page or `hapenny play` asks for after each dart, and the hello, as the page and the host's
+# links send them (compact JSON; another spelling only lets the code go, as before)
+LIGHT = (b'"cmd":"state"', b'"cmd":"leds"', b'"cmd":"info"')
 
 
 def start(c, net, addr):

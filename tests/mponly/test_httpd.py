@@ -234,6 +234,32 @@ def test_the_servers_kept_code_is_not_let_go_by_anothers_release_until_the_serve
     assert shove.KEPT == ()
 
 
+def test_a_light_command_runs_beside_the_kept_request_code_and_any_other_lets_it_go():
+    """Before a command runs, the request code is let go for its room (let_go_for),
+    unless the command is one of the routes' light ones (webroutes.LIGHT: a state,
+    the LEDs, the hello, which a page or `hapenny play` asks for after each dart):
+    letting it go made the next request load it again, some 35 ms of the chip's with
+    no read of the matrix, just after a dart."""
+    from shove import webroutes
+
+    srv = _server()
+    srv.light = webroutes.LIGHT
+    try:
+        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
+        s = _client(srv)
+        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
+        s.close()
+        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE) and srv.loaded
+        for line in (b'{"cmd":"state","id":3}', b'{"cmd":"leds","id":4}', b'{"cmd":"info"}'):
+            assert srv.let_go_for(line) is False and srv.loaded and "shove.httpreq" in sys.modules, line
+        # a light one spelt otherwise (spaces): let go, as any other command
+        assert srv.let_go_for(b'{"cmd": "state", "id": 5}') is True and not srv.loaded
+        assert "shove.httpreq" not in sys.modules
+    finally:
+        srv.close()
+
+
 def test_a_request_still_arriving_is_read_again_no_sooner_than_10_ms_after_a_read_that_found_nothing():
     """A read is a select and a recv in lwIP (some 0.3 ms on the chip): a slow or silent client
     is not read at every step while the streams' output makes the loop step the server every round."""
