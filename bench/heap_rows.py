@@ -68,7 +68,7 @@ def _computer_words(cw):
 def _step_words(step):
     """A tour step as words: a page's request as its method and path, else its call."""
     m = re.search(r"'(GET|POST|PUT)', '([^'?]*)", step)
-    c = re.search(r'"cmd": "(\w+)"', step)
+    c = re.search(r'"cmd": ?"(\w+)"', step)  # (the tour's lines are compact JSON, as the links send)
     return "%s %s" % m.groups() if m else "a `%s` command" % c.group(1) if c else step.split("\n")[-1][:40]
 
 

@@ -68,6 +68,16 @@ def _until(srv, now, cond, steps=200):
     return False
 
 
+def _served(srv, now=1000):
+    """One request answered and its client gone: the server's request code loaded and kept."""
+    srv.route("/", lambda req, now: req.reply(200, '"hi"'))
+    s = _client(srv)
+    s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert _read(s, srv, now).startswith(b"HTTP/1.1 200 ")
+    s.close()
+    assert _until(srv, now, lambda: srv.slots[0].state == httpd.FREE)
+
+
 def test_a_slow_sender_is_told_408_at_the_deadline_on_the_boards_clock():
     srv = _server()
     try:
@@ -180,12 +190,7 @@ def test_the_request_code_stays_loaded_five_seconds_after_the_last_request_then_
     go once no request has been under way for 5 s of the board's clock (httpd's _KEEP_MS)."""
     srv = _server()
     try:
-        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
-        s = _client(srv)
-        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
-        s.close()
-        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE)
+        _served(srv)
         assert "shove.httpreq" in sys.modules and srv.loaded
         last = srv.asked  # the last step with a request under way
         srv.step(last + 4999)
@@ -212,11 +217,7 @@ def test_the_servers_kept_code_is_not_let_go_by_anothers_release_until_the_serve
     srv = _server()
     srv.lazy = ("httpreq", "view")  # as the game's routes keep it (webroutes: httpreq, webpage, view)
     try:
-        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
-        s = _client(srv)
-        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
-        s.close()
+        _served(srv)
         from shove import view  # noqa: F401  (the snapshot's builder, loaded as a request's answer loads it)
 
         shove.release("view", "httpreq")  # a line's, a state's
@@ -245,12 +246,8 @@ def test_a_light_command_runs_beside_the_kept_request_code_and_any_other_lets_it
     srv = _server()
     srv.light = webroutes.LIGHT
     try:
-        srv.route("/", lambda req, now: req.reply(200, '"hi"'))
-        s = _client(srv)
-        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
-        s.close()
-        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE) and srv.loaded
+        _served(srv)
+        assert srv.loaded
         for line in (b'{"cmd":"state","id":3}', b'{"cmd":"leds","id":4}', b'{"cmd":"info"}'):
             assert srv.let_go_for(line) is False and srv.loaded and "shove.httpreq" in sys.modules, line
         # a light one spelt otherwise (spaces): let go, as any other command
