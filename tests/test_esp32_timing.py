@@ -271,16 +271,22 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
     # What a dart sets going (its event, its frame, the flash of a gift) is
     # served in the lockout, when no dart can score; once the scanner has
     # re-armed the loop reads in quiet bursts, not a slice every 16 reads.
-    # The model counts the OS taking the CPU away for under 0.5 ms as the
-    # firmware's work, which on a busy machine can push a dart's work past
-    # its lockout: that only adds slices, so the least of up to six darts
-    # is the firmware's own.
+    # The model counts the OS taking the CPU away as the firmware's work
+    # (a 0.2 ms pause is 25 ms of the chip's), which on a busy machine can
+    # push a dart's work past its lockout: that only adds slices, so the
+    # least of up to twelve darts is the firmware's own. (Under a loaded
+    # suite the model saw the OS interrupt nearly every dart's work, so
+    # none is left out for it; six darts once all came out disturbed.)
     vb, link = quiet_board
     cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
-    armed = []
-    for _ in range(6):
+    armed = []  # the slices while armed after each dart
+    for _ in range(16):
         st = link.request("state")["state"]
-        bed = next(b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"]))
+        beds = [b for b in st["rules"]["beds"] if b != 25 and all(s["marks"][str(b)] == 0 for s in st["sides"])]
+        if not beds or st["darts_left"] < 2:  # a fresh game for the next pair of darts
+            link.request("new", players=["Ann", "Bob"], rules={"darts": 9})
+            continue
+        bed = beds[0]
         link.request("throw", seg="T%d" % bed)  # closes the bed: the next treble there gifts an opponent
         time.sleep(0.5)
         link.drain()
@@ -296,7 +302,7 @@ def test_after_a_dart_the_rearmed_scanner_reads_without_slices_in_between(quiet_
         assert s1["darts"] == s0["darts"] + 1
         assert s1["slices"] - s0["slices"] >= 5  # the dart's work was served ...
         armed.append(s1["armed_slices"] - s0["armed_slices"])
-        if min(armed) <= 1:
+        if min(armed) <= 1 or len(armed) == 12:
             break
     assert min(armed) <= 1, armed  # ... before the re-arm (at most a quiet burst's end after); four before
 
