@@ -23,6 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 
+from hapenny.link import wire as _wire  # noqa: E402  (a command as the host's links and the page send it)
+
 PACKAGE = "@micropython/micropython-webassembly-pyscript"
 # the newest release build of the port on npm: its 1.29.0 exists only as a pre-release
 # (1.29.0-6, 2026-08-24); 1.27.0 loads the same .mpy v6.3 as the board's v1.29.0
@@ -176,11 +178,6 @@ def _measured(step):
 
 
 ADVANCE = "H.advance()"  # `next`, or `new` once the game is won
-def _wire(obj):
-    """A command as the host's links (hapenny/link.py, netlink.py) and the page send it: compact JSON."""
-    return json.dumps(obj, separators=(",", ":"))
-
-
 STATE = "H.line(%r)" % _wire({"cmd": "state", "id": "s"})
 SETTLE = "H.settle()"
 

@@ -47,8 +47,8 @@ class Board:
         self.until("the set-up AP", lambda w: w["state"] == "setup" and w["ap"]["address"])
 
     def req(self, cmd, **f):
-        # a bound on waiting only (a loaded host slows the chip-sized board with it: a `new` that
-        # closed the AP once went 5 s of the wall's clock unanswered in a full run)
+        # a bound on waiting only (a loaded host slows the chip-sized board with it); a line the board
+        # never answers (a MemoryError once took one with it: Commands.stage) fails with its last words
         try:
             return self.link.request(cmd, timeout=WAIT, **f)
         except LinkError as e:  # what the board was doing, for the failure to show

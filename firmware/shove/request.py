@@ -265,10 +265,10 @@ def decode(line, tick=None):
 
 # ---- a line's handling ----------------------------------------------------------------------
 def stage(c, line):
-    """Before a line is handled (Commands.stage): the web server's request
-    code let go if no request is being read, unless the line is a light one
-    (httpd.Server.let_go_for; the page reloads it with its next one); then a hint's code, a module a call, and its level's tables.
-    True if a piece was loaded now."""
+    """Before a line is handled (Commands.stage): the web server's request code
+    let go if no request is being read, unless the line is a light one (the
+    page reloads it with its next one: httpd.Server.let_go_for); then a hint's
+    code, a module a call, and its level's tables. True if a piece was loaded now."""
     if c.web is not None:
         c.web.let_go_for(line)
     if line is protocol.LineBuffer.TOO_LONG or b'"hint"' not in line:  # (handle answers an over-long line)

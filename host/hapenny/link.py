@@ -8,6 +8,12 @@ from collections import deque
 from hapenny import PROTOCOL
 
 
+def wire(obj):
+    """A protocol object as a link sends it: compact JSON (on the UART a byte is 87 us at
+    115200 baud, and the board's light commands, webroutes.LIGHT, are named so)."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
 class LinkError(Exception):
     """The board could not be reached or did not answer."""
 
@@ -119,7 +125,7 @@ class Link:
         self._id += 1
         rid = self._id
         msg = dict(fields, cmd=cmd, id=rid)
-        self.send_line(json.dumps(msg, separators=(",", ":")) + "\n")  # compact: 87 us a byte at 115200 baud
+        self.send_line(wire(msg) + "\n")
         end = time.monotonic() + timeout
         while True:
             left = end - time.monotonic()
@@ -158,7 +164,7 @@ class Link:
         """Store a whole map, in as many lines as the 512-byte limit needs."""
         chunks, cur = [], []
         for cell in cells:
-            if cur and len(json.dumps({"cmd": "map", "set": cur + [cell], "more": True, "id": 99999}, separators=(",", ":"))) > limit:
+            if cur and len(wire({"cmd": "map", "set": cur + [cell], "more": True, "id": 99999})) > limit:
                 chunks.append(cur)
                 cur = []
             cur.append(cell)

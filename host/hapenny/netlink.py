@@ -27,7 +27,7 @@ import socket
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from hapenny.link import LinkError
+from hapenny.link import LinkError, wire
 
 CODE_HEADER = "X-Hapenny-Code"
 HTTP_PORT = 80
@@ -256,7 +256,7 @@ class HttpTransport:
 
     def post(self, body):
         """One command, the reply object (the board's own refusals included)."""
-        data = json.dumps(body, separators=(",", ":")).encode()
+        data = wire(body).encode()
         while True:
             kept = self._conn is not None  # kept alive from an earlier command
             if not kept:
@@ -423,7 +423,7 @@ class HttpTransport:
         return not self._stop.wait(s)
 
     def _put(self, obj):
-        self._in.put(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+        self._in.put(wire(obj).encode() + b"\n")
 
     # ---- the transport, as Link reads and writes it --------------------------------------
     def write(self, data):
@@ -447,7 +447,7 @@ class HttpTransport:
             reply = self.post(msg)
             if rid is not None:
                 reply["id"] = rid
-            self._in.put(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
+            self._in.put(wire(reply).encode() + b"\n")
 
     def read(self, timeout):
         try:
