@@ -18,17 +18,19 @@ BYTE_NS = 50
 
 
 class Clock:
-    """The board's clock as vsocket uses it: ticks_us() (the firmware's work so
-    far) and sim(us) (the time since was the simulator's; `us` of the chip's)."""
+    """The board's clock as vsocket uses it: charge_to(t) (the firmware's work
+    up to host instant t) and sim(us) (the time since was the simulator's; `us` of the chip's)."""
 
     scale = 125  # the ESP32 timing model's clock has a factor
 
     def __init__(self):
         self.log = []
         self.last = 0
+        self.entered = []  # the host instants the firmware's work was charged up to
 
-    def ticks_us(self):
+    def charge_to(self, t):
         self.log.append("firmware")
+        self.entered.append(t)
 
     def sim(self, us=0):
         self.log.append(us)
@@ -69,7 +71,8 @@ def vs(monkeypatch):
     clock = Clock()
     monkeypatch.setitem(sys.modules, "machine", types.SimpleNamespace(board_clock=clock))
     monkeypatch.setitem(sys.modules, "micropython", types.SimpleNamespace(const=lambda x: x))
-    monkeypatch.setitem(sys.modules, "time", types.SimpleNamespace(ticks_us=lambda: 0, ticks_diff=lambda a, b: a - b))
+    now = iter(range(0, 10 ** 6, 10))  # the host's clock: 10 us on at each reading
+    monkeypatch.setitem(sys.modules, "time", types.SimpleNamespace(ticks_us=lambda: next(now), ticks_diff=lambda a, b: a - b))
     heap = types.SimpleNamespace(sweep=lambda: None, sockets=[])
     g = {"__name__": "vsocket", "_real": host_socket, "esp32": types.SimpleNamespace(heap=lambda: heap)}
     exec(compile(SOURCE.read_text(), str(SOURCE), "exec"), g)
@@ -124,3 +127,18 @@ def test_the_plain_timing_model_charges_nothing_and_leaves_the_calls_time_on_the
         assert vs["clock_"].log == []
     finally:
         Clock.scale = 125
+
+
+def test_the_firmware_is_charged_up_to_the_calls_entry_not_the_runtimes_way_to_it(vs):
+    """On the chip the firmware's s.write() goes straight into C; here it
+    passes this module's Python first (a method, call, the clock's
+    look-up), host time the factor would make some 80 us of the chip's a
+    call. The firmware is charged up to the method's first instant only."""
+    c = vs["Conn"](Raw(reads=[3]))
+    c.write(b"abc")
+    c.readinto(bytearray(8))
+    c.close()
+    # each method reads the host clock once on entry (0, then 20 and 40: call's
+    # own reading after the system call takes the 10s between); 60: the heap
+    # model's look after the close (the firmware's work up to it: none, here)
+    assert vs["clock_"].entered == [0, 20, 40, 60]

@@ -95,17 +95,21 @@ def _model(fn, *args):
     c = clock()
     if c is None:
         return fn(*args)
-    c.ticks_us()
+    c.charge_to(time.ticks_us())
     try:
         return fn(*args)
     finally:
         c.sim(0)
 
 
-def call(us, fn, *args):
+def call(us, t, fn, *args):
     """fn(*args), a socket call, charged `us` of the chip's time and _BYTE_NS
     a byte it moved (its result's count, or recvfrom's data), its host time
-    kept off the firmware's (as _model's)."""
+    kept off the firmware's (as _model's). `t`: time.ticks_us() as the call
+    entered this module, the firmware's work charged up to there: the
+    Python path from there to the system call (a method, this function, a
+    look-up of the clock: some 80 us of the chip's at the factor) is the
+    simulator's, and a call into the port's C costs the chip no bytecode."""
     c = clock()
     if c is None:
         return fn(*args)
@@ -113,7 +117,7 @@ def call(us, fn, *args):
     f[0] += 1
     if not hasattr(c, "scale"):  # the plain timing model: the call's own time is the board's
         return fn(*args)
-    c.ticks_us()  # the firmware's work up to the call
+    c.charge_to(t)  # the firmware's work up to the call
     t0 = c.last
     n = 0
     try:
@@ -143,16 +147,16 @@ class Conn:
         return self.sock.fileno()
 
     def setblocking(self, n):
-        return call(_CALL_US, self.sock.setblocking, n)
+        return call(_CALL_US, time.ticks_us(), self.sock.setblocking, n)
 
     def readinto(self, buf, *n):
-        return call(_SELECT_US + _CALL_US, self.sock.readinto, buf, *n)
+        return call(_SELECT_US + _CALL_US, time.ticks_us(), self.sock.readinto, buf, *n)
 
     def write(self, buf, *a):
-        return call(_CALL_US, self.sock.write, buf, *a)
+        return call(_CALL_US, time.ticks_us(), self.sock.write, buf, *a)
 
     def close(self):
-        call(_CALL_US, self.sock.close)
+        call(_CALL_US, time.ticks_us(), self.sock.close)
         _model(esp32.heap().sweep)  # noqa: F821
 
 
@@ -178,7 +182,7 @@ class socket(_real.socket):  # noqa: F821
 
     def accept(self):
         # lwip_accept, then the new socket's _socket_settimeout (modsocket.c)
-        conn, addr = call(2 * _CALL_US, super().accept)
+        conn, addr = call(2 * _CALL_US, time.ticks_us(), super().accept)
         h = esp32.heap()  # noqa: F821
         _model(h.sweep)
         try:
@@ -191,11 +195,11 @@ class socket(_real.socket):  # noqa: F821
         return conn, addr
 
     def recvfrom(self, n):
-        return call(_SELECT_US + _CALL_US, super().recvfrom, n)
+        return call(_SELECT_US + _CALL_US, time.ticks_us(), super().recvfrom, n)
 
     def sendto(self, buf, addr):
-        return call(_CALL_US, super().sendto, buf, addr)
+        return call(_CALL_US, time.ticks_us(), super().sendto, buf, addr)
 
     def close(self):
-        call(_CALL_US, super().close)
+        call(_CALL_US, time.ticks_us(), super().close)
         _model(esp32.heap().sweep)  # noqa: F821
