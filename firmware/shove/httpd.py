@@ -375,7 +375,9 @@ class Server:
             if e.args[0] != 11:
                 self.refused += 1
             return
+        self.tick()  # (each of these is a call into the network stack: a read of the matrix between)
         s.setblocking(False)  # an accepted socket starts blocking on the ESP32
+        self.tick()
         if slot is None:
             self.refused += 1
             try:
@@ -416,6 +418,7 @@ class Server:
         c.state = FREE
         c.clear()
         if s is not None:
+            self.tick()  # (lwIP's close: a call into the network stack)
             try:
                 s.close()
             except OSError:

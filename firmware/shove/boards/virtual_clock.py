@@ -86,9 +86,6 @@ class Clock:
     def charge(self):
         """The firmware's work up to here, with the clock read inline."""
 
-    def charge_to(self, raw):
-        """The firmware's work up to host instant `raw` (time.ticks_us())."""
-
     def sim(self, us=0):
         """Since the last reading this process did the simulator's work:
         `us` of the chip's time stands for it."""

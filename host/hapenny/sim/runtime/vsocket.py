@@ -93,7 +93,7 @@ def _model(fn, *args):
     model's (under the ESP32 timing model it would be charged at the
     bytecode's factor, milliseconds of the chip's time an accept)."""
     c = clock()
-    if c is None:
+    if c is None or not hasattr(c, "scale"):  # (the plain timing model: the board's time is this machine's)
         return fn(*args)
     c.charge_to(time.ticks_us())
     try:
@@ -157,7 +157,26 @@ class Conn:
 
     def close(self):
         call(_CALL_US, time.ticks_us(), self.sock.close)
-        _model(esp32.heap().sweep)  # noqa: F821
+        _model(_sweep)
+
+
+def _sweep():
+    esp32.heap().sweep()  # noqa: F821
+
+
+def _adopt(conn):
+    """An accepted connection into the heap model, wrapped (Conn); refused
+    (ENOMEM), or the model's own fault: the client sees it closed, never hangs."""
+    h = esp32.heap()  # noqa: F821
+    h.sweep()
+    try:
+        ids = h.connection()
+    except Exception:
+        conn.close()
+        raise
+    conn = Conn(conn)
+    h.sockets.append([conn, ids])
+    return conn
 
 
 class socket(_real.socket):  # noqa: F821
@@ -183,16 +202,9 @@ class socket(_real.socket):  # noqa: F821
     def accept(self):
         # lwip_accept, then the new socket's _socket_settimeout (modsocket.c)
         conn, addr = call(2 * _CALL_US, time.ticks_us(), super().accept)
-        h = esp32.heap()  # noqa: F821
-        _model(h.sweep)
-        try:
-            ids = _model(h.connection)
-        except Exception:  # refused (ENOMEM), or the model's own fault: the client sees it closed, never hangs
-            conn.close()
-            raise
-        conn = Conn(conn)
-        h.sockets.append([conn, ids])
-        return conn, addr
+        # its memory in the heap model, and the wrapper that charges its calls: the
+        # simulator's bookkeeping, off the firmware's time as the model's own
+        return _model(_adopt, conn), addr
 
     def recvfrom(self, n):
         return call(_SELECT_US + _CALL_US, time.ticks_us(), super().recvfrom, n)
@@ -202,4 +214,4 @@ class socket(_real.socket):  # noqa: F821
 
     def close(self):
         call(_CALL_US, time.ticks_us(), super().close)
-        _model(esp32.heap().sweep)  # noqa: F821
+        _model(_sweep)
