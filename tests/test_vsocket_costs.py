@@ -18,8 +18,8 @@ BYTE_NS = 50
 
 
 class Clock:
-    """The board's clock as vsocket uses it: charge_to(t) (the firmware's work
-    up to host instant t) and sim(us) (the time since was the simulator's; `us` of the chip's)."""
+    """The board's clock as vsocket uses it: charge(t) (the firmware's work
+    up to host instant t, or to now) and sim(us) (the time since was the simulator's; `us` of the chip's)."""
 
     scale = 125  # the ESP32 timing model's clock has a factor
 
@@ -28,7 +28,7 @@ class Clock:
         self.last = 0
         self.entered = []  # the host instants the firmware's work was charged up to
 
-    def charge_to(self, t):
+    def charge(self, t=None):
         self.log.append("firmware")
         self.entered.append(t)
 
@@ -139,6 +139,6 @@ def test_the_firmware_is_charged_up_to_the_calls_entry_not_the_runtimes_way_to_i
     c.readinto(bytearray(8))
     c.close()
     # each method reads the host clock once on entry (0, then 20 and 40: call's
-    # own reading after the system call takes the 10s between); 60: the heap
-    # model's look after the close (the firmware's work up to it: none, here)
-    assert vs["clock_"].entered == [0, 20, 40, 60]
+    # own reading after the system call takes the 10s between); None: the heap
+    # model's look after the close, the firmware charged up to it (none, here)
+    assert vs["clock_"].entered == [0, 20, 40, None]

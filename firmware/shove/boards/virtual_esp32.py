@@ -86,15 +86,14 @@ class Esp32Clock(Clock):
     def work(self):
         self.ticks_us()
 
-    def charge(self):  # (charge_to inline: a call more would be charged to every loop's pass)
-        raw = time.ticks_us()
-        gap = time.ticks_diff(raw, self.last)
-        self.last = raw
-        self.total += self._gap(gap)
-
-    def charge_to(self, raw):
-        """The firmware's work up to host instant `raw` (not after it: a socket
-        call's way through the runtime's Python, runtime/vsocket.py)."""
+    def charge(self, raw=None):
+        """The firmware's work up to here, or up to host instant `raw` (a socket
+        call's entry into the runtime: its Python after that is the
+        simulator's, runtime/vsocket.py). One method, not two: a new name on
+        the board can open a new pool of names, kilobytes of its heap."""
+        t = time.ticks_us()
+        if raw is None:
+            raw = t
         gap = time.ticks_diff(raw, self.last)
         self.last = raw
         self.total += self._gap(gap)

@@ -95,7 +95,7 @@ def _model(fn, *args):
     c = clock()
     if c is None or not hasattr(c, "scale"):  # (the plain timing model: the board's time is this machine's)
         return fn(*args)
-    c.charge_to(time.ticks_us())
+    c.charge()
     try:
         return fn(*args)
     finally:
@@ -117,7 +117,7 @@ def call(us, t, fn, *args):
     f[0] += 1
     if not hasattr(c, "scale"):  # the plain timing model: the call's own time is the board's
         return fn(*args)
-    c.charge_to(t)  # the firmware's work up to the call
+    c.charge(t)  # the firmware's work up to the call
     t0 = c.last
     n = 0
     try:
@@ -157,11 +157,7 @@ class Conn:
 
     def close(self):
         call(_CALL_US, time.ticks_us(), self.sock.close)
-        _model(_sweep)
-
-
-def _sweep():
-    esp32.heap().sweep()  # noqa: F821
+        _model(esp32.heap().sweep)  # noqa: F821
 
 
 def _adopt(conn):
@@ -214,4 +210,4 @@ class socket(_real.socket):  # noqa: F821
 
     def close(self):
         call(_CALL_US, time.ticks_us(), super().close)
-        _model(_sweep)
+        _model(esp32.heap().sweep)  # noqa: F821
