@@ -20,7 +20,6 @@ import random
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -214,25 +213,14 @@ def main(argv):
     import esp32_model
     import hapenny.sim.board as sim_board
     import web_load
-    from hapenny.connect import connect
 
     sim_board.SIM_ONLY_HEAP += 32 * 1024  # the tracer's own
-    with sim_board.VirtualBoard(timing="esp32", wifi=True) as vb:
-        link, _, ser = connect(vb.port)
-        port, host = web_load.join(vb, link)
-        code = link.request("wifi")["wifi"]["code"]
-        with esp32_model.own_core(vb):
-            load = web_load.Load(port, host, clients, code, vb).start() if clients != ("none",) else None
-            try:
-                time.sleep(2.0)
-                cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
-                run = esp32_model.Run(vb, link, cells, esp32_model.NEXT_PAUSE_US)
-                run.fresh_game()
-                got, _ = esp32_model.contacts(vb, run, random.Random(5), 500, n)
-            finally:
-                if load is not None:
-                    got["load"] = load.stop()
-        ser.close()
+    got = {}
+    with web_load.loaded(() if clients == ("none",) else clients, got) as (vb, link):
+        cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
+        run = esp32_model.Run(vb, link, cells, esp32_model.NEXT_PAUSE_US)
+        run.fresh_game()
+        got.update(esp32_model.contacts(vb, run, random.Random(5), 500, n)[0])
     print(json.dumps(got))
     print(report(out))
     shutil.rmtree(work, ignore_errors=True)

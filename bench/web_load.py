@@ -27,6 +27,7 @@ stretch holds at most one socket's piece of work and the slice around it).
 measure(quick=False, clients=WEB) -> dict; `python bench/web_load.py
 [--quick] [--net]` prints it (make bench-web records both loads:
 bench/web_record.py)."""
+import contextlib
 import io
 import json
 import os
@@ -345,13 +346,11 @@ def visits(vb, run, rnd, n):
     return {"darts": 3 * n, "lost": lost}
 
 
-def measure(quick=False, clients=WEB):
-    rnd = random.Random(39)
-    out = {"clients": list(clients)}
-    out.update({"reload_s": RELOAD_S} if "reloader" in clients else {})
-    out.update({"poll_s": POLL_S} if "state_poll" in clients else {})
-    out["periods_on"] = "board"  # (before: the wall's clock)
-    t0 = time.monotonic()
+@contextlib.contextmanager
+def loaded(clients, out):
+    """The board on its virtual network, its steps timed, `clients` (of Load's) running on it
+    for 2 s, with the board on a core of its own: (vb, link). What the clients counted goes
+    into out["load"] at the end."""
     log = io.BytesIO()
     with VirtualBoard(timing="esp32", wifi=True, log=log) as vb:
         link, info, ser = connect(vb.port)
@@ -367,41 +366,52 @@ def measure(quick=False, clients=WEB):
                 load = Load(port, host, clients, code, vb).start()
                 try:
                     time.sleep(2.0)  # the clients up: the pages or the play session, the others going
-                    web = link.request("stats")["stats"]["web"]
-                    out["streams_at_start"] = web["streams"]
-                    st0 = vb.stats()
-                    s0, k0 = st0["web_steps"], st0.get("sockets")
-                    # a visit's first dart NEXT_PAUSE_US after the player change, as the capture row with
-                    # nothing else happening takes it (bench-chips): the change's storage is done by then,
-                    # as before a person throws. (Thrown at once, the change's blind stretch alone missed
-                    # 32 of 1,500 0.5 ms contacts on a board with no network; 0 with the pause.)
-                    run = esp32_model.Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]},
-                                          esp32_model.NEXT_PAUSE_US)
-                    run.fresh_game()
-                    out["loop_period_us"] = round(esp32_model._loop_period(vb, 2.0, 2 if quick else LOOP_WINDOWS), 1)
-                    out["loop_windows"] = 2 if quick else LOOP_WINDOWS
-                    out["slice_stretch_us"], out["step_longest_us"] = stretches(vb, 3.0 if quick else 10.0)
-                    esp32_model._progress("loop period, stretches", t0)
-                    for length, count in ((500, 60 if quick else HALF_MS), (1000, 30 if quick else ONE_MS)):
-                        key = "capture_%dus" % length
-                        out[key], lats = esp32_model.contacts(vb, run, rnd, length, count)
-                        esp32_model._progress(key, t0)
-                        run.fresh_game()
-                    out["darts_250ms"] = visits(vb, run, rnd, 5 if quick else VISITS)
-                    esp32_model._progress("darts 250 ms apart", t0)
-                    st1 = vb.stats()
-                    s1, k1 = st1["web_steps"], st1.get("sockets")
-                    # a service slice's server step with a client's work, on the model: its mean over the run
-                    out["web_steps"] = {"steps": s1[0] - s0[0], "mean_us": round((s1[1] - s0[1]) / max(1, s1[0] - s0[0]), 1)}
-                    if k0 and k1:  # the socket calls meanwhile, at the chip's fixed costs (vsocket.py)
-                        d = [b - a for a, b in zip(k0, k1)]
-                        out["sockets"] = {"calls": d[0], "bytes": d[1], "chip_us": d[2], "host_us": d[3]}
-                    out["web"] = link.request("stats")["stats"]["web"]
-                    out["stalls_skipped"] = vb.stats()["stalls"]
+                    yield vb, link
                 finally:
                     out["load"] = load.stop()
         finally:
             ser.close()
+
+
+def measure(quick=False, clients=WEB):
+    rnd = random.Random(39)
+    out = {"clients": list(clients)}
+    out.update({"reload_s": RELOAD_S} if "reloader" in clients else {})
+    out.update({"poll_s": POLL_S} if "state_poll" in clients else {})
+    out["periods_on"] = "board"  # (before: the wall's clock)
+    t0 = time.monotonic()
+    with loaded(clients, out) as (vb, link):
+        web = link.request("stats")["stats"]["web"]
+        out["streams_at_start"] = web["streams"]
+        st0 = vb.stats()
+        s0, k0 = st0["web_steps"], st0.get("sockets")
+        # a visit's first dart NEXT_PAUSE_US after the player change, as the capture row with
+        # nothing else happening takes it (bench-chips): the change's storage is done by then,
+        # as before a person throws. (Thrown at once, the change's blind stretch alone missed
+        # 32 of 1,500 0.5 ms contacts on a board with no network; 0 with the pause.)
+        run = esp32_model.Run(vb, link, {s: (r, c) for r, c, s in link.request("map")["cells"]},
+                              esp32_model.NEXT_PAUSE_US)
+        run.fresh_game()
+        out["loop_period_us"] = round(esp32_model._loop_period(vb, 2.0, 2 if quick else LOOP_WINDOWS), 1)
+        out["loop_windows"] = 2 if quick else LOOP_WINDOWS
+        out["slice_stretch_us"], out["step_longest_us"] = stretches(vb, 3.0 if quick else 10.0)
+        esp32_model._progress("loop period, stretches", t0)
+        for length, count in ((500, 60 if quick else HALF_MS), (1000, 30 if quick else ONE_MS)):
+            key = "capture_%dus" % length
+            out[key], lats = esp32_model.contacts(vb, run, rnd, length, count)
+            esp32_model._progress(key, t0)
+            run.fresh_game()
+        out["darts_250ms"] = visits(vb, run, rnd, 5 if quick else VISITS)
+        esp32_model._progress("darts 250 ms apart", t0)
+        st1 = vb.stats()
+        s1, k1 = st1["web_steps"], st1.get("sockets")
+        # a service slice's server step with a client's work, on the model: its mean over the run
+        out["web_steps"] = {"steps": s1[0] - s0[0], "mean_us": round((s1[1] - s0[1]) / max(1, s1[0] - s0[0]), 1)}
+        if k0 and k1:  # the socket calls meanwhile, at the chip's fixed costs (vsocket.py)
+            d = [b - a for a, b in zip(k0, k1)]
+            out["sockets"] = {"calls": d[0], "bytes": d[1], "chip_us": d[2], "host_us": d[3]}
+        out["web"] = link.request("stats")["stats"]["web"]
+        out["stalls_skipped"] = vb.stats()["stalls"]
     out["seconds"] = round(time.monotonic() - t0, 1)
     return out
 
