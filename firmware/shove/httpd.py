@@ -288,9 +288,7 @@ class Server:
         if asks:
             self.asked = now
         elif self.loaded and ticks_diff(now, self.asked) >= _KEEP_MS:  # only streams left a while: the requests' code goes
-            self.loaded = False
-            keep(())
-            release(*self.lazy)
+            self.let_go()
         if self.loaded:  # kept from the others' releases meanwhile (shove.keep)
             keep(self.lazy)
         self.busy = busy
