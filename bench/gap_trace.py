@@ -7,10 +7,14 @@ marks set inside it, with the time between them and the 0.5 ms contacts lost
 in it. Run by hand (it builds the marked copy into the simulator's build
 folder, which the next ordinary run builds again):
 
-    .venv/bin/python bench/gap_trace.py [CONTACTS] [CLIENT ...]
+    .venv/bin/python bench/gap_trace.py [CONTACTS | VISITSv] [CLIENT ...]
 
-CLIENT is one of bench/web_load.py's (default: play state_poll; `none` for
-no load). A mark's own bookkeeping is the simulator's time, but its call is
+A count ending in "v" throws that many visits of three darts 250 ms apart
+(web_load.visits) instead of 0.5 ms contacts. CLIENT is one of bench/web_load.py's (default: play state_poll; `none` for
+no load). A module's load gets a mark of its own ("ld." and its name), and a
+stretch's key says "+gc" if the heap in use fell by 4 KB in it (a collection)
+and "+os" if the OS took the CPU away in it. HAPENNY_BOARD_LOG=1 prints the
+board's last output if the run fails. A mark's own bookkeeping is the simulator's time, but its call is
 the firmware's (some tens of us of the model's): stretches with many marks
 read longer than they are. docs/performance.md ("Under web load") says what
 it found."""
@@ -80,7 +84,10 @@ READS = (
     ("boards/virtual_esp32.py", "            board.last_read = self.total\n", "            board.r0 = _shv.M_AT[0]\n"),
 )
 TRACER = '''# gap_trace's tracer (bench/gap_trace.py), loaded by the marked copy's virtual.py
+import builtins
+import gc
 import os
+import sys
 
 import flashdev
 import machine
@@ -89,7 +96,16 @@ from shove.boards import virtual
 
 OUT = os.getenv("HAPENNY_GAP_TRACE")
 REC = {}  # marks -> [stretches, us over 0.5 ms, longest, contacts lost, [us between marks]]
-LAST = [None, 0]  # the last stretch's key, the model's unseen count then
+# the records' table made at its full size now: grown later, it would ask a chip-sized heap for
+# kilobytes at once in the middle of the firmware's work
+ROOM = 1000
+for _i in range(1, ROOM + 1):
+    REC[_i] = None
+for _i in range(1, ROOM + 1):
+    del REC[_i]
+REC[0] = [0, 0, 0, 0, [0] * 8, "(others)"]
+N = [0]  # stretches seen
+LAST = [None, 0, 0]  # the last stretch's key, the model's unseen count and the heap in use then
 _stretch = virtual.Board.stretch
 
 
@@ -104,10 +120,28 @@ def stretch(self, gap):
     at = shove.M_AT[0]
     if at - r0 > 6:
         r0 = at - 6
-    key = shove.M_RING[r0 & 63] + " :: " + ",".join(shove.M_RING[j & 63] for j in range(r0 + 1, at + 1))
-    r = REC.get(key)
+    # the stretch's key as a number (its marks' names are interned, so their ids stand for them):
+    # no garbage in the board's heap a stretch, only a new key's text and record
+    ring = shove.M_RING
+    h = id(ring[r0 & 63]) & 0xFFFFFFF
+    j = r0 + 1
+    while j <= at:
+        h = (h * 31 + (id(ring[j & 63]) & 0xFFFFFFF)) & 0x3FFFFFFFFFFF
+        j += 1
+    a = gc.mem_alloc()
+    if a < LAST[2] - 4096:  # the heap in use fell by 4 KB since the last stretch: a collection (only a stretch holds one)
+        h = -h - 1
+    LAST[2] = a
+    stall = c.stall_at > self.last_read  # the OS took the CPU away inside it (Board.stretch)
+    if stall:
+        h ^= 0x400000000000
+    r = REC.get(h)
+    if r is None and len(REC) >= ROOM:
+        r = REC[0]  # (past the table's room: the rest, unnamed)
     if r is None:
-        r = REC[key] = [0, 0, 0, 0, [0] * 8]
+        key = ring[r0 & 63] + " :: " + ",".join(ring[j & 63] for j in range(r0 + 1, at + 1)) + (" +gc" if h < 0 else "") + (" +os" if stall else "")
+        r = REC[h] = [0, 0, 0, 0, [0] * 8, key]
+    key = h
     t = c.total - gap
     j = 0
     for q in range(r0 + 1, at + 1):
@@ -123,7 +157,8 @@ def stretch(self, gap):
         r[2] = gap
     LAST[0] = key
     LAST[1] = u
-    if sum(x[0] for x in REC.values()) % 200 == 0:
+    N[0] += 1
+    if N[0] % 200 == 0:
         dump()
     c.sim(0)
     return _stretch(self, gap)
@@ -131,11 +166,32 @@ def stretch(self, gap):
 
 def dump():
     with flashdev.host_open(OUT, "w") as f:
-        for k, r in REC.items():
-            f.write("%d %d %d %d %s|%s\\n" % (r[3], r[1], r[0], r[2], " ".join(str(x // r[0]) for x in r[4]), k))
+        for r in REC.values():
+            f.write("%d %d %d %d %s|%s\\n" % (r[3], r[1], r[0], r[2], " ".join(str(x // (r[0] or 1)) for x in r[4]), r[5]))
 
 
 virtual.Board.stretch = stretch
+'''
+# the tracer's import hook (its own text, which tests/test_gap_trace.py runs alone)
+LOADS = '''
+LABELS = {}  # the loads' labels
+_import = builtins.__import__
+
+
+def loads(name, *args):
+    """An import that loaded modules gets a mark ("ld." and the names asked
+    for) once it is done: on the chip a load from the flash reads nothing."""
+    n = len(sys.modules)
+    mod = _import(name, *args)
+    c = shove.M_CLOCK[0]
+    if len(sys.modules) != n and not (c is not None and c.in_sim):  # (not the bench's own stats)
+        f = args[2] if len(args) > 2 else None  # (False for a plain `import`)
+        lab = "ld." + (",".join(f) if isinstance(f, tuple) and f else name)
+        shove.m(LABELS.setdefault(lab, lab))  # one object a label: a stretch's key is its marks' ids
+    return mod
+
+
+builtins.__import__ = loads
 '''
 HOOK = '''
 
@@ -184,7 +240,7 @@ def marked_copy(dest):
         (sh / rel).write_text(s)
     (sh / "boards" / "virtual.py").write_text((sh / "boards" / "virtual.py").read_text() + HOOK)
     (sh / "__init__.py").write_text((sh / "__init__.py").read_text() + RING)
-    (sh / "gaptrace.py").write_text(TRACER)
+    (sh / "gaptrace.py").write_text(TRACER + LOADS)
     return dest
 
 
@@ -203,7 +259,8 @@ def report(path, top=25):
 
 
 def main(argv):
-    n = int(argv[0]) if argv else 500
+    darts = bool(argv) and argv[0].endswith("v")
+    n = int(argv[0].rstrip("v")) if argv else 500
     clients = tuple(argv[1:]) or ("play", "state_poll")
     work = Path(tempfile.mkdtemp(prefix="hapenny-gaps-"))
     out = work / "gaps.txt"
@@ -220,7 +277,10 @@ def main(argv):
         cells = {s: (r, c) for r, c, s in link.request("map")["cells"]}
         run = esp32_model.Run(vb, link, cells, esp32_model.NEXT_PAUSE_US)
         run.fresh_game()
-        got.update(esp32_model.contacts(vb, run, random.Random(5), 500, n)[0])
+        if darts:
+            got.update(web_load.visits(vb, run, random.Random(5), n))
+        else:
+            got.update(esp32_model.contacts(vb, run, random.Random(5), 500, n)[0])
     print(json.dumps(got))
     print(report(out))
     shutil.rmtree(work, ignore_errors=True)

@@ -350,7 +350,7 @@ def visits(vb, run, rnd, n):
 def loaded(clients, out):
     """The board on its virtual network, its steps timed, `clients` (of Load's) running on it
     for 2 s, with the board on a core of its own: (vb, link). What the clients counted goes
-    into out["load"] at the end."""
+    into out["load"] at the end. With $HAPENNY_BOARD_LOG set, a failure prints the board's last output."""
     log = io.BytesIO()
     with VirtualBoard(timing="esp32", wifi=True, log=log) as vb:
         link, info, ser = connect(vb.port)
@@ -367,6 +367,10 @@ def loaded(clients, out):
                 try:
                     time.sleep(2.0)  # the clients up: the pages or the play session, the others going
                     yield vb, link
+                except Exception:
+                    if os.getenv("HAPENNY_BOARD_LOG"):
+                        sys.stderr.write(log.getvalue()[-3000:].decode(errors="replace"))
+                    raise
                 finally:
                     out["load"] = load.stop()
         finally:

@@ -45,3 +45,36 @@ def test_the_report_puts_the_stretches_that_lost_contacts_first(tmp_path):
     lines = gap_trace.report(p).splitlines()
     assert [ln.split()[0] for ln in lines[1:]] == ["2", "1", "0"]
     assert lines[1].endswith("app.idle :: app.service,app.strip [36 415]")
+
+
+def test_the_import_hook_marks_each_load_once_it_is_done_and_not_the_benchs(micropython, tmp_path):
+    """LOADS on the real interpreter, with a stand-in `shove` whose m() notes each label: a
+    load is marked with the names asked for, an import of what is loaded is not, and a load
+    while the clock is the simulator's (the bench's stats) is not. Equal labels are one object."""
+    (tmp_path / "shove.py").write_text("MARKS = []\nM_CLOCK = [None]\n\n\ndef m(label):\n    MARKS.append(label)\n")
+    (tmp_path / "pk").mkdir()
+    (tmp_path / "pk" / "__init__.py").write_text("")
+    for name in ("one", "two", "three"):
+        (tmp_path / "pk" / (name + ".py")).write_text("X = 1\n")
+    (tmp_path / "main.py").write_text(
+        "import builtins\nimport sys\n\nimport shove\n" + gap_trace.LOADS + """
+
+class Clock:
+    in_sim = False
+
+
+import pk  # noqa  (as `shove` is before the firmware's `from shove import x`)
+from pk import one  # noqa
+from pk import one  # noqa  (loaded: no mark)
+import pk.two  # noqa
+c = shove.M_CLOCK[0] = Clock()
+c.in_sim = True
+from pk import three  # noqa  (the bench's: no mark)
+c.in_sim = False
+print(shove.MARKS)
+a = "ld." + "pk.one"
+print(LABELS.setdefault(a, a) is shove.MARKS[1])
+""")
+    r = subprocess.run([micropython, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert r.stdout.split("\n")[:2] == ["['ld.pk', 'ld.pk.one', 'ld.pk.two']", "True"]
