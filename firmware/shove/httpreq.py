@@ -110,17 +110,14 @@ class Req:
 
     def send_file(self, path, ctype, gzip=True):
         """A file from the flash, sent a CHUNK at a time from the slot's buffer. False if there is none."""
-        import os
-
         try:
-            size = os.stat(path)[6]
-            if self.tick is not None:  # (each a look-up in littlefs: ms on the chip)
-                self.tick()
-            f = open(path, "rb")
+            f = open(path, "rb")  # (a look-up in littlefs, ms on the chip: one, not a stat's and the open's)
         except OSError:
             return False
         if self.tick is not None:
             self.tick()
+        size = f.seek(0, 2)  # (the size is the open file's, in the heap)
+        f.seek(0)
         self.send(f, size, ctype, "Content-Encoding: gzip\r\n" if gzip else "")
         return True
 
