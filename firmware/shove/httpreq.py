@@ -116,7 +116,7 @@ class Req:
             return False
         if self.tick is not None:
             self.tick()
-        size = f.seek(0, 2)  # (the size is the open file's, in the heap)
+        size = f.seek(0, 2)  # (littlefs keeps the open file's size: no flash read, extmod/vfs_lfsx_file.c)
         f.seek(0)
         self.send(f, size, ctype, "Content-Encoding: gzip\r\n" if gzip else "")
         return True
