@@ -137,6 +137,7 @@ def stretch(self, gap):
         h ^= 0x400000000000
     r = REC.get(h)
     if r is None and len(REC) >= ROOM:
+        h = 0
         r = REC[0]  # (past the table's room: the rest, unnamed)
     if r is None:
         key = ring[r0 & 63] + " :: " + ",".join(ring[j & 63] for j in range(r0 + 1, at + 1)) + (" +gc" if h < 0 else "") + (" +os" if stall else "")
