@@ -55,20 +55,19 @@ def chip_pools(frozen, names):
     return out if names else []
 
 
-def firmware_names(out_dir):
-    """The names of the chip's firmware modules (hapenny.firmware.sources("esp32")), each
-    compiled with mpy-cross into out_dir."""
-    from hapenny.firmware import FIRMWARE, sources, tool
+def firmware_names(tmp):
+    """The names of the chip's firmware as `hapenny deploy` ships it (hapenny.firmware.build:
+    its .mpy files; boot.py and main.py, which the chip compiles itself, compiled into tmp)."""
+    from hapenny.firmware import build, tool
 
     names = set()
-    for i, p in enumerate(sources("esp32")):
-        p = Path(p)
-        if p.suffix != ".py":
-            continue
-        mpy = Path(out_dir) / ("%d.mpy" % i)
-        subprocess.run([tool("mpy-cross"), "-march=xtensawin", "-O3", "-o", str(mpy), str(p)], check=True,
-                       cwd=str(FIRMWARE))
-        names |= mpy_names(mpy.read_bytes())
+    for i, (rel, path) in enumerate(sorted(build("esp32").items())):
+        if rel.endswith(".py"):
+            mpy = Path(tmp) / ("%d.mpy" % i)
+            subprocess.run([tool("mpy-cross"), "-o", str(mpy), str(path)], check=True)
+            path = mpy
+        if str(path).endswith(".mpy"):
+            names |= mpy_names(Path(path).read_bytes())
     return names
 
 
