@@ -4,8 +4,8 @@ A copy of the firmware gets marks at named points (MARKS: a label set in a
 ring with the board's time), and the virtual board's reads note the ring's
 position. Every stretch of more than 0.5 ms with no read is put down to the
 marks set inside it, with the time between them and the 0.5 ms contacts lost
-in it. Run by hand (it builds the marked copy into the simulator's build
-folder, which the next ordinary run builds again):
+in it. Run by hand (the marked copy and its build live in a folder of their
+own, removed at the end):
 
     .venv/bin/python bench/gap_trace.py [CONTACTS | VISITSv] [CLIENT ...]
 

@@ -42,8 +42,11 @@ def _cache_dir():
 INSTALLED = _packaged("firmware") is not None
 FIRMWARE = Path(os.environ.get("HAPENNY_FIRMWARE") or _packaged("firmware") or ROOT / "firmware")
 PROFILES = _packaged("profiles") or ROOT / "hardware" / "profiles"
-# compiled firmware: the checkout's build/, or the user's cache for an installed package
-BUILD = _cache_dir() / "build" if INSTALLED else ROOT / "build"
+# compiled firmware: the checkout's build/, or the user's cache for an installed package; a firmware
+# from elsewhere ($HAPENNY_FIRMWARE: bench/gap_trace.py's marked copy) in a build/ beside it, so that
+# the checkout's stays as it was (built from the other tree, the next run had to rebuild it all)
+BUILD = (FIRMWARE.parent / "build" if os.environ.get("HAPENNY_FIRMWARE")
+         else _cache_dir() / "build" if INSTALLED else ROOT / "build")
 # files only one kind of board needs: a path, or the start of the names of a group
 ONLY = {"shove/boards/esp32.py": "esp32", "shove/boards/esp32_setup.py": "esp32", "shove/boards/esp32_mem32.py": "esp32",
         "shove/boards/virtual": "sim"}
