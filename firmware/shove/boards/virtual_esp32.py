@@ -91,9 +91,8 @@ class Esp32Clock(Clock):
         call's entry into the runtime: its Python after that is the
         simulator's, runtime/vsocket.py). One method, not two: a new name on
         the board can open a new pool of names, kilobytes of its heap."""
-        t = time.ticks_us()
         if raw is None:
-            raw = t
+            raw = time.ticks_us()
         gap = time.ticks_diff(raw, self.last)
         self.last = raw
         self.total += self._gap(gap)
