@@ -95,7 +95,7 @@ import shove
 from shove.boards import virtual
 
 OUT = os.getenv("HAPENNY_GAP_TRACE")
-REC = {}  # marks -> [stretches, us over 0.5 ms, longest, contacts lost, [us between marks]]
+REC = {}  # a stretch's key (stretch) -> [stretches, us over 0.5 ms, longest, contacts lost, [us between marks], its text]
 # the records' table made at its full size now: grown later, it would ask a chip-sized heap for
 # kilobytes at once in the middle of the firmware's work
 ROOM = 1000
@@ -142,7 +142,6 @@ def stretch(self, gap):
     if r is None:
         key = ring[r0 & 63] + " :: " + ",".join(ring[j & 63] for j in range(r0 + 1, at + 1)) + (" +gc" if h < 0 else "") + (" +os" if stall else "")
         r = REC[h] = [0, 0, 0, 0, [0] * 8, key]
-    key = h
     t = c.total - gap
     j = 0
     for q in range(r0 + 1, at + 1):
@@ -156,7 +155,7 @@ def stretch(self, gap):
     r[1] += gap - 500
     if gap > r[2]:
         r[2] = gap
-    LAST[0] = key
+    LAST[0] = h
     LAST[1] = u
     N[0] += 1
     if N[0] % 200 == 0:
