@@ -368,13 +368,8 @@ def test_each_call_into_the_network_stack_that_begins_or_ends_a_connection_has_a
     srv = _server()
     srv.tick = lambda: log.append("read")
     srv.sock = _Logged(srv.sock, log)
-    srv.route("/", lambda req, now: req.reply(200, '"hi"'))
     try:
-        s = _client(srv)
-        s.send(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert _read(s, srv, 1000).startswith(b"HTTP/1.1 200 ")
-        s.close()
-        assert _until(srv, 1000, lambda: srv.slots[0].state == httpd.FREE)
+        _served(srv)
         i = log.index("accept")
         assert log[i:i + 4] == ["accept", "read", "setblocking", "read"], log
         assert log[log.index("readinto") - 1] == "read", log  # the request's first read
