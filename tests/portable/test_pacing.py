@@ -28,15 +28,16 @@ def test_a_long_reply_goes_a_fifo_load_at_a_time_as_the_uart_drains_it():
     assert port.calls == [b"x" * UART_FIFO]  # the FIFO's worth, no more
     tx.drain()
     assert len(port.calls) == 1  # full: nothing more until it has sent some
-    now[0] += 10 * UART_US_PER_BYTE  # ten bytes' time
+    now[0] += 10 * UART_US_PER_BYTE  # ten bytes' time: room for ten, but a write waits for half the FIFO
     tx.drain()
-    assert [len(c) for c in port.calls] == [UART_FIFO, 10]
-    now[0] += 1000000  # long after: the FIFO is empty
+    assert len(port.calls) == 1
+    now[0] += (UART_FIFO // 2 - 10) * UART_US_PER_BYTE  # half the FIFO sent: that half goes
+    tx.drain()
+    assert [len(c) for c in port.calls] == [UART_FIFO, UART_FIFO // 2]
+    now[0] += 1000000  # long after: the FIFO is empty and the rest (109 bytes) fits: it all goes
     tx.drain()
     tx.drain()
-    assert [len(c) for c in port.calls] == [UART_FIFO, 10, UART_FIFO]
-    now[0] += 1000000
-    tx.drain()
+    assert [len(c) for c in port.calls] == [UART_FIFO, UART_FIFO // 2, 301 - UART_FIFO - UART_FIFO // 2 - 1, 1]
     assert b"".join(port.calls) == line.encode() + b"\n"
     n = len(port.calls)
     tx.drain()  # nothing queued: no write call at all (each costs the scan tens of us)
@@ -76,16 +77,37 @@ def test_a_text_console_takes_each_line_whole_unpaced():
 
 
 def test_the_fifo_is_never_given_more_than_its_room_counted_in_whole_bytes():
+    # (a long line waits: a write goes once half the FIFO has room)
+    half = UART_FIFO // 2
     for still_sending_us, room in ((1, UART_FIFO - 1), (UART_US_PER_BYTE, UART_FIFO - 1),
                                    (UART_US_PER_BYTE + 1, UART_FIFO - 2),
-                                   ((UART_FIFO - 1) * UART_US_PER_BYTE, 1)):
+                                   (half * UART_US_PER_BYTE, half), (half * UART_US_PER_BYTE + 1, 0),
+                                   ((UART_FIFO - 1) * UART_US_PER_BYTE, 0)):
         now = [5000]
         tx, port = queue(now)
         tx.put("y" * 400)
         assert len(port.calls[0]) == UART_FIFO
         now[0] = tx.end - still_sending_us  # a part of a byte still in it counts as a byte
         tx.drain()
-        assert len(port.calls) == 2 and len(port.calls[1]) == room, (still_sending_us, len(port.calls[1]))
+        got = len(port.calls[1]) if len(port.calls) > 1 else 0
+        assert len(port.calls) <= 2 and got == room, (still_sending_us, got)
+
+
+def test_the_last_bytes_of_the_queue_go_as_soon_as_they_fit():
+    # what is left fits in the room there is: no wait for half the FIFO, so
+    # a reply's end reaches the host without a pause
+    now = [5000]
+    tx, port = queue(now)
+    tx.put("z" * (UART_FIFO + 19))  # with its newline, 20 bytes more than the FIFO takes
+    assert len(port.calls) == 1
+    now[0] = tx.end - (UART_FIFO - 20) * UART_US_PER_BYTE  # room for exactly those 20
+    tx.drain()
+    assert len(port.calls[0]) == UART_FIFO and sum(len(c) for c in port.calls[1:]) == 20 and tx.size == 0
+    tx2, port2 = queue(now)
+    tx2.put("z" * (UART_FIFO + UART_FIFO // 2))  # half a FIFO and a byte left, room for 20: it waits
+    now[0] = tx2.end - (UART_FIFO - 20) * UART_US_PER_BYTE
+    tx2.drain()
+    assert len(port2.calls) == 1 and tx2.size == UART_FIFO // 2 + 1
 
 
 def test_the_queue_never_holds_more_than_its_capacity_and_loses_or_cuts_nothing():
@@ -119,9 +141,12 @@ def test_a_step_may_start_only_while_at_most_ready_bytes_wait():
     assert tx.ready()
     tx.put("z" * (UART_FIFO + READY))  # the FIFO takes its load; READY and the newline wait
     assert tx.size == READY + 1 and not tx.ready()
-    now[0] += UART_US_PER_BYTE  # a byte's time: one more fits the FIFO
+    now[0] += UART_US_PER_BYTE  # a byte's time: one more fits the FIFO, but a write waits for half of it
     tx.drain()
-    assert tx.size == READY and tx.ready()
+    assert tx.size == READY + 1 and not tx.ready()
+    now[0] += (UART_FIFO // 2 - 1) * UART_US_PER_BYTE  # half the FIFO's time: that half goes
+    tx.drain()
+    assert tx.size == READY + 1 - UART_FIFO // 2 and tx.ready()
 
 
 def test_lines_in_utf8_are_queued_by_their_bytes():
