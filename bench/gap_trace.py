@@ -53,7 +53,7 @@ MARKS = (
     ("app.py", "board.service()", "app.board"),
     ("app.py", "self.commands.buttons_slice()", "app.buttons"),
     ("app.py", "if self.due & _DUE_TIMERS and self.tx.ready()", "app.timers"),
-    ("app.py", "st = self.strip\n            st.step", "app.strip"),
+    ("app.py", "st = self.strip\n                armed", "app.strip"),
     ("app.py", "k = board.scan_idle(snap, n, until, tx)", "app.idle"),
     ("app.py", "board.read_matrix(snap)\n                was = sc.state", "app.scan"),
     ("app.py", "self.keeper.hit(row, col)", "app.hit"),

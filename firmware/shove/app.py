@@ -187,19 +187,29 @@ class App:
                 self.slice = _SERIAL
             else:
                 self.serial_run = 0
-        elif s == _BOARD:
-            board.service()
-        elif s == _BUTTONS:
-            self.commands.buttons_slice()
-        elif s == _TIMERS:
-            # the computer's turn and auto next wait for room in the console's queue
-            if self.due & _DUE_TIMERS and self.tx.ready() and not self.keeper.timers():
-                self.due &= ~_DUE_TIMERS
-        elif self.due & _DUE_STRIP:
-            st = self.strip
-            st.step(board.ticks_ms(), self.keeper.game, self.scanner.state < scanner.LOCKOUT)
-            if st.idle():
-                self.due &= ~_DUE_STRIP
+        else:
+            # a read on each side of the slice's own work: the way here and
+            # the way back to the loop's reads are each a piece of their own
+            # (together with the work over 0.5 ms of the chip's time)
+            self.scan_point()
+            if s == _BOARD:
+                board.service()
+            elif s == _BUTTONS:
+                self.commands.buttons_slice()
+            elif s == _TIMERS:
+                # the computer's turn and auto next wait for room in the console's queue
+                if self.due & _DUE_TIMERS and self.tx.ready() and not self.keeper.timers():
+                    self.due &= ~_DUE_TIMERS
+            elif self.due & _DUE_STRIP:
+                st = self.strip
+                armed = self.scanner.state < scanner.LOCKOUT
+                # a frame that only time makes due, not yet: no step (a round
+                # comes every burst while the console's queue keeps the timers due)
+                if not (st.waits and armed and st.at >= 0 and ticks_diff(st.at, board.ticks_ms()) > 0):
+                    st.step(board.ticks_ms(), self.keeper.game, armed)
+                if st.idle():
+                    self.due &= ~_DUE_STRIP
+            self.scan_point()
 
     # ---- the loop ----------------------------------------------------------------------------
     def boot(self):
