@@ -1104,6 +1104,60 @@ def test_while_the_network_is_being_joined_a_quiet_burst_ends_soon_for_its_step(
     assert joined == [None] * 3, bursts  # joined: no end but the burst's own
 
 
+def test_every_other_slice_reads_the_matrix_before_and_after_its_own_work(board):
+    # the way into a slice (the console's next bytes, the turn's choice) and the way back to
+    # the loop's reads are each some hundreds of us of the chip's bytecode: with a read on
+    # each side of the slice's work, no 0.5 ms contact falls in the whole round at once
+    from shove import app as app_mod
+
+    a, con, _ = board
+    done = []
+    a.scan_point = lambda: done.append("read")
+    a.board.service = lambda: done.append("board")
+    a.commands.buttons_slice = lambda: done.append("buttons")
+    a.keeper.timers = lambda: done.append("timers")
+    a.strip.step = lambda now, g, armed: done.append("strip")
+    a.strip.waits = False
+    for s, work in ((app_mod._BOARD, "board"), (app_mod._BUTTONS, "buttons"),
+                    (app_mod._TIMERS, "timers"), (app_mod._STRIP, "strip")):
+        del done[:]
+        a.due = app_mod._DUE_TIMERS | app_mod._DUE_STRIP
+        a.slice = s
+        a._service()
+        assert done == ["read", work, "read"], (s, done)
+
+
+def test_a_frame_that_waits_only_for_time_is_not_stepped_before_its_time(board):
+    # the strip's slice comes round every burst while the console's queue keeps the timers
+    # due; a frame the game's quiet keeps back (strip.py) is not looked at again before the
+    # tick it waits for, unless a dart has locked the scanner out (it may be written then)
+    from shove import app as app_mod
+    from shove import scanner, ticks_add
+
+    a, con, _ = board
+    a.scan_point = lambda: None
+    steps = []
+    st = a.strip
+    st.step = lambda now, g, armed: steps.append(armed)
+
+    def strip_slice():
+        a.due = app_mod._DUE_STRIP
+        a.slice = app_mod._STRIP
+        a._service()
+        return steps.pop() if steps else None
+
+    later = ticks_add(a.board.ticks_ms(), 60000)
+    st.waits, st.at = True, later
+    assert strip_slice() is None  # armed, its time a minute off: no step
+    idle = a.scanner.state
+    a.scanner.state = scanner.LOCKOUT
+    assert strip_slice() is False  # locked out: stepped (its frame may go now)
+    a.scanner.state = idle
+    for waits, at in ((True, ticks_add(a.board.ticks_ms(), -1)), (True, -1), (False, later)):
+        st.waits, st.at = waits, at  # its time come; no time set; a change since (waits no longer)
+        assert strip_slice() is True, (waits, at)
+
+
 def test_the_slow_slice_reads_the_matrix_between_its_parts(board):
     # the watchdog's check-in, the network's join and the web server's look run in one serial
     # slice every few (every quiet burst's end on a joined board, ten times a second): each
