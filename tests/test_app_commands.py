@@ -1125,6 +1125,18 @@ def test_every_other_slice_reads_the_matrix_before_and_after_its_own_work(board)
         a.slice = s
         a._service()
         assert done == ["read", work, "read"], (s, done)
+    # the first read found a dart's first contact: its window is read without the slice's work
+    from shove import scanner
+
+    def contact():
+        done.append("read")
+        a.scanner.state = scanner.WINDOW
+
+    a.scan_point = contact
+    del done[:]
+    a.slice = app_mod._BUTTONS
+    a._service()
+    assert done == ["read"] and a.slice == app_mod._TIMERS, done
 
 
 def test_a_frame_that_waits_only_for_time_is_not_stepped_before_its_time(board):

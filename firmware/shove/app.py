@@ -192,6 +192,8 @@ class App:
             # the way back to the loop's reads are each a piece of their own
             # (together with the work over 0.5 ms of the chip's time)
             self.scan_point()
+            if self.scanner.state == scanner.WINDOW:
+                return  # a dart's first contact: its window is read, no slice in it (the work waits its turn)
             if s == _BOARD:
                 board.service()
             elif s == _BUTTONS:
