@@ -205,10 +205,11 @@ class App:
             elif self.due & _DUE_STRIP:
                 st = self.strip
                 armed = self.scanner.state < scanner.LOCKOUT
+                now = board.ticks_ms()
                 # a frame that only time makes due, not yet: no step (a round
                 # comes every burst while the console's queue keeps the timers due)
-                if not (st.waits and armed and st.at >= 0 and ticks_diff(st.at, board.ticks_ms()) > 0):
-                    st.step(board.ticks_ms(), self.keeper.game, armed)
+                if not (st.waits and armed and st.at >= 0 and ticks_diff(st.at, now) > 0):
+                    st.step(now, self.keeper.game, armed)
                 if st.idle():
                     self.due &= ~_DUE_STRIP
             self.scan_point()
