@@ -26,12 +26,6 @@
 # and none is kept while nothing waits.
 import sys
 
-try:
-    from micropython import const
-except ImportError:  # CPython
-    def const(x):  # type: ignore[misc]
-        return x
-
 from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F401 (the UART's, also this module's names)
 
 # The most the queue holds (bytes): a step's output (the reply to `new`
@@ -42,7 +36,6 @@ CAPACITY = 4096
 # A step that makes output may start while at most this much waits (22 ms
 # at 115200 baud: the next step's lines come before the UART runs dry).
 READY = 256
-_HALF = const(64)  # UART_FIFO // 2: the room a write waits for while more waits (drain)
 _NL = memoryview(b"\n")
 _COPY = sys.implementation.name != "micropython"  # CPython's str is no buffer: its bytes are a copy
 
@@ -103,10 +96,10 @@ class TxQueue:
     def drain(self):
         """Write what the FIFO has room for: the fewest calls that will do
         (on the chip each is tens of us with the matrix unread). While more
-        than _HALF bytes wait, nothing goes until the FIFO has room for
-        _HALF: a write of a few bytes costs the scan as much as one of many,
-        and the loop comes round far more often than the UART sends _HALF
-        bytes (5.6 ms)."""
+        than 64 bytes (half the FIFO) wait, nothing goes until the FIFO has
+        room for 64: a write of a few bytes costs the scan as much as one of
+        many, and the loop comes round far more often than the UART sends
+        64 bytes (5.6 ms). (A literal: a const would cost this module an import.)"""
         left = self.size
         if not left:
             return
@@ -116,7 +109,7 @@ class TxQueue:
             return
         # room in the FIFO: what is still in it (ticks wrap at 2**30), rounded up
         backlog = ticks_diff(self.end, self.ticks_us())
-        if backlog > _HALF * per_byte and left > _HALF:
+        if backlog > 64 * per_byte and left > 64:
             return
         if backlog < 0:
             backlog = 0
