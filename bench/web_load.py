@@ -335,9 +335,10 @@ def visits(vb, run, rnd, n):
         run.stepped_up()  # (NEXT_PAUSE_US after a player change, as in the capture rows)
         vb.wait_rearmed()
         segs = rnd.sample(run.live, 3)
-        at = vb.pulses([(run.cells[g][0], run.cells[g][1], 2000 + i * APART_US, 2000) for i, g in enumerate(segs)])
-        got = {e["seg"] for e in run.events_until(at + 2 * APART_US + 400000, 3,
-                                                  at + 2 * APART_US + 2000 + esp32_model.LOCKOUT_US + 20000)
+        d = esp32_model.spread(rnd)  # the first dart anywhere in the loop's round (esp32_model.SPREAD_US)
+        at = vb.pulses([(run.cells[g][0], run.cells[g][1], d + i * APART_US, 2000) for i, g in enumerate(segs)])
+        got = {e["seg"] for e in run.events_until(at + d + 2 * APART_US + 400000, 3,
+                                                  at + d + 2 * APART_US + 2000 + esp32_model.LOCKOUT_US + 20000)
                if e.get("ev") == "dart"}
         run.thrown += len(got)
         lost += sum(1 for g in segs if g not in got)
