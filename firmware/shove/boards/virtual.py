@@ -202,12 +202,8 @@ class Board:
 
     def service(self):
         # the chip's is a `pass` (esp32.py): its call is the firmware's,
-        # the test bench's work here the simulator's
+        # the test bench's work here (virtual_bench.py) the simulator's
         self.clock.charge()
-        self._served = True
-        if self.crash_mid and self.serial.mid_line:  # a test's stand-in for a bug inside the loop's slices
-            self.crash_mid = False
-            raise RuntimeError("injected fault with a line partly sent")
         if self.bench is not None:
             self.bench.service(self._stats, self._quiet)
 
