@@ -96,10 +96,10 @@ class TxQueue:
     def drain(self):
         """Write what the FIFO has room for: the fewest calls that will do
         (on the chip each is tens of us with the matrix unread). While more
-        than 64 bytes (half the FIFO) wait, nothing goes until the FIFO has
-        room for 64: a write of a few bytes costs the scan as much as one of
-        many, and the loop comes round far more often than the UART sends
-        64 bytes (5.6 ms). (A literal: a const would cost this module an import.)"""
+        than half the FIFO (64 bytes) waits, nothing goes until the FIFO has
+        room for that half: a write of a few bytes costs the scan as much as
+        one of many, and the loop comes round far more often than the UART
+        sends 64 bytes (5.6 ms)."""
         left = self.size
         if not left:
             return
@@ -109,7 +109,8 @@ class TxQueue:
             return
         # room in the FIFO: what is still in it (ticks wrap at 2**30), rounded up
         backlog = ticks_diff(self.end, self.ticks_us())
-        if backlog > 64 * per_byte and left > 64:
+        half = UART_FIFO >> 1
+        if backlog > half * per_byte and left > half:
             return
         if backlog < 0:
             backlog = 0
