@@ -76,6 +76,7 @@ class Gpio:
         self.t = clock.ns
         self.accesses = 0
         self.faults = []
+        self.fell = []  # columns whose level went from high to low (a falling-edge interrupt), in order
 
     def _target(self, c):
         ci = self.cols.index(c)
@@ -94,6 +95,8 @@ class Gpio:
                 if self.v[c] >= 0.75 * VDD:
                     self.level[c] = 1
                 elif self.v[c] <= 0.25 * VDD:
+                    if self.level[c]:
+                        self.fell.append(c)
                     self.level[c] = 0
         self.t = now
 
@@ -179,9 +182,18 @@ class Machine(types.ModuleType):
         self.wiring = None  # a test's electrical model for Pin.value(), see Pin
         m = self
 
+        self.irqs = {}  # pin -> (handler, trigger): machine_pin.c's handler table
+
         class Pin:
             IN, OUT, OPEN_DRAIN = 1, 2, 7
             PULL_UP, PULL_DOWN = 1, 2
+            IRQ_RISING, IRQ_FALLING = 1, 2  # ESP-IDF's GPIO_INTR_POSEDGE, GPIO_INTR_NEGEDGE
+
+            def irq(self, handler=None, trigger=3):
+                if handler is None:  # machine_pin.c: no handler, no interrupt
+                    m.irqs.pop(self.pin, None)
+                else:
+                    m.irqs[self.pin] = (handler, trigger)
 
             def __init__(self, pin, mode=-1, pull=-1, value=None):
                 if pin not in PINS[m.chip]:
@@ -243,6 +255,21 @@ class Machine(types.ModuleType):
                 m.rtc_memory = bytes(data)
 
         self.Pin, self.WDT, self.Timer, self.RTC = Pin, WDT, Timer, RTC
+
+    def run_edges(self, gpio):
+        """The GPIO interrupts since the last look, as the port delivers them:
+        each falling edge on a pin with a falling-edge handler schedules that
+        handler, and the VM runs it at the next jump in bytecode (here: now).
+        Returns how many handlers ran."""
+        gpio._settle_to(self.clock.ns)
+        fell, gpio.fell = gpio.fell, []
+        n = 0
+        for c in fell:
+            h = self.irqs.get(c)
+            if h is not None and h[1] & self.Pin.IRQ_FALLING:
+                h[0](self.pins[c])
+                n += 1
+        return n
 
     def reset_cause(self):
         return self.cause

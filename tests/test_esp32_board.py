@@ -13,6 +13,11 @@ from shove.scanner import WOKE_INPUT, WOKE_TIME
 GENERIC = profile.Profile(profile.default_dict())
 
 
+# a viper call's own register accesses, its reads apart, when every crossing reads open: the rows
+# released (8 writes) and the columns seen high (IN, IN1) first, the rows held low (8 writes) after
+CALL = 8 + 2 + 8
+
+
 def _board(mod, ptrs, prof=GENERIC, chip="esp32", **electric):
     b = mod.Board(prof)
     ptrs.gpio = Gpio(_clock_of(mod), prof.row_pins, prof.col_pins, chip=chip, **electric)
@@ -96,7 +101,8 @@ def test_a_column_held_low_by_a_fault_is_bounded_and_counted():
         t0 = g.accesses
         _scan(b)
         assert b.late_rows == 8
-        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8)
+        # (and once before the first row, all released: one read a turn, the first column low)
+        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8) + 8 + mod.RECOVER + 1
 
 
 def test_idle_scan_costs_a_few_register_accesses_a_row():
@@ -105,7 +111,7 @@ def test_idle_scan_costs_a_few_register_accesses_a_row():
         _scan(b)
         t0 = ptrs.gpio.accesses
         _scan(b)
-        assert ptrs.gpio.accesses - t0 == 8 * (b._settle + 2 + 2 + 2)
+        assert ptrs.gpio.accesses - t0 == 8 * (b._settle + 2 + 2 + 2) + CALL
 
 
 def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
@@ -114,7 +120,7 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
         snap = array.array("H", bytes(16))
         t0 = ptrs.gpio.accesses
         assert b.scan_idle(snap, 16) == 16  # all open: every read done
-        assert ptrs.gpio.accesses - t0 == 16 * 8 * (b._settle + 2 + 2 + 2)
+        assert ptrs.gpio.accesses - t0 == 16 * 8 * (b._settle + 2 + 2 + 2) + CALL
         assert list(snap) == [0] * 8
         ptrs.gpio.closed = {(5, 2)}
         t0 = ptrs.gpio.accesses
@@ -162,7 +168,7 @@ def test_a_long_idle_burst_looks_at_the_console_buttons_and_clock_between_viper_
             finally:
                 mod.time.ticks_ms = ticks_ms
             assert (k, b.woke) == want, (n, what, k, b.woke)
-            assert ptrs.gpio.accesses - t0 == k * per_read  # exactly the reads it reports
+            assert ptrs.gpio.accesses - t0 == k * per_read + k // 16 * CALL  # exactly the reads it reports
             assert list(snap) == [0] * 8
 
 
@@ -207,11 +213,137 @@ def test_a_quiet_burst_feeds_the_uart_between_viper_calls_and_reads_on():
         assert writes == [(1, bytes(range(128))), (3, bytes(range(128, 200)))]
         assert (tx.q, tx.pos, tx.size) == ([], 0, 0)  # all written: the queue starts afresh
         assert tx.end == 1000000 + 30000 + 72 * 87
-        assert ptrs.gpio.accesses - t0 == k * per_read
+        assert ptrs.gpio.accesses - t0 == k * per_read + k // 16 * CALL
         # nothing waiting: no write at all
         writes.clear()
         b.scan_idle(snap, 64)
         assert writes == []
+
+
+def _rows_low(gpio, prof=GENERIC):
+    """The rows the output registers drive low."""
+    return [r for r, p in enumerate(prof.row_pins) if not gpio.out >> p & 1]
+
+
+def _calm_scanner(b):
+    from shove.scanner import Scanner
+
+    sc = Scanner(b.rows, b.cols)
+    b.read_matrix(sc.snap)
+    sc.step(b.ticks_us())  # primed with everything open: calm
+    assert sc.calm
+    return sc
+
+
+def test_between_reads_every_row_is_held_low_and_a_closure_leaves_them_released():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        g = ptrs.gpio
+        assert _rows_low(g) == []  # released from the start (open drain, high)
+        _scan(b)
+        assert _rows_low(g) == list(range(8))  # all open: held low until the next read
+        g.closed = {(4, 1)}
+        assert _closed(_scan(b), 8) == {(4, 1)}  # released first: read row by row as before
+        assert _rows_low(g) == []  # a closure: released (no edges while the scanner votes)
+        snap = array.array("H", bytes(16))
+        g.closed = set()
+        assert b.scan_idle(snap, 16) == 16 and _rows_low(g) == list(range(8))
+
+
+def test_a_crossing_closing_between_reads_sets_off_its_columns_edge_and_is_read_at_once():
+    # Table: (crossing, scanner state when the edge's handler runs) -> the handler's read steps it or not
+    from shove import scanner
+
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        g = ptrs.gpio
+        sc = _calm_scanner(b)
+        assert mach.irqs == {}  # none until the loop hands over its scanner
+        b.hooks(None, None, sc)
+        assert set(mach.irqs) == set(GENERIC.col_pins)  # every column, falling edge, nothing else
+        assert {t for _, t in mach.irqs.values()} == {mach.Pin.IRQ_FALLING}
+        scans = sc.scans
+        g.closed = {(6, 2)}
+        _clock_of(mod).ns += 2_000  # 2 us: the column falls through the contact
+        assert mach.run_edges(g) == 1
+        assert sc.state == scanner.WINDOW and sc.scans == scans + 1
+        assert _closed(sc.snap, 8) == {(6, 2)}
+        # its read drove row 6 alone: the column fell again, and that handler finds the scanner voting
+        assert g.fell == [GENERIC.col_pins[2]]
+        assert mach.run_edges(g) == 1 and sc.scans == scans + 1
+        # the scanner votes now (not calm): an edge sets off no read
+        _scan(b)  # the loop's read (a closure: rows released)
+        g.closed = set()
+        _scan(b)  # open: held low again
+        scans = sc.scans
+        assert mach.run_edges(g) == 1 and sc.scans == scans  # the loop's read of row 6 set one off
+        g.closed = {(1, 1)}
+        _clock_of(mod).ns += 2_000
+        assert mach.run_edges(g) == 1 and sc.scans == scans
+        # without the scanner (a board used outside the loop) there is no handler at all
+        b.hooks(None, None)
+        assert mach.irqs == {}
+
+
+def test_an_edge_whose_read_finds_the_contact_gone_changes_nothing():
+    # the loop's read found a closure it has not stepped yet; the contact
+    # opens before the edge's handler reads: what the loop holds stays
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        sc = _calm_scanner(b)
+        b.hooks(None, None, sc)
+        sc.snap[3] = 1 << 5  # the loop's unstepped read
+        scans = sc.scans
+        b._edge(mach.pins[GENERIC.col_pins[5]])  # a short contact, gone by the handler's read
+        assert list(sc.snap) == [0, 0, 0, 1 << 5, 0, 0, 0, 0] and sc.scans == scans and sc.calm
+        ptrs.gpio.closed = {(6, 0)}  # another closed meanwhile: added to it, then stepped
+        b._edge(mach.pins[GENERIC.col_pins[0]])
+        assert _closed(sc.snap, 8) == {(3, 5), (6, 0)} and sc.scans == scans + 1
+
+
+def test_an_edge_during_a_step_does_not_step_again():
+    # the handler runs at any jump in bytecode, the scanner's own bytecode
+    # included (a window's start): step clears `calm` before anything else
+    from shove import scanner
+
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        sc = _calm_scanner(b)
+        b.hooks(None, None, sc)
+        ptrs.gpio.closed = {(2, 7)}
+        seen = []
+        start = sc._start_window
+
+        def start_with_an_edge(now):
+            seen.append(sc.calm)
+            b._edge(mach.pins[GENERIC.col_pins[7]])  # as if it fell right here
+            start(now)
+        sc._start_window = start_with_an_edge
+        b.read_matrix(sc.snap)
+        sc.step(b.ticks_us())
+        assert seen == [False] and sc.scans == 2 and sc.state == scanner.WINDOW
+
+
+def test_the_edges_stop_for_the_repl_and_during_the_doctors_line_test():
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        sc = _calm_scanner(b)
+        b.hooks(None, None, sc)
+        during = []
+        ready = mach.Pin.value
+
+        def value(pin):
+            during.append(len(mach.irqs))
+            return ready(pin)
+        mach.Pin.value = value
+        try:
+            b.line_test()
+        finally:
+            mach.Pin.value = ready
+        assert during and set(during) == {0}  # none while lines are driven one by one
+        assert set(mach.irqs) == set(GENERIC.col_pins)  # and back on the new pins after
+        b.stopped()  # main.py stopped on purpose: the REPL has the board
+        assert mach.irqs == {}
 
 
 def test_strip_bytes_go_out_in_grb_order():

@@ -220,7 +220,7 @@ class App:
                            "restored": self.keeper.game is not None})
         for n in self.notices:
             self.emit("storage", n)
-        self.board.hooks(self.commands.stats, self.quiet)
+        self.board.hooks(self.commands.stats, self.quiet, self.scanner)
         self.board.start_watchdog()
 
     def run(self):

@@ -118,6 +118,7 @@ class Scanner:
 
     @micropython.native  # about a third faster per scan under MicroPython (make bench)
     def step(self, now):
+        self.calm = False  # a column's edge interrupt (the ESP32 board's _edge) steps only a calm scanner
         snap = self.snap
         self.scans += 1
         if not self.primed:  # a crossing closed at power-up is stuck, not a dart

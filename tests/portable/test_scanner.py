@@ -234,3 +234,31 @@ def test_calm_only_while_idle_with_nothing_masked():
     for t in range(12000, 13000, 100):
         sc.step(t)
     assert not sc.masked and sc.calm
+
+
+def test_no_part_of_a_step_that_runs_bytecode_sees_the_scanner_calm():
+    # An interrupt's handler (the ESP32 board's _edge) runs at any jump in
+    # bytecode and steps the scanner only while it is calm: every helper a
+    # step calls (bytecode, unlike step itself) must find it not calm, or
+    # the handler would step inside a step.
+    sc = scanner.Scanner(2, 2, window_us=1000, lockout_us=2000, rearm_us=500, stuck_us=5000)
+    seen = []
+    for name in ("_start_window", "_hit", "_push", "_reset_persist", "_report"):
+        def wrap(f, name=name):
+            def w(*a):
+                seen.append((name, sc.calm))
+                return f(*a)
+            return w
+        setattr(sc, name, wrap(getattr(sc, name)))
+    sc.step(0)  # primed, all open: calm
+    assert sc.calm
+    for t, closed in [(100, 1), (600, 1), (1200, 0), (3300, 0), (3900, 0)]:  # a dart, re-armed
+        sc.snap[0] = closed
+        sc.step(t)
+    sc.snap[1] = 2  # then a stuck crossing
+    for t in range(4000, 12000, 500):
+        sc.step(t)
+    assert sc.masked
+    names = {n for n, _ in seen}
+    assert {"_start_window", "_hit", "_push", "_reset_persist", "_report"} <= names, names
+    assert all(not calm for _, calm in seen), seen

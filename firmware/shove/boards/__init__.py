@@ -21,8 +21,9 @@
 #   strip_write(frame)                RGB bytes, 3 per pixel
 #   read_file(path), write_file(path, data), append_file(path, data)   power-safe flash
 #   sync_write(f, data)               bytes added to an open file and synced (the journal)
-#   hooks(stats, quiet)               the loop's callbacks, given once at boot: stats()
-#                                     its figures, quiet() nothing waits the board cannot see
+#   hooks(stats, quiet, scanner)      the loop's callbacks, given once at boot: stats()
+#                                     its figures, quiet() nothing waits the board cannot see;
+#                                     the scanner an interrupt may step (esp32.py's _edge)
 #   service()                         per-loop housekeeping (the virtual one's control channel)
 #   feed(), reset()                   watchdog, power cycle
 #   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end

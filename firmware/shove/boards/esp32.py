@@ -1,5 +1,7 @@
 # ESP32 board layer: open-drain rows, pulled-up columns read in one GPIO
 # register access per row (viper), WS2812 strip, buttons, watchdog, flash.
+# Between reads the rows are held low, so a closing crossing's column falls
+# and its edge interrupt reads the matrix from wherever the loop is (_edge).
 #
 # Only `_scan` touches registers. It is written in the part of Python that
 # viper and CPython share, so tests run this very function against a model
@@ -60,8 +62,21 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16
     w1tc1 = ptr32(io[5])
     gin = ptr32(io[6])
     gin1 = ptr32(io[7])
+    # Between two calls the rows are held low, so a closing crossing pulls its
+    # column down at once and the column's edge interrupt reads it (Board._edge):
+    # release them all and let the columns recover before the first row
+    for r in range(nrows):
+        pin = rows[r]
+        if pin < 32:
+            w1ts[0] = 1 << pin
+        else:
+            w1ts1[0] = 1 << (pin - 32)
+    n = 0
+    while n < recover and ((gin[0] & m0) != m0 or (gin1[0] & m1) != m1):
+        n += 1
     late = 0
     k = 0
+    closed = 0
     while k < times:
         closed = 0
         for r in range(nrows):
@@ -95,7 +110,21 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16
         if closed:
             break
         k += 1
+    if not closed:  # all open: the rows held low until the next call (a closure leaves them released)
+        for r in range(nrows):
+            pin = rows[r]
+            if pin < 32:
+                w1tc[0] = 1 << pin
+            else:
+                w1tc1[0] = 1 << (pin - 32)
     return (k << 16) | late
+
+
+@micropython.viper
+def _merge(snap: ptr16, more: ptr16, n: int):
+    """snap[r] |= more[r]: an edge's read added to what the loop may hold unstepped."""
+    for r in range(n):
+        snap[r] = snap[r] | more[r]
 
 
 def grb(frame, buf):
@@ -264,8 +293,35 @@ class Board:
                 pass
             self._log = None
 
-    def hooks(self, stats, quiet):
-        pass  # nothing here serves the loop's figures or waits on it
+    def hooks(self, stats, quiet, scanner=None):
+        """The scanner a column's falling edge steps (_edge); nothing here serves the loop's figures."""
+        self._sc = scanner
+        self.edges(scanner is not None)
+
+    def edges(self, on):
+        # ports/esp32/machine_pin.c: the GPIO interrupt schedules the handler
+        # (a soft IRQ), which py/vm.c runs at the next jump in bytecode,
+        # wherever the loop is; not inside viper or a C call
+        h = self._edge if on else None
+        for p in self._keep[self.rows:]:
+            p.irq(h, machine.Pin.IRQ_FALLING)
+
+    def _edge(self, _pin):
+        """A column fell: a crossing closed while the rows were held low
+        (between two reads). Read now, while the contact lasts, and step the
+        scanner as a scan point would: a dart that lands during a web
+        request's bytecode meets a read within a few bytecodes, not at the
+        request's end. Only while calm: the scanner is idle (not in a step,
+        step clears calm first) and the loop reads on every pass otherwise."""
+        sc = self._sc
+        if not sc.calm:
+            return
+        e = self._esnap
+        v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, e, self._settle, RECOVER, 1)
+        self.late_rows += v & 0xFFFF
+        if not v >> 16:  # a closure: added to snap, which may hold one the loop read and has not stepped
+            _merge(sc.snap, e, self.rows)
+            sc.step(time.ticks_us() & _MASK)
 
     def service(self):
         pass
@@ -287,6 +343,7 @@ class Board:
 
     def stopped(self):
         self._free_run = True
+        self.edges(False)  # the REPL's: no scan from an interrupt now
 
     # the app paces its output to it: on the S3 and C3 too, whose USB console has no baud rate, as
     # their stock images write the console to UART0 as well (ports/esp32/mphalport.c)

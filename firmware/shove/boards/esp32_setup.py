@@ -107,6 +107,8 @@ def build(board, profile, reads_per_us):
     # `press` injects closures at the scanner's input through the virtual board's model, loaded by the
     # first press (esp32.py's Board.press)
     board._full = (1 << board.cols) - 1
+    board._sc = None  # the scanner a column's edge steps (Board.hooks)
+    board._esnap = array.array("H", bytes(2 * board.rows))  # that read's own snapshot
     board._buttons = []
     for name in ("next", "undo", "new"):
         pin = profile.buttons.get(name)
@@ -145,6 +147,7 @@ def line_test(board):
     then drive each low in turn and read which follow it (a short
     between lines, or a crossing closed). Input-only pins (a classic
     ESP32's 34-39) cannot drive: their entry is 0. The scan's pin set-up comes back."""
+    board.edges(False)  # the lines driven one by one must not set off a scan
     pins = bytes(board._row_pins) + bytes(board._col_pins)
     lines = [Pin(p, Pin.IN, None if p in board._no_pull else Pin.PULL_UP) for p in pins]
 
@@ -165,6 +168,7 @@ def line_test(board):
         out.append(low() & ~(1 << i))
         lines[i].init(Pin.IN, Pin.PULL_UP)
     matrix_pins(board)
+    board.edges(board._sc is not None)
     return out
 
 
