@@ -285,6 +285,32 @@ def test_a_crossing_closing_between_reads_sets_off_its_columns_edge_and_is_read_
         assert mach.irqs == {}
 
 
+def test_a_burst_ends_at_the_next_look_once_an_edge_has_begun_a_dart():
+    # the edge's handler runs in the burst's bytecode between two viper
+    # calls; the burst must hand the loop the dart, not read on for a second
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        sc = _calm_scanner(b)
+        b.hooks(None, None, sc)
+        b.buttons_down = lambda: False
+        looks = [0]
+
+        def serial():  # the first thing a look sees: the edge fires before it
+            looks[0] += 1
+            if looks[0] == 2:
+                ptrs.gpio.closed = {(0, 4)}
+                _clock_of(mod).ns += 2_000
+                mach.run_edges(ptrs.gpio)
+                ptrs.gpio.closed = set()  # gone before the burst's next read
+            return False
+        b.serial_ready = serial
+        k = b.scan_idle(sc.snap, 1000)
+        # the edge came in the second look, after its look at the scanner: one call more (16
+        # reads, some 0.3 ms of a 3 ms window), then the third look ends the burst, before the console
+        assert k == 48 and b.woke == 0 and not sc.calm  # k < n and not woke: the loop steps the scanner next
+        assert looks[0] == 2
+
+
 def test_an_edge_whose_read_finds_the_contact_gone_changes_nothing():
     # the loop's read found a closure it has not stepped yet; the contact
     # opens before the edge's handler reads: what the loop holds stays

@@ -193,6 +193,9 @@ class Board:
             k += got
             if got < m or k >= n:
                 break
+            sc = self._sc
+            if sc is not None and not sc.calm:  # an edge's read began a dart between two calls: the loop steps it
+                break
             if self.serial_ready() or self.buttons_down():
                 self.woke = WOKE_INPUT
                 break
