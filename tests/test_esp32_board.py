@@ -311,6 +311,30 @@ def test_a_burst_ends_at_the_next_look_once_an_edge_has_begun_a_dart():
         assert looks[0] == 2
 
 
+def test_diags_recording_turns_the_edges_off_and_back_on():
+    # `hapenny calibrate` records raw closures (diag.watch): they are no darts
+    from shove import diag
+
+    with esp32() as (mod, mach, ptrs):
+        b = _board(mod, ptrs)
+        sc = _calm_scanner(b)
+        b.hooks(None, None, sc)
+        during = []
+
+        def button(i):
+            if i == 0 and not during:
+                ptrs.gpio.closed = {(2, 3)}  # a contact while recording
+                during.append(dict(mach.irqs))
+            return False
+        b.button = button
+        b.service = lambda: None
+        out = diag.watch(b, 8, 1)
+        assert during == [{}]  # no handler while it records
+        assert out["matrix"][0][1:] == [2, 1 << 3]  # recorded raw
+        assert sc.calm and sc.scans == 1 and sc.qhead == sc.qtail  # the game's scanner untouched
+        assert set(mach.irqs) == set(GENERIC.col_pins)  # on again after
+
+
 def test_an_edge_whose_read_finds_the_contact_gone_changes_nothing():
     # the loop's read found a closure it has not stepped yet; the contact
     # opens before the edge's handler reads: what the loop holds stays

@@ -179,10 +179,31 @@ def watch(b, rows, ms):
     edges = _edges
     snap = array.array("H", bytes(2 * rows))
     last = array.array("H", bytes(2 * rows))
+    gc.collect()  # no collection in the middle of the recording
+    edges_on = getattr(b, "edges", None)  # a contact recorded here is no dart (esp32.py's interrupt)
+    if edges_on is not None:
+        edges_on(False)
+    try:
+        n = _record(b, rows, ms, edges, snap, last)
+    finally:
+        if edges_on is not None:
+            edges_on(True)
+    m = []
+    btn = []
+    for k in range(n):
+        t, r, v = edges[3 * k], edges[3 * k + 1], edges[3 * k + 2]
+        if r >= 0:
+            m.append([t, r, v])
+        else:
+            btn.append([t, -1 - r, v])
+    return {"ms": ms, "matrix": m, "buttons": btn, "full": n >= MAX_EDGES}
+
+
+def _record(b, rows, ms, edges, snap, last):
+    """watch's recording: how many changes it put in `edges`."""
     nb = 0
     buttons = 0
     n = 0
-    gc.collect()  # no collection in the middle of the recording
     t0 = b.ticks_us()
     end_us = ms * 1000
     since_service = 0
@@ -215,15 +236,7 @@ def watch(b, rows, ms):
             since_service = now
             b.feed()
             b.service()
-    m = []
-    btn = []
-    for k in range(n):
-        t, r, v = edges[3 * k], edges[3 * k + 1], edges[3 * k + 2]
-        if r >= 0:
-            m.append([t, r, v])
-        else:
-            btn.append([t, -1 - r, v])
-    return {"ms": ms, "matrix": m, "buttons": btn, "full": n >= MAX_EDGES}
+    return n
 
 
 def protocol_diff(a, b):

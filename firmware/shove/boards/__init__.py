@@ -24,6 +24,8 @@
 #   hooks(stats, quiet, scanner)      the loop's callbacks, given once at boot: stats()
 #                                     its figures, quiet() nothing waits the board cannot see;
 #                                     the scanner an interrupt may step (esp32.py's _edge)
+#   edges(on)                         (optional) that interrupt on or off (off while
+#                                     something else reads the matrix: diag's recording)
 #   service()                         per-loop housekeeping (the virtual one's control channel)
 #   feed(), reset()                   watchdog, power cycle
 #   start_watchdog(), serial_raw(on), stopped()   at the loop's start and end

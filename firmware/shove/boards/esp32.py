@@ -51,7 +51,8 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16
     times in a row while every crossing reads open (an idle board's burst:
     one call from bytecode for many reads). `io`: the columns' masks in IN
     and IN1, then the registers' addresses (OUT_W1TS, OUT_W1TC, OUT1_W1TS,
-    OUT1_W1TC, IN, IN1: esp32_setup.gpio_io). Returns the reads that found
+    OUT1_W1TC, IN, IN1: esp32_setup.gpio_io). The rows are released first
+    and held low again at the end when all read open. Returns the reads that found
     everything open << 16 | the rows that left a column low past the
     recovery bound."""
     m0 = io[0]
@@ -299,13 +300,16 @@ class Board:
     def hooks(self, stats, quiet, scanner=None):
         """The scanner a column's falling edge steps (_edge); nothing here serves the loop's figures."""
         self._sc = scanner
-        self.edges(scanner is not None)
+        self.edges(True)
 
     def edges(self, on):
-        # ports/esp32/machine_pin.c: the GPIO interrupt schedules the handler
-        # (a soft IRQ), which py/vm.c runs at the next jump in bytecode,
-        # wherever the loop is; not inside viper or a C call
-        h = self._edge if on else None
+        """The columns' edge interrupt on (if a scanner is hooked) or off: off
+        while something else reads the matrix (the doctor's line test, diag's
+        recording), whose contacts are no darts. ports/esp32/machine_pin.c: the
+        GPIO interrupt schedules the handler (a soft IRQ), which py/vm.c runs
+        at the next jump in bytecode, wherever the loop is; not inside viper
+        or a C call."""
+        h = self._edge if on and self._sc is not None else None
         for p in self._keep[self.rows:]:
             p.irq(h, machine.Pin.IRQ_FALLING)
 

@@ -168,7 +168,7 @@ def line_test(board):
         out.append(low() & ~(1 << i))
         lines[i].init(Pin.IN, Pin.PULL_UP)
     matrix_pins(board)
-    board.edges(board._sc is not None)
+    board.edges(True)
     return out
 
 
