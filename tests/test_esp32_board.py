@@ -14,8 +14,8 @@ GENERIC = profile.Profile(profile.default_dict())
 
 
 # a viper call's own register accesses, its reads apart, when every crossing reads open: the rows
-# released (8 writes) and the columns seen high (IN, IN1) first, the rows held low (8 writes) after
-CALL = 8 + 2 + 8
+# released (a write a bank) and the columns seen high (IN, IN1) first, the rows held low (a write a bank) after
+CALL = 2 + 2 + 2
 
 
 def _board(mod, ptrs, prof=GENERIC, chip="esp32", **electric):
@@ -102,7 +102,7 @@ def test_a_column_held_low_by_a_fault_is_bounded_and_counted():
         _scan(b)
         assert b.late_rows == 8
         # (and once before the first row, all released: one read a turn, the first column low)
-        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8) + 8 + mod.RECOVER + 1
+        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8) + 2 + mod.RECOVER + 1
 
 
 def test_idle_scan_costs_a_few_register_accesses_a_row():
@@ -235,6 +235,13 @@ def _calm_scanner(b):
     return sc
 
 
+def _hooked_scanner(b):
+    """A calm scanner handed to the board, as App.boot hands it its own."""
+    sc = _calm_scanner(b)
+    b.hooks(None, None, sc)
+    return sc
+
+
 def test_between_reads_every_row_is_held_low_and_a_closure_leaves_them_released():
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
@@ -290,8 +297,7 @@ def test_a_burst_ends_at_the_next_look_once_an_edge_has_begun_a_dart():
     # calls; the burst must hand the loop the dart, not read on for a second
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
-        sc = _calm_scanner(b)
-        b.hooks(None, None, sc)
+        sc = _hooked_scanner(b)
         b.buttons_down = lambda: False
         looks = [0]
 
@@ -317,8 +323,7 @@ def test_diags_recording_turns_the_edges_off_and_back_on():
 
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
-        sc = _calm_scanner(b)
-        b.hooks(None, None, sc)
+        sc = _hooked_scanner(b)
         during = []
 
         def button(i):
@@ -340,8 +345,7 @@ def test_an_edge_whose_read_finds_the_contact_gone_changes_nothing():
     # opens before the edge's handler reads: what the loop holds stays
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
-        sc = _calm_scanner(b)
-        b.hooks(None, None, sc)
+        sc = _hooked_scanner(b)
         sc.snap[3] = 1 << 5  # the loop's unstepped read
         scans = sc.scans
         b._edge(mach.pins[GENERIC.col_pins[5]])  # a short contact, gone by the handler's read
@@ -358,8 +362,7 @@ def test_an_edge_during_a_step_does_not_step_again():
 
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
-        sc = _calm_scanner(b)
-        b.hooks(None, None, sc)
+        sc = _hooked_scanner(b)
         ptrs.gpio.closed = {(2, 7)}
         seen = []
         start = sc._start_window
@@ -377,8 +380,7 @@ def test_an_edge_during_a_step_does_not_step_again():
 def test_the_edges_stop_for_the_repl_and_during_the_doctors_line_test():
     with esp32() as (mod, mach, ptrs):
         b = _board(mod, ptrs)
-        sc = _calm_scanner(b)
-        b.hooks(None, None, sc)
+        sc = _hooked_scanner(b)
         during = []
         ready = mach.Pin.value
 

@@ -65,13 +65,17 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16
     gin1 = ptr32(io[7])
     # Between two calls the rows are held low, so a closing crossing pulls its
     # column down at once and the column's edge interrupt reads it (Board._edge):
-    # release them all and let the columns recover before the first row
+    # release them all (one write a bank) and let the columns recover before the first row
+    rm0 = 0
+    rm1 = 0
     for r in range(nrows):
         pin = rows[r]
         if pin < 32:
-            w1ts[0] = 1 << pin
+            rm0 |= 1 << pin
         else:
-            w1ts1[0] = 1 << (pin - 32)
+            rm1 |= 1 << (pin - 32)
+    w1ts[0] = rm0
+    w1ts1[0] = rm1
     n = 0
     while n < recover and ((gin[0] & m0) != m0 or (gin1[0] & m1) != m1):
         n += 1
@@ -112,12 +116,8 @@ def _scan(rows: ptr8, nrows: int, cols: ptr8, ncols: int, io: ptr32, snap: ptr16
             break
         k += 1
     if not closed:  # all open: the rows held low until the next call (a closure leaves them released)
-        for r in range(nrows):
-            pin = rows[r]
-            if pin < 32:
-                w1tc[0] = 1 << pin
-            else:
-                w1tc1[0] = 1 << (pin - 32)
+        w1tc[0] = rm0
+        w1tc1[0] = rm1
     return (k << 16) | late
 
 
