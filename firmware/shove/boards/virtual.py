@@ -196,7 +196,7 @@ class Board:
         c.sim(0)  # the copy and the report above are the simulator's
 
     # ---- the loop's housekeeping -------------------------------------------------
-    def hooks(self, stats, quiet, _sc):  # (the scanner: the chip's interrupt steps it, esp32.py)
+    def hooks(self, stats, quiet, scanner):  # (the chip's interrupt steps the scanner, esp32.py; none here)
         self._stats = stats
         self._quiet = quiet
 
