@@ -194,7 +194,7 @@ class Board:
             k += got
             if got < m or k >= n:
                 break
-            sc = self._sc
+            sc = self.scanner
             if sc is not None and not sc.calm:  # an edge's read began a dart between two calls: the loop steps it
                 break
             if self.serial_ready() or self.buttons_down():
@@ -299,7 +299,7 @@ class Board:
 
     def hooks(self, stats, quiet, scanner=None):
         """The scanner a column's falling edge steps (_edge); nothing here serves the loop's figures."""
-        self._sc = scanner
+        self.scanner = scanner
         self.edges(True)
 
     def edges(self, on):
@@ -309,7 +309,7 @@ class Board:
         GPIO interrupt schedules the handler (a soft IRQ), which py/vm.c runs
         at the next jump in bytecode, wherever the loop is; not inside viper
         or a C call."""
-        h = self._edge if on and self._sc is not None else None
+        h = self._edge if on and self.scanner is not None else None
         for p in self._keep[self.rows:]:
             p.irq(h, machine.Pin.IRQ_FALLING)
 
@@ -320,10 +320,10 @@ class Board:
         request's bytecode meets a read within a few bytecodes, not at the
         request's end. Only while calm: the scanner is idle (not in a step,
         step clears calm first) and the loop reads on every pass otherwise."""
-        sc = self._sc
+        sc = self.scanner
         if not sc.calm:
             return
-        e = self._esnap
+        e = self.snap
         v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, e, self._settle, RECOVER, 1)
         self.late_rows += v & 0xFFFF
         if not v >> 16:  # a closure: added to snap, which may hold one the loop read and has not stepped

@@ -107,8 +107,8 @@ def build(board, profile, reads_per_us):
     # `press` injects closures at the scanner's input through the virtual board's model, loaded by the
     # first press (esp32.py's Board.press)
     board._full = (1 << board.cols) - 1
-    board._sc = None  # the scanner a column's edge steps (Board.hooks)
-    board._esnap = array.array("H", bytes(2 * board.rows))  # that read's own snapshot
+    board.scanner = None  # the scanner a column's edge steps (Board.hooks)
+    board.snap = array.array("H", bytes(2 * board.rows))  # that read's own snapshot
     board._buttons = []
     for name in ("next", "undo", "new"):
         pin = profile.buttons.get(name)
