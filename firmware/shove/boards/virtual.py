@@ -10,7 +10,7 @@ import sys
 import time
 
 from shove import RESET_MARK, call, scanner
-from shove.boards.virtual_clock import MASK, READ_US, STRETCH_US, WAKE_EVERY, WAKE_US, readable
+from shove.boards.virtual_clock import MASK, STRETCH_US, WAKE_EVERY, WAKE_US, readable
 from shove.scanner import WOKE_INPUT, WOKE_TIME
 
 STRIP_US_PER_PIXEL = 30  # 24 bits at 800 kHz, as neopixel.write() blocks on an ESP32
@@ -97,12 +97,6 @@ class Board:
             self.gap_quiet_max_us = gap
         return False
 
-    def _read_charged(self, snap):
-        """read_matrix in the ESP32 model: the electrical model is the simulator's
-        work; what esp32.py's viper read costs on the chip is charged instead."""
-        Board.read_matrix(self, snap)
-        self.clock.sim(READ_US)
-
     def scan_idle(self, snap, n, until=-1, tx=None):
         """As esp32.py's (boards/__init__.py has the interface): bursts of up
         to WAKE_EVERY reads, between them a look at the console, the buttons
@@ -119,6 +113,7 @@ class Board:
         # the firmware's work up to this call, with the clock read inline:
         # a call to ticks_us would be charged too, and on the chip there is none
         c.charge()
+        c.in_sim = True  # (the ESP32 model's edge interrupt does not run its handler inside: Esp32Clock.handle)
         k = 0
         while True:
             m = n - k
@@ -154,6 +149,7 @@ class Board:
                     self.woke = WOKE_INPUT
                     break
                 k += self.bench.look(self._stats, n - k, until, tx)
+        c.in_sim = False
         return k
 
     def line_test(self):
@@ -196,16 +192,17 @@ class Board:
         c.sim(0)  # the copy and the report above are the simulator's
 
     # ---- the loop's housekeeping -------------------------------------------------
-    def hooks(self, stats, quiet, scanner):  # (the chip's interrupt steps the scanner, esp32.py; none here)
+    def hooks(self, stats, quiet, scanner):
         self._stats = stats
-        self._quiet = quiet
+        self.quiet = quiet
+        self.scanner = scanner  # (the ESP32 model's edge interrupt steps it, as esp32.py's does)
 
     def service(self):
         # the chip's is a `pass` (esp32.py): its call is the firmware's,
         # the test bench's work here (virtual_bench.py) the simulator's
         self.clock.charge()
         if self.bench is not None:
-            self.bench.service(self._stats, self._quiet)
+            self.bench.service(self._stats, self.quiet)
 
     # The watchdog as on the ESP32 (esp32.py): armed once, fed from a timer
     # only while the loop checks in, and fed unconditionally once the loop
@@ -237,6 +234,7 @@ class Board:
 
     def stopped(self):
         self._free_run = True
+        self.scanner = None  # the REPL has the board: no edge steps the game (esp32.py's edges off)
 
     def serial_raw(self, on):
         """0x03 as data (on) or as KeyboardInterrupt, like micropython.kbd_intr

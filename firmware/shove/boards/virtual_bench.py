@@ -139,11 +139,7 @@ class Bench:
         the doze stood for."""
         b = self.board
         c = b.clock
-        c.in_sim = True
-        try:
-            self.serve(stats)
-        finally:
-            c.in_sim = False
+        self.serve(stats)  # (in_sim: scan_idle set it, the test bench is not the board)
         c.sim(0)
         m = b.model
         if not m.idle or m.grounded or m.shorts or b.crash or b.buttons_down() or b.serial.rxq:
@@ -196,6 +192,8 @@ class Bench:
         seq = msg.get("seq")
         if op == "close":
             ok = b.close_us(msg["row"], msg["col"], msg["us"], msg.get("delay_us", 0))
+            if hasattr(b.clock, "due"):  # the ESP32 model's edge interrupt looks out for it
+                b.clock.wake()
             self.send({"seq": seq, "ok": ok})
         elif op == "line_times":
             # the board time each console line from number `from` on finished
@@ -208,6 +206,8 @@ class Bench:
             for row, col, delay, length in msg["pulses"]:
                 on = (now + delay) & MASK
                 ok = b.model.close(row, col, on, (on + length) & MASK) and ok
+            if hasattr(b.clock, "due"):
+                b.clock.wake()
             self.send({"seq": seq, "ok": ok, "at": b.clock.total})
         elif op == "button":
             i = BUTTONS.index(msg["name"])
@@ -311,6 +311,8 @@ class Bench:
         st["buttons_down"] = b.buttons_down()
         st["unseen"] = b.model.unseen  # closures no read of the matrix fell inside (since start) ...
         st["unseen_os"] = b.model.unseen_os  # ... in a stretch the OS interrupted
+        if hasattr(c, "due"):  # the ESP32 model's edge interrupt: handlers run, the reads they made, those a collection held
+            st["edges"] = c.counts
         w = b.web_steps  # the web server's steps with a client (time_steps), once the bench asked
         if w is not None:
             st["web_steps"] = list(w)

@@ -10,7 +10,11 @@
 #   host's file I/O) not at all: a fixed cost of the chip's stands for it;
 # - the UART (virtual_uart.py), the flash (Esp32Flash below, on
 #   virtual_flash.py's Flash) and the strip, at the chip's figures.
+import array
+import gc
 import time
+
+from micropython import const
 
 from shove import scanner
 from shove.boards.virtual_clock import MASK, READ_US, STALL_US, STRETCH_US, Clock, host_open
@@ -36,6 +40,21 @@ def chip_scale(scale, chip):
 # on the chip; the virtual clock's own bookkeeping is not charged.
 TICKS_US = 3
 
+# From a column's falling edge to the handler's read on the chip: the GPIO interrupt (C in
+# IRAM), mp_sched_schedule, the call made at the next jump in bytecode (py/scheduler.c,
+# mp_handle_pending), and esp32.py's _edge up to its viper read (some ten bytecodes). Not
+# measured on a chip. Charged as a figure, not timed: this machine's clock counts whole us,
+# each some 130 of the chip's, far coarser than the few us it stands for.
+_EDGE_US = const(30)
+_MERGE_US = const(5)  # esp32.py's _merge: a viper call from bytecode ORing a few rows
+# How near the next edge a stretch of the firmware's must begin for its heap to be weighed
+# (sim): a collection in the stretch is seen by the heap in use falling, by more than the
+# firmware's own frees (a buffer grown or let go) come to
+_NEAR_US = const(5000)
+_GC_FELL = const(1024)
+_NEVER = const(1 << 60)  # (no edge due; a small int on this 64-bit port, as every board time here)
+
+
 
 class Esp32Clock(Clock):
     def __init__(self, scale):
@@ -47,15 +66,26 @@ class Esp32Clock(Clock):
         self._cpu_last = self._cpu_ns()
         self._own = 0  # short gaps counted since the last look at the CPU time
         self.last = time.ticks_us()
+        # the columns' edge interrupt (setup); the names are ones the firmware has already: a
+        # new one takes an entry of the port's pools of names, whose next block of some
+        # kilobytes can then come due inside a game, in a heap cut up (tests/test_output_budget.py)
+        self.board = None
+        self.on = False
+        self.due = _NEVER  # the board time (total) of the next edge
+        self.held = False  # the rows held low: the last read found every crossing open
+        self.pending = -1  # the board time a read found a closure (its own edge) whose handler has not run
+        self.armed = False  # the handler runs (no other inside it)
+        self.used = -1  # the heap in use where the last stretch near an edge began (-1: not weighed)
+        self.counts = [0, 0, 0]  # the test bench's figures: handlers run, their reads, those a collection held
 
     def ticks_us(self):
         raw = time.ticks_us()
         gap = time.ticks_diff(raw, self.last)
-        self.last = raw
-        if self.in_sim:  # the control channel reading the clock: its work is the simulator's
+        if self.in_sim:  # the board's own code reading the clock (the control channel): the simulator's
+            self.last = raw
             self.sim(0)
             return (self.base + self.total) & MASK
-        self.total += self._gap(gap)
+        self.charge(raw)
         self.sim(TICKS_US)
         return (self.base + self.total) & MASK
 
@@ -93,9 +123,16 @@ class Esp32Clock(Clock):
         the board can open a new pool of names, kilobytes of its heap."""
         if raw is None:
             raw = time.ticks_us()
-        gap = time.ticks_diff(raw, self.last)
+        s = self.last
+        gap = time.ticks_diff(raw, s)
+        if gap <= 0:
+            return
+        t = self.total
         self.last = raw
         self.total += self._gap(gap)
+        if self.due <= self.total and not self.in_sim:
+            # a column fell while the firmware ran since its last call into the board
+            self.handle(t)
 
     def _gap(self, gap):
         # Short gaps are the firmware computing. Past STALL_US, ask the kernel
@@ -115,6 +152,9 @@ class Esp32Clock(Clock):
         return gap * self.scale
 
     def sim(self, us=0):
+        if self.due - self.total < _NEAR_US + us:  # an edge may come in the stretch this may begin
+            sc = self.board.scanner
+            self.used = gc.mem_alloc() if sc is not None and sc.calm else -1  # (-1: not weighed)
         t = time.ticks_us()
         self._own += time.ticks_diff(t, self.last)
         self.last = t
@@ -173,8 +213,118 @@ class Esp32Clock(Clock):
                 self.total += (n - 1) * READ_US
                 board.last_read = self.total - READ_US
                 k = n
+        self.seen(k < n)
         self.sim(0)
         return k
+
+
+    # ---- the columns' edge interrupt -------------------------------------------------
+    # esp32.py's: between two reads the chip holds its rows low (a read that finds every
+    # crossing open leaves them so), so a crossing that closes pulls its column down; so does
+    # a read's own driving of a closed crossing's row. The port schedules the handler
+    # (Board._edge) from the GPIO interrupt, and py/vm.c runs it at the next jump in
+    # bytecode, never inside viper or C (ports/esp32/machine_pin.c).
+    #
+    # Here the firmware's bytecode between two calls into the board (a stretch) is timed as
+    # a whole, so the handler runs where the firmware next calls the board (charge), at the
+    # board time it would have run on the chip: the edge's; the stretch's start if the edge
+    # came inside the board's own code (viper and C on the chip: a read, a burst, the UART,
+    # the flash, a socket, the strip); the stretch's
+    # end if the heap in use fell in it (a collection, C no handler interrupts, may have held
+    # it). The rest of the stretch is charged after the handler. A stretch's other C (a long
+    # formatting, a JSON dump) is not seen: an edge in it is served early.
+
+    def setup(self, board):
+        """The interrupt for `board`, whose read_matrix is read() below."""
+        self.board = board
+        self.snap = array.array("H", bytes(2 * board.rows))  # the handler's own read
+        self.levels = type(board).read_matrix  # (the electrical model's)
+        self.on = True
+
+    def turn(self, on):
+        """esp32.py's Board.edges: off while diag records raw closures."""
+        self.on = on
+        self.pending = -1
+        self.wake()
+
+    def read(self, snap):
+        """The board's read_matrix: the electrical model is the simulator's
+        work, the chip's read (esp32.py's viper _scan) is charged instead."""
+        self.charge()
+        return self.look(snap)
+
+    def look(self, snap):
+        was = self.in_sim
+        self.in_sim = True
+        b = self.board
+        self.levels(b, snap)
+        closed = 0
+        for r in range(b.rows):
+            closed |= snap[r]
+        self.sim(READ_US)
+        self.in_sim = was
+        self.seen(closed)
+        return closed
+
+    def seen(self, closed):
+        """A read found a closure (its row, driven, pulled a column down: an
+        edge, and the rows are left released) or every crossing open (the rows
+        held low: the next closure to start makes an edge)."""
+        if closed:
+            self.pending = self.total
+            self.held = False
+        else:
+            self.held = True
+        self.wake()
+
+    def wake(self):
+        """When the next edge comes (the test bench calls this too, when it
+        schedules closures)."""
+        b = self.board
+        if self.armed or not self.on or b is None or b.scanner is None:
+            self.due = _NEVER
+        elif self.pending >= 0:
+            self.due = self.pending
+        elif self.held and not b.model.idle:
+            self.due = self.total + scanner.ticks_diff(b.model.next_change, (self.base + self.total) & MASK)
+        else:
+            self.due = _NEVER
+
+    def handle(self, start):
+        """charge() found the edge inside the stretch the firmware ran from
+        board time `start` to now: the handler at the time it would have run,
+        then the rest of the stretch."""
+        end = self.total
+        at = self.due if self.due > start else start
+        sc = self.board.scanner
+        if sc is not None and sc.calm and self.used >= 0 and gc.mem_alloc() < self.used - _GC_FELL:
+            at = end  # the heap in use fell: a collection in the stretch
+            self.counts[2] += 1
+        self.pending = -1
+        self.armed = True
+        self.due = _NEVER
+        self.total = at
+        self.handler()
+        self.total += end - at
+        self.armed = False
+        self.wake()
+
+    def handler(self):
+        """esp32.py's Board._edge."""
+        sc = self.board.scanner
+        self.counts[0] += 1
+        if sc is None or not sc.calm:
+            self.sim(_EDGE_US)
+            return
+        e = self.snap
+        self.counts[1] += 1
+        self.sim(_EDGE_US)
+        if self.look(e):  # a closure: added to the scanner's snapshot, which may hold one not stepped yet
+            snap = sc.snap
+            for r in range(self.board.rows):
+                snap[r] |= e[r]
+            self.sim(_MERGE_US)
+            sc.step(self.ticks_us())
 
 
 # littlefs's own work (C) is charged from what it does, not from this

@@ -37,8 +37,9 @@ def build(board, profile, esp32_scale, Serial):
     board.doze_reads = 0  # reads a doze stood for (counted in the app's scans, not done)
     board.input_reads = 0  # idle reads made with a byte from the host on its way in or waiting
     board.woke = 0  # why scan_idle stopped early: WOKE_INPUT, WOKE_TIME (the loop clears it)
-    board._stats = None  # the loop's callbacks (hooks): its figures for the test bench ...
-    board._quiet = None  # ... and whether nothing waits that the board cannot see
+    board.scanner = None  # the loop's scanner, which the ESP32 model's edge interrupt steps (hooks) ...
+    board._stats = None  # ... the loop's callbacks: its figures for the test bench ...
+    board.quiet = None  # ... and whether nothing waits that the board cannot see
     board._served = False  # the loop has run a slice (scan_idle may serve the control channel for it)
     board._wdt = None
     board._run_timers = None
@@ -71,7 +72,11 @@ def build(board, profile, esp32_scale, Serial):
         board.clock = Esp32Clock(esp32_scale)
         board.serial = Uart(board.clock, poll, board.console_kind != "uart")
         board.flash = Esp32Flash(board.clock, board.serial)
-        board.read_matrix = board._read_charged
+        # its reads, and the columns' edge interrupt as esp32.py has it
+        c = board.clock
+        c.setup(board)
+        board.read_matrix = c.read
+        board.edges = c.turn
     else:
         board.clock = Clock()
         board.serial = Serial(poll)
