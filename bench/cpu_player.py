@@ -103,7 +103,7 @@ def _model_scale():
     """The factor the virtual board's ESP32 timing model uses (measured by bench/esp32_scale.py)."""
     import re
 
-    text = (ROOT / "firmware" / "shove" / "boards" / "virtual.py").read_text()
+    text = (ROOT / "firmware" / "shove" / "boards" / "virtual_esp32.py").read_text()
     return float(re.search(r"^ESP32_SCALE = (\d+)", text, re.M).group(1))
 
 
