@@ -57,7 +57,7 @@ _NEVER = const(1 << 60)  # (no edge due; a small int on this 64-bit port, as eve
 
 
 class Esp32Clock(Clock):
-    def __init__(self, scale):
+    def __init__(self, scale, board=None):
         super().__init__()
         self.slow = False  # the modelled costs are charged to the clock, not slept
         self.scale = scale
@@ -77,6 +77,8 @@ class Esp32Clock(Clock):
         self.armed = False  # the handler runs (no other inside it)
         self.used = -1  # the heap in use where the last stretch near an edge began (-1: not weighed)
         self.counts = [0, 0, 0]  # the test bench's figures: handlers run, their reads, those a collection held
+        if board is not None:
+            self.setup(board)
 
     def ticks_us(self):
         raw = time.ticks_us()
@@ -235,11 +237,14 @@ class Esp32Clock(Clock):
     # formatting, a JSON dump) is not seen: an edge in it is served early.
 
     def setup(self, board):
-        """The interrupt for `board`, whose read_matrix is read() below."""
+        """The interrupt for `board`, its reads made by read() below (here, not in the
+        board's making, which the 32-bit heap tour loads: no name of the ESP32 model's there)."""
         self.board = board
         self.snap = array.array("H", bytes(2 * board.rows))  # the handler's own read
         self.levels = type(board).read_matrix  # (the electrical model's)
         self.on = True
+        board.read_matrix = self.read
+        board.edges = self.turn  # (esp32.py's edges(on): diag turns it off while it records)
 
     def turn(self, on):
         """esp32.py's Board.edges: off while diag records raw closures."""

@@ -69,14 +69,9 @@ def build(board, profile, esp32_scale, Serial):
         from shove.boards.virtual_esp32 import Esp32Clock, Esp32Flash
         from shove.boards.virtual_uart import Uart
 
-        board.clock = Esp32Clock(esp32_scale)
+        board.clock = Esp32Clock(esp32_scale, board)  # (with the board's reads and edge interrupt)
         board.serial = Uart(board.clock, poll, board.console_kind != "uart")
         board.flash = Esp32Flash(board.clock, board.serial)
-        # its reads, and the columns' edge interrupt as esp32.py has it
-        c = board.clock
-        c.setup(board)
-        board.read_matrix = c.read
-        board.edges = c.turn
     else:
         board.clock = Clock()
         board.serial = Serial(poll)
