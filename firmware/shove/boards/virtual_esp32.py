@@ -231,10 +231,10 @@ class Esp32Clock(Clock):
     # a whole, so the handler runs where the firmware next calls the board (charge), at the
     # board time it would have run on the chip: the edge's; the stretch's start if the edge
     # came inside the board's own code (viper and C on the chip: a read, a burst, the UART,
-    # the flash, a socket, the strip); the stretch's
-    # end if the heap in use fell in it (a collection, C no handler interrupts, may have held
-    # it). The rest of the stretch is charged after the handler. A stretch's other C (a long
-    # formatting, a JSON dump) is not seen: an edge in it is served early.
+    # the flash, a socket, the strip); the stretch's end if the heap in use fell in it (a
+    # collection, C no handler interrupts, may have held it). The rest of the stretch is
+    # charged after the handler. A stretch's other C (a long formatting, a JSON dump) is not
+    # seen: an edge in it is served early.
 
     def setup(self, board):
         """The interrupt for `board`, its reads made by read() below (here, not in the
