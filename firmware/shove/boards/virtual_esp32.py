@@ -55,7 +55,6 @@ _GC_FELL = const(1024)
 _NEVER = const(1 << 60)  # (no edge due; a small int on this 64-bit port, as every board time here)
 
 
-
 class Esp32Clock(Clock):
     def __init__(self, scale, board=None):
         super().__init__()
@@ -125,8 +124,7 @@ class Esp32Clock(Clock):
         the board can open a new pool of names, kilobytes of its heap."""
         if raw is None:
             raw = time.ticks_us()
-        s = self.last
-        gap = time.ticks_diff(raw, s)
+        gap = time.ticks_diff(raw, self.last)
         if gap <= 0:
             return
         t = self.total
@@ -218,7 +216,6 @@ class Esp32Clock(Clock):
         self.seen(k < n)
         self.sim(0)
         return k
-
 
     # ---- the columns' edge interrupt -------------------------------------------------
     # esp32.py's: between two reads the chip holds its rows low (a read that finds every
