@@ -185,6 +185,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.pacing": "always", "shove.keeper": "always", "shove.strip": "always", "shove.jstore": "always",
     "shove.httpd": "while on a network (the server's core)", "shove.webroutes": "while on a network (the routes' kept state)",
     "shove.httpreq": "while a request to the board's server is under way", "shove.webpage": "while a request to the board's server is under way",
+    "shove.webgate": "while a request to the board's server that needs a code is under way (access, a command, an update)",
 }
 
 

@@ -205,7 +205,7 @@ def test_the_snapshot_is_what_the_serial_port_says(board):
 
 
 def test_a_network_links_reads_are_the_serial_ports_replies(board):
-    """What a link over the network asks most (its hello, the state, the LEDs: webpage.READS, answered by
+    """What a link over the network asks most (its hello, the state, the LEDs: webgate.READS, answered by
     the route without the handlers' code) is what the serial port answers; another form of the same
     command goes through the handlers and answers alike."""
     from hapenny.netlink import HttpTransport, parse_address

@@ -43,12 +43,12 @@ TREES = {
 # - wifi, wifiset, wifiap, wifipage: the network's join (the chip's
 #   `network`), its command (the chip's MAC names the board), the set-up
 #   access point and its page's work (the scan), loaded only for a network.
-# - httpd, httpreq, webroutes, webpage, setupweb, update: the board's web server
+# - httpd, httpreq, webroutes, webpage, webgate, setupweb, update: the board's web server
 #   (sockets, the flash's files), loaded only once the board has joined a
 #   network or opened its set-up access point.
 NOT_PURE = {"shove.app", "shove.commands", "shove.extra", "shove.startup", "shove.diag", "shove.wifi",
-            "shove.wifiset", "shove.httpd", "shove.httpreq", "shove.webroutes", "shove.webpage", "shove.wifiap",
-            "shove.wifipage", "shove.setupweb", "shove.update"}
+            "shove.wifiset", "shove.httpd", "shove.httpreq", "shove.webroutes", "shove.webpage", "shove.webgate",
+            "shove.wifiap", "shove.wifipage", "shove.setupweb", "shove.update"}
 HARDWARE = ("machine", "esp32", "network", "shove.boards")
 
 # The firmware's parts, from the bottom: (level, part, its modules). A module
@@ -69,7 +69,7 @@ PARTS = (
     (6, "show", "leds strip buttons"),
     (7, "handlers", "protocol request extra diag"),
     (8, "lines", "commands handover giveback pacing"),
-    (8, "network", "wifi wifiset httpd httpreq webroutes webpage webcmd wifiap wifipage setupweb captive probes update"),
+    (8, "network", "wifi wifiset httpd httpreq webroutes webpage webgate webcmd wifiap wifipage setupweb captive probes update"),
     (9, "loop", "app loading fault"),
     (10, "start", "startup safeboot updswitch main boot"),
 )

@@ -46,7 +46,7 @@ def release(*names):
 
 # The modules of a board on a network, and every command's: their names
 # interned at start on a board with a network set (intern_first) ...
-NET_PHASE = ("request", "view", "extra", "httpd", "httpreq", "webroutes", "webpage", "wifiset", "wifi")
+NET_PHASE = ("request", "view", "extra", "httpd", "httpreq", "webroutes", "webpage", "webgate", "wifiset", "wifi")
 # ... and the set-up AP's besides, before the AP opens
 AP_PHASE = NET_PHASE + ("setupweb", "wifiap", "captive", "wifipage", "probes")
 

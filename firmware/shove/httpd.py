@@ -105,7 +105,7 @@ RUN = const(6)  # a command's answer waits while it runs in the server's steps (
 _BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 70\r\n"
          b"Cache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nRetry-After: 2\r\n\r\n"
          b'{"ok":false,"error":"busy","msg":"the board serves 3 clients at once"}')
-EV_EVENT = b"event: event\ndata: "
+_EV_EVENT = const(b"event: event\ndata: ")
 EV_SNAPSHOT = b"event: snapshot\ndata: "
 _END = b"\n\n"
 _PING = b"event: ping\ndata: {}\n\n"
@@ -153,7 +153,7 @@ class Conn:
         self.look = -1
 
     def push(self, kind, text, now):
-        """A piece for a stream: `kind` (EV_EVENT, EV_SNAPSHOT), the text, a
+        """A piece for a stream: `kind` (_EV_EVENT, EV_SNAPSHOT), the text, a
         blank line. False if that overfills its queue (it is then closed)."""
         self.put(kind)
         if text is not None:
@@ -325,7 +325,7 @@ class Server:
         is too far behind is closed."""
         for c in self.slots:
             if c.state == STREAM:
-                if not c.push(EV_EVENT, line, self.now):
+                if not c.push(_EV_EVENT, line, self.now):
                     self.drop(c)
                 else:
                     self.busy = True

@@ -1,8 +1,9 @@
 # The page's routes on the board's own server (shove/httpd.py): the part
 # kept in the heap while the server runs (the paths, the pairing code, the
 # counts of wrong guesses, the settings a snapshot was made of). Each path's
-# work, the checks of who may do what and the snapshot are shove/webpage.py's,
-# loaded while requests are under way (see there for the rules and the paths).
+# work, the checks of who may do what and the snapshot are shove/webpage.py's
+# (and, for the paths that need a code, shove/webgate.py's), loaded while
+# requests are under way (see there for the rules and the paths).
 # Loaded with the server once the board has joined a network (shove/wifi.py).
 import sys
 
@@ -19,7 +20,7 @@ class Routes:
         self.net = net
         self.srv = srv
         self.code = net.code.encode()
-        # each code's lock of wrong guesses (webpage.guess), the pairing code's and the owner code's
+        # each code's lock of wrong guesses (webgate.guess), the pairing code's and the owner code's
         # apart: a guesser of one never locks the other's holder out
         self.fails = 0  # wrong pairing codes in a row
         self.until = 0  # tick (ms) until which no pairing code is checked, while fails
@@ -33,12 +34,12 @@ class Routes:
         srv.watch = self.watch
         srv.hold = self.hold
         srv.needs = self.needs
-        srv.lazy = ("httpreq", "webpage", "view")  # (view: the snapshot's state, webpage.snap)
+        srv.lazy = ("httpreq", "webpage", "webgate", "view")  # (view: the snapshot's state, webpage.snap)
         srv.light = LIGHT
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
             srv.route(p, self.serve)
         srv.route("/api/cmd", self.serve, ("POST",))
-        srv.route("/api/update/*", self.serve, ("GET", "PUT", "POST"))  # the owner code's (webpage.update)
+        srv.route("/api/update/*", self.serve, ("GET", "PUT", "POST"))  # the owner code's (webgate.update)
 
     def guard(self, req, now):
         from shove import webpage
@@ -46,22 +47,31 @@ class Routes:
         return webpage.guard(self, req, now)
 
     def serve(self, req, now):
+        p = req.path
+        if p == "/api/access" or p == "/api/cmd" or p.startswith("/api/update/"):  # the codes' (needs loaded it)
+            from shove import webgate
+
+            webgate.serve(self, req, now)
+            return
         from shove import webpage
 
         webpage.serve(self, req, now)
 
     def needs(self, req):
-        """The routes' code a request loads before it is answered (a module a step: httpreq._stage),
-        a snapshot's state builder with it, an update's with the owner code."""
+        """The routes' code a request loads before it is answered (a module a step: httpreq._stage):
+        a watching page's paths only webpage, a snapshot's state builder with it; the codes' paths
+        webgate besides, an update's code too once the owner code is given."""
         p = req.path
         if p in ("/api/snapshot", "/api/events"):
             return ("webpage", "view")
-        if p.startswith("/api/update/") and "shove.webpage" in sys.modules:
-            from shove import webpage
+        if p == "/" or p.startswith("/static/"):
+            return ("webpage",)
+        if p.startswith("/api/update/") and "shove.webgate" in sys.modules:
+            from shove import webgate
 
-            if webpage.owner_given(self, req):  # the update's code in a step of its own (8 KB), only then
-                return ("webpage", "update")
-        return ("webpage",)
+            if webgate.owner_given(self, req):  # the update's code in a step of its own (8 KB), only then
+                return ("webpage", "webgate", "update")
+        return ("webpage", "webgate")
 
     def hold(self, req):
         """A command waits while the console's queue has no room for its
@@ -96,7 +106,7 @@ class Routes:
             srv.busy = True
 
     def command(self):
-        """A page's command (webpage.cmd), run a piece a server step, as a
+        """A page's command (webgate.cmd), run a piece a server step, as a
         serial line is (Commands.stage): the requests' code let go (12 KB,
         unless a request is being read), the command's code loaded a piece
         a step, the command run through the serial port's own handlers
@@ -148,7 +158,7 @@ class Routes:
         self.info = info
 
 
-INFO = b'{"cmd":"info"}'  # a network link's hello (webpage.READS[0]; webpage loads only per request)
+INFO = b'{"cmd":"info"}'  # a network link's hello (webgate.READS[0]; webgate loads only per request)
 # commands light enough to run beside the requests' kept code (httpd.Server.let_go_for): a state and the
 # LEDs, which a page or `hapenny play` asks for after each dart, and the hello, as the page and the host's
 # links send them (compact JSON; another spelling only lets the code go, as before)

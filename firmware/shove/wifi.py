@@ -35,7 +35,7 @@ STATES = ("off", "joining", "joined", "failed")
 BACKOFF_S = (1, 2, 5, 10, 20, 30, 60)
 ATTEMPT_MS = const(15000)  # an attempt with no address after this long has failed
 GIVE_UP = const(3)  # failures in a row at start (never joined yet) that open the set-up AP
-SETUP_MODULE = "wifiap"  # the set-up AP's module (shove.wifiap), loaded only when it opens
+_SETUP_MODULE = const("wifiap")  # the set-up AP's module (shove.wifiap), loaded only when it opens
 _GOT_IP = const(1010)  # modnetwork.h: STAT_GOT_IP, STAT_CONNECTING, STAT_IDLE
 _CONNECTING = const(1001)
 _IDLE = const(1000)
@@ -137,9 +137,9 @@ class Joiner:
             except MemoryError:
                 self._set(FAILED, "no_memory")
                 return
-            # the AP's module by the name its maker gave (SETUP_MODULE): it imports this one,
+            # the AP's module by the name its maker gave (_SETUP_MODULE): it imports this one,
             # and the import graph keeps no circle (tests/test_import_graph.py)
-            __import__("shove." + SETUP_MODULE, None, None, ("open_ap",)).open_ap(p, reason, self)
+            __import__("shove." + _SETUP_MODULE, None, None, ("open_ap",)).open_ap(p, reason, self)
 
     def step(self, now):
         """The loop's slow slice: a look at the station, an attempt when one

@@ -15,7 +15,7 @@ except ImportError:  # CPython
 from shove import protocol, release, ticks_diff
 
 SCAN_MS = const(10000)  # a scan is reused this long (on the chip a scan blocks the loop for 1 to 3 s)
-SCAN_MAX = const(20)  # networks listed on the page
+_SCAN_MAX = const(20)  # networks listed on the page
 STA_IF = const(0)  # network.STA_IF / WLAN.IF_STA
 
 
@@ -60,7 +60,7 @@ def networks(ap, now):
             continue
         seen.append(ssid)
         rows.append({"ssid": ssid, "rssi": t[3], "secured": t[4] != 0})
-        if len(rows) >= SCAN_MAX:
+        if len(rows) >= _SCAN_MAX:
             break
     ap.scanned = rows
     ap.scanned_at = now

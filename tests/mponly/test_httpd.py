@@ -215,7 +215,7 @@ def test_the_servers_kept_code_is_not_let_go_by_anothers_release_until_the_serve
     import shove
 
     srv = _server()
-    srv.lazy = ("httpreq", "view")  # as the game's routes keep it (webroutes: httpreq, webpage, view)
+    srv.lazy = ("httpreq", "view")  # as the game's routes keep it (webroutes: httpreq, webpage, webgate, view)
     try:
         _served(srv)
         from shove import view  # noqa: F401  (the snapshot's builder, loaded as a request's answer loads it)

@@ -12,7 +12,7 @@ from test_httpd import _read, _server
 from shove import httpd
 
 CODE = "1234567891"
-LAZY = ("shove.httpreq", "shove.webpage", "shove.view")
+LAZY = ("shove.httpreq", "shove.webpage", "shove.webgate", "shove.view")
 
 
 class Net:
@@ -74,11 +74,11 @@ def test_a_pages_command_runs_a_piece_a_step_with_the_requests_code_let_go():
 
 
 def test_a_links_first_hello_runs_through_the_handlers_and_is_kept_the_next_answered_at_once():
-    # (webpage.READS: `info` made in the request's own step loaded its module beside the
+    # (webgate.READS: `info` made in the request's own step loaded its module beside the
     # requests' code, more than a network update's first step could take on the chip's heap)
-    from shove import webpage, webroutes
+    from shove import webgate, webroutes
 
-    assert webroutes.INFO == webpage.READS[0]
+    assert webroutes.INFO == webgate.READS[0]
 
     def body(a, row, col):
         srv = _server()

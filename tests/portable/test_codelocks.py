@@ -1,8 +1,8 @@
-# The locks of wrong guesses on the board's server (shove/webpage.py guess,
+# The locks of wrong guesses on the board's server (shove/webgate.py guess,
 # the counts kept by shove/webroutes.py): the pairing code's and the owner
 # code's each back off 1, 2, 4, 8, 16, then 30 s on the board's clock, apart
 # from each other, table-driven over virtual time. Runs in both interpreters.
-from shove import ticks_add, webpage
+from shove import ticks_add, webgate
 
 PAIR = b"5372914826"
 OWNER = b"9182736451"
@@ -20,7 +20,7 @@ class Routes:
 def ask(w, now, what, right):
     """The status a guess gets: 200 (the right code, let in), 403 (wrong), 429 (locked), and Retry-After."""
     code = PAIR if what == "pairing" else OWNER
-    why = webpage.guess(w, code if right else WRONG, code, now, what)
+    why = webgate.guess(w, code if right else WRONG, code, now, what)
     if why is None:
         return 200, None
     retry = None
@@ -91,8 +91,8 @@ def test_the_lock_holds_across_the_clocks_wrap():
 
 
 def test_the_owner_codes_file_is_the_updates_own():
-    # (webpage and wifiset name it themselves: a request without the owner code, or the code shown
+    # (webgate and wifiset name it themselves: a request without the owner code, or the code shown
     # over USB, loads nothing of shove/update.py, whose heap is kept once loaded)
     from shove import update, wifiset
 
-    assert webpage.OWNER_FILE == update.OWNER_FILE == wifiset.OWNER_FILE
+    assert webgate.OWNER_FILE == update.OWNER_FILE == wifiset.OWNER_FILE

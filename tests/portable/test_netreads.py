@@ -1,4 +1,4 @@
-# The reads a link over the network asks most (shove/webpage.py READS: its
+# The reads a link over the network asks most (shove/webgate.py READS: its
 # hello `info`, `state`, and `leds`, which `play` asks after each dart) are
 # answered by the command route itself as the handlers answer them, with no
 # line through the handlers (request.py, extra.py: loading them leaves the
@@ -7,7 +7,7 @@
 # parts. Runs in both interpreters.
 import json
 
-from shove import webpage
+from shove import webgate
 
 PAIR = b"5372914826"
 STATE = {"phase": "play", "turn": 0}
@@ -115,7 +115,7 @@ def test_the_links_reads_are_answered_by_the_route_as_the_handlers_answer_them()
         w.pending = None
         if kept:
             w.keep_info()
-        webpage.cmd(w, req, 0)
+        webgate.cmd(w, req, 0)
         if handed:  # no answer yet: the command, whole, waits for the handlers with its connection
             assert req.answer is None and req.waiting and w.pending == [req.c, body, None], body
         else:
@@ -129,15 +129,15 @@ def test_info_once_kept_is_not_made_again_and_its_network_state_is_asked_each_ti
     w.keep_info()
     for addr in ("192.168.1.20", "192.168.1.31"):
         w.net.report = lambda a=addr: {"state": "joined", "address": a}
-        req = Req(webpage.READS[0])
-        webpage.cmd(w, req, 0)
+        req = Req(webgate.READS[0])
+        webgate.cmd(w, req, 0)
         assert req.answer[1]["wifi"]["address"] == addr and req.answer[1]["board"] == "generic-8x8"
     assert c.extras == ["info"] and c.lines == []
 
 
 def test_a_read_without_the_pairing_code_is_refused_and_reads_nothing():
     c = Cmds()
-    req = Req(webpage.READS[1])
+    req = Req(webgate.READS[1])
     req.code = None
-    webpage.cmd(Routes(c), req, 0)
+    webgate.cmd(Routes(c), req, 0)
     assert req.answer == (403, {"error": "pairing"}) and c.lines == []
