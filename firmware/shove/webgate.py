@@ -23,7 +23,6 @@ except ImportError:  # CPython (the host's tests)
 
 
 from shove import protocol, ticks_add, ticks_diff
-from shove.webpage import board_info
 
 _LOCK_S = const((1, 2, 4, 8, 16, 30))
 # the commands a page may send, with the code; those the network may not send, and why
@@ -140,7 +139,7 @@ def update(w, req, now):
 
 
 def serve(w, req, now):
-    """The route of req.path, one that needs a code (webroutes.Routes.serve picks it)."""
+    """The route of req.path, one that needs a code (webpage.serve hands it on)."""
     p = req.path
     if p == "/api/access":
         play = False
@@ -194,8 +193,10 @@ def read(w, line):
     """The reply line to one of READS, as the handlers give it."""
     c = w.c
     try:
-        if line == READS[0]:
-            return protocol.ok(None, board_info(w))
+        if line == READS[0]:  # (only once kept: cmd; as webpage.board_info gives it)
+            info = dict(w.info)
+            info["wifi"] = w.net.report()
+            return protocol.ok(None, info)
         if line == READS[1]:
             k = c.keeper
             return protocol.ok(None, {"state": k.state() if k.game else None}, c.tick)

@@ -53,7 +53,7 @@ def guard(w, req, now):
 
 
 def serve(w, req, now):
-    """The route of req.path, one of a watching page's (webroutes.Routes names the paths and their methods)."""
+    """The route of req.path (webroutes.Routes names the paths and their methods)."""
     p = req.path
     if p == "/":
         if not req.send_file("web/index.html.gz", FILES["index.html"]):
@@ -64,8 +64,12 @@ def serve(w, req, now):
             req.error(404, "not_found", "no such file")
     elif p == "/api/snapshot":
         req.reply(200, snap(w))
-    else:  # /api/events (the codes' paths are webgate's: webroutes.Routes.serve)
+    elif p == "/api/events":
         req.stream(snap(w), now)
+    else:  # the paths that need a code (webroutes.Routes.needs loaded their module)
+        from shove import webgate
+
+        webgate.serve(w, req, now)
 
 
 def board_info(w):

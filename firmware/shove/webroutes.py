@@ -36,10 +36,11 @@ class Routes:
         srv.needs = self.needs
         srv.lazy = ("httpreq", "webpage", "webgate", "view")  # (view: the snapshot's state, webpage.snap)
         srv.light = LIGHT
+        s = self.serve  # one bound method for every path (each self.serve is an object of its own)
         for p in ("/", "/static/*", "/api/access", "/api/snapshot", "/api/events"):
-            srv.route(p, self.serve)
-        srv.route("/api/cmd", self.serve, ("POST",))
-        srv.route("/api/update/*", self.serve, ("GET", "PUT", "POST"))  # the owner code's (webgate.update)
+            srv.route(p, s)
+        srv.route("/api/cmd", s, ("POST",))
+        srv.route("/api/update/*", s, ("GET", "PUT", "POST"))  # the owner code's (webgate.update)
 
     def guard(self, req, now):
         from shove import webpage
@@ -47,12 +48,6 @@ class Routes:
         return webpage.guard(self, req, now)
 
     def serve(self, req, now):
-        p = req.path
-        if p == "/api/access" or p == "/api/cmd" or p.startswith("/api/update/"):  # the codes' (needs loaded it)
-            from shove import webgate
-
-            webgate.serve(self, req, now)
-            return
         from shove import webpage
 
         webpage.serve(self, req, now)
