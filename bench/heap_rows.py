@@ -186,6 +186,7 @@ ROLE = {  # when each module's code is in the heap
     "shove.httpd": "while on a network (the server's core)", "shove.webroutes": "while on a network (the routes' kept state)",
     "shove.httpreq": "while a request to the board's server is under way", "shove.webpage": "while a request to the board's server is under way",
     "shove.webgate": "while a request to the board's server that needs a code is under way (access, a command, an update)",
+    "shove.webcmd": "a page's command while it runs through the handlers (let go after)",
 }
 
 
