@@ -965,11 +965,7 @@ def module_costs():
     from hapenny import firmware
 
     present = {rel[:-3].replace("/", ".").replace(".__init__", "") for rel in firmware.sources("sim")}
-    rest = sorted(present - set(MODULE_ORDER) - {"boot", "main"})
-    if "shove.webgate" in rest:  # (after webpage, which it imports: each reading its own module's)
-        rest.remove("shove.webgate")
-        rest.insert(rest.index("shove.webpage") + 1, "shove.webgate")
-    mods = [m for m in MODULE_ORDER if m in present] + rest
+    mods = [m for m in MODULE_ORDER if m in present] + sorted(present - set(MODULE_ORDER) - {"boot", "main"})
     # then the ones loaded by lifetime are let go, the last loaded first:
     # what each gives back (its names stay interned: the rest of its cost)
     lazy = [m for m in reversed(mods) if m[6:] in LAZY]
