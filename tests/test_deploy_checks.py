@@ -395,3 +395,20 @@ def test_deploy_puts_the_web_page_on_the_board_gzipped_and_only_when_it_changed(
         assert not [rel for rel in again["copied"] if rel.startswith("web/")]
     finally:
         vb.stop()
+
+
+# A command's answer is its last line: a banner (a power-on's, once seen ahead of the hashes under
+# load) or a game's last lines can arrive late, ahead of it; anything else is a clear error.
+ANSWERS = ((b"{'a.mpy': '00'}\r\n", {}, {"a.mpy": "00"}),
+           (b"ets Jul 29 2019 12:21:46\r\n\r\nrst:0x1 (POWERON_RESET),boot:0x13 (SPI_FAST_FLASH_BOOT)\r\n"
+            b"{'a.mpy': '00'}\r\n", {}, {"a.mpy": "00"}),
+           (b"", {}, {}),
+           (b'{"ev":"dart"}\r\n{\'platform\': \'esp32\'}\r\n', None, {"platform": "esp32"}))
+
+
+def test_a_commands_answer_is_its_last_line_and_anything_else_a_clear_error():
+    for raw, empty, want in ANSWERS:
+        assert deploy._answer(raw, empty) == want, raw
+    for raw in (b"", b"ets Jul 29 2019 12:21:46\r\n", b"{'a.mpy': \r\n"):
+        with pytest.raises(deploy.DeployError, match="did not answer as expected"):
+            deploy._answer(raw)

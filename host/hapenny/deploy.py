@@ -232,10 +232,24 @@ class _Bar:
 
 
 def remote_hashes(t):
-    text = t.exec(_HASHES).decode()
+    return _answer(t.exec(_HASHES), {})
+
+
+def _answer(raw, empty=None):
+    """The literal a command printed (its last line; `empty` if it printed
+    nothing). Bytes the board sent before the command can arrive late, ahead
+    of its answer: a game's last lines, a banner (a start's, as a power-on
+    prints it, was once seen ahead of the hashes under load)."""
     import ast
 
-    return ast.literal_eval(text.strip() or "{}")
+    lines = raw.decode(errors="replace").strip().splitlines()
+    if not lines and empty is not None:
+        return empty
+    try:
+        return ast.literal_eval(lines[-1].strip())
+    except (IndexError, SyntaxError, ValueError):
+        raise DeployError("the board did not answer as expected (%r): try again, or reset it"
+                          % (lines[-1][:80] if lines else "nothing")) from None
 
 
 def probe(t):
@@ -245,8 +259,6 @@ def probe(t):
     can arrive late and put mpremote's raw-paste handshake out of step
     (`could not exec command`); the raw REPL is then entered again and the
     command sent once more (mpremote falls back to the plain raw REPL)."""
-    import ast
-
     from mpremote.transport import TransportError
 
     try:
@@ -254,7 +266,7 @@ def probe(t):
     except TransportError:
         t.enter_raw_repl(soft_reset=False)
         text = t.exec(_PROBE)
-    return ast.literal_eval(text.decode().strip())
+    return _answer(text)
 
 
 def check_board(board, target, files, mpy_cross=None):
