@@ -25,11 +25,13 @@ class Person:
 
     def __call__(self, q):
         self.asked.append(q)
+        # the acts begin as the board takes the doctor's next command (its watch), however late
+        # the host sends it: as a person acts once told the board is watching
         if q.startswith("press:"):
-            self.b.sim.button(q[len("press:"):], ms=1500)  # held as the board starts watching
+            self.b.sim.button(q[len("press:"):], ms=1500, anchor="serial")
             return True
         if q == "throw":
-            self.b.sim.pulses([list(self.b.cells[s]) + [ms * 1000, us] for s, ms, us in self.darts])
+            self.b.sim.pulses([list(self.b.cells[s]) + [ms * 1000, us] for s, ms, us in self.darts], anchor="serial")
             return True
         lit = {i for i, px in enumerate(self.b.sim.pixels()) if any(px)}
         if q.startswith("Is any LED lit"):

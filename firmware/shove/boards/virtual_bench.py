@@ -186,6 +186,24 @@ class Bench:
             except Exception as e:
                 self.send({"error": str(e)})
 
+    # An act anchored to "serial" waits for the board to take its next byte from the console:
+    # the command the host sends next (the doctor's "watch"), so that the act lands inside
+    # what that command starts however late the host sends it.
+    def _pulses(self, pulses):
+        b = self.board
+        now = b.ticks_us()
+        ok = True
+        for row, col, delay, length in pulses:
+            on = (now + delay) & MASK
+            ok = b.model.close(row, col, on, (on + length) & MASK) and ok
+        if hasattr(b.clock, "due"):
+            b.clock.wake()
+        return ok
+
+    def _press(self, i, ms):
+        b = self.board
+        b.held[i] = (b.ticks_ms() + ms) & MASK or 1
+
     def _control(self, msg, stats):
         b = self.board
         op = msg.get("op")
@@ -201,18 +219,19 @@ class Bench:
             self.send({"seq": seq, "times": b.serial.line_times(msg["from"])})
         elif op == "pulses":
             # a whole pattern against one board timestamp: [row, col, delay_us, us]
-            now = b.ticks_us()
-            ok = True
-            for row, col, delay, length in msg["pulses"]:
-                on = (now + delay) & MASK
-                ok = b.model.close(row, col, on, (on + length) & MASK) and ok
-            if hasattr(b.clock, "due"):
-                b.clock.wake()
-            self.send({"seq": seq, "ok": ok, "at": b.clock.total})
+            if msg.get("anchor") == "serial":
+                b.serial.on_take = lambda: self._pulses(msg["pulses"])
+                self.send({"seq": seq, "ok": True, "at": None})
+            else:
+                ok = self._pulses(msg["pulses"])
+                self.send({"seq": seq, "ok": ok, "at": b.clock.total})
         elif op == "button":
             i = BUTTONS.index(msg["name"])
             if i not in b.dead_buttons:  # a broken wire: the press never reaches the pin
-                b.held[i] = (b.ticks_ms() + msg["ms"]) & MASK or 1
+                if msg.get("anchor") == "serial":
+                    b.serial.on_take = lambda: self._press(i, msg["ms"])
+                else:
+                    self._press(i, msg["ms"])
             self.send({"seq": seq, "ok": True})
         elif op == "wiring":
             # wiring faults for the doctor to find: lines (rows, then columns)

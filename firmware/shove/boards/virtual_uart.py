@@ -67,6 +67,7 @@ class Uart:
         self.arrived = 0  # bytes that went into the ring (since start)
         self.peak = 0  # the most bytes the ring has held
         self.last_in = 0  # board time the last byte came into the ring
+        self.on_take = None  # the test bench's act anchored to the next byte taken (virtual_bench.py)
 
     # ---- transmit: the console's stream -------------------------------------------
     def write(self, data, off=0, n=-1):
@@ -135,6 +136,9 @@ class Uart:
             buf[i] = q[i]
         q[:n] = b""
         self.ring -= n
+        if n and self.on_take is not None:
+            act, self.on_take = self.on_take, None
+            act()
         # esp32.py's loop: a look and a one-byte read each, and the look that finds none
         c.sim(TAKE_US * n + SERIAL_US)
         return n

@@ -592,12 +592,14 @@ class VirtualBoard:
         if not rep.get("ok"):
             raise SimError("the matrix model has no free closure slot")
 
-    def pulses(self, pattern):
-        """Schedule [(row, col, delay_us, us)] against one instant of the board's clock."""
-        rep = self.control("pulses", pulses=[list(p) for p in pattern])
+    def pulses(self, pattern, anchor=None):
+        """Schedule [(row, col, delay_us, us)] against one instant of the board's clock: now,
+        or with anchor="serial" the instant the board takes the next byte the host sends it
+        (the pattern then lands inside what that command starts, however late it is sent)."""
+        rep = self.control("pulses", pulses=[list(p) for p in pattern], **({"anchor": anchor} if anchor else {}))
         if not rep.get("ok"):
             raise SimError("the matrix model has no free closure slot")
-        return rep.get("at")  # that instant, in board microseconds since start
+        return rep.get("at")  # that instant, in board microseconds since start (None: anchored)
 
     def wiring(self, shorts=(), grounded=(), dead_buttons=(), strip=None):
         """Wiring faults for `hapenny doctor` to find (lines: rows 0.., then
@@ -607,8 +609,9 @@ class VirtualBoard:
         self.control("wiring", shorts=[list(p) for p in shorts], grounded=list(grounded),
                      dead_buttons=list(dead_buttons), strip=strip)
 
-    def button(self, name, ms=100):
-        self.control("button", name=name, ms=ms)
+    def button(self, name, ms=100, anchor=None):
+        """Hold a button for `ms` from now (anchor="serial": from the board's next byte in, as pulses)."""
+        self.control("button", name=name, ms=ms, **({"anchor": anchor} if anchor else {}))
 
     def air(self, aps, times=None):
         """The Wi-Fi networks in reach of the board (the runtime's `network`
