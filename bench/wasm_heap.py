@@ -447,18 +447,25 @@ def names_pool(steps, files, tmp, heapsize=HEAP):
             probe.append("import micropython\nprint('NAMES')\nmicropython.qstr_info(1)\nprint('END')")
         elif st.startswith("H.measure()\n"):
             probe.append("micropython.qstr_info()")
+    probe.append("print('LAST')\nmicropython.qstr_info(1)\nprint('END')")  # every name the run interned
     out = _node(tmp, files, [_guard(s) for s in probe], heapsize, None, timeout=900).stdout
-    none = {"own": 0, "names": 0, "pools": 0, "fill": 0, "charged": 0}
+    none = {"own": 0, "names": 0, "pools": 0, "fill": 0, "charged": 0, "interned": []}
     if "NAMES" not in out:
         return none
     pre = re.findall(r"^Q\((.*)\)$", out.split("NAMES\n", 1)[1].split("\nEND", 1)[0], re.M)
     own = sum(1 for n in pre if n not in fw)
+    mine = set(n for n in pre if n not in fw)
+    last = out.rsplit("\nLAST\n", 1)[-1].split("\nEND", 1)[0] if "\nLAST\n" in out else ""
+    # the names interned that are not the driver's setup's own (the firmware's, the modules' paths
+    # and dotted names its imports make, and the few of the driver's steps'): bench/chip_names.py
+    # filters them by the chip's image
+    interned = sorted(set(re.findall(r"^Q\((.*)\)$", last, re.M)) - mine - {"LAST", "END"})
     counts = [int(c) for c in re.findall(r"n_qstr=(\d+)", out)]
     if not counts:
         return none
     total = max(counts)
     alone = _pools(total - own)
-    out = dict(none, own=own, names=total, pools=len(alone))
+    out = dict(none, own=own, names=total, pools=len(alone), interned=interned)
     made = len(_pools(len(pre)))  # the pools made by the setup's end
     if len(_pools(total)) > len(alone):
         # (a few over: those pools full and the next one made; `pre` has this probe's two names too)
@@ -787,7 +794,7 @@ def wifi_tour(cap=None, cpu_rounds=6, deploy=False, ap=False, computer_only=Fals
         return {"memory_errors": max(1, st.get("memory", 0)), "steps_failed": st["raised"], "cap": cap,
                 "failed": [_short(f) for f in st["failed"]], "reported": False,
                 # the answers not as expected, each printed as it came (expect)
-                "unexpected_answers": len(re.findall(r"^STATUS ", LAST_OUT, re.M)), "names_pool": dict(NAMES or {})}
+                "unexpected_answers": len(re.findall(r"^STATUS ", LAST_OUT, re.M)), "names_pool": _names_row()}
     d = r["harness"]
     # the phases reached (computer_only plays no others; a run a memory error stopped, none after)
     phases = [(i, n) for i, n in enumerate(phases) if r["peak"][i]]
@@ -805,7 +812,12 @@ def wifi_tour(cap=None, cpu_rounds=6, deploy=False, ap=False, computer_only=Fals
             # under a cap; any other, such as a file the tour failed to stage, is the tour's to mend)
             "error_events": r.get("errors", 0),
             "largest_free_block": free[-1] if free else None, "driver": d,
-            "first_no_memory": _first_short(steps, r), "names_pool": dict(NAMES or {})}
+            "first_no_memory": _first_short(steps, r), "names_pool": _names_row()}
+
+
+def _names_row():
+    """The last run's names_pool figures as the record keeps them (the names themselves left out)."""
+    return {k: v for k, v in (NAMES or {}).items() if k != "interned"}
 
 
 def _first_short(steps, r):

@@ -1,6 +1,7 @@
-"""bench/chip_names.py: the pools of names the firmware's modules make on the
-ESP32 (py/qstr.c's rule: the first pool twice the frozen pool, each next twice
-the last), and only the names the image lacks go into them."""
+"""bench/chip_names.py: the pools of names the firmware makes on the ESP32
+(py/qstr.c's rule: each pool twice the last; the image's pools declare room
+for 10, so the first a .mpy makes holds 20 however many names are frozen),
+and only the names the chip's image lacks go into them."""
 import sys
 from pathlib import Path
 
@@ -13,30 +14,52 @@ import chip_names  # noqa: E402
 
 @pytest.mark.parametrize("frozen, names, pools", [
     (382, 0, []),
-    (382, 1, [764]),
-    (382, 764, [764]),  # full to the last
-    (382, 765, [764, 1528]),  # one more: a pool twice the last
-    (382, 1242, [764, 1528]),
-    (382, 764 + 1528 + 1, [764, 1528, 3056]),
-    (3, 5, [10]),  # a small frozen pool: MICROPY_ALLOC_QSTR_ENTRIES_INIT at least
+    (382, 1, [20]),  # the frozen pool's declared room is min(len, 10) (tools/mpy-tool.py)
+    (382, 20, [20]),  # full to the last
+    (382, 21, [20, 40]),  # one more: a pool twice the last
+    (382, 1260, [20, 40, 80, 160, 320, 640]),
+    (382, 1261, [20, 40, 80, 160, 320, 640, 1280]),
+    (0, 5, [20]),  # none frozen: the static pool's room, MICROPY_ALLOC_QSTR_ENTRIES_INIT
+    (3, 5, [10]),  # a frozen pool of 3: twice it, but MICROPY_ALLOC_QSTR_ENTRIES_INIT at least
 ])
-def test_each_pool_holds_twice_the_last_and_the_first_twice_the_frozen_one(frozen, names, pools):
+def test_each_pool_holds_twice_the_last_from_the_images_declared_room(frozen, names, pools):
     assert chip_names.chip_pools(frozen, names) == pools
 
 
-def test_only_the_names_the_image_lacks_are_interned_and_charged():
-    image = {"const": {"print", "append"}, "frozen": {"sleep_ms"}}
-    r = chip_names.report({"print", "sleep_ms", "keeper", "tally"}, image, tour_names=60)
-    assert r["chip"]["interned"] == 2
-    assert r["chip"]["pools"] == [10]  # (a frozen pool of one name: the floor of 10)
-    assert r["chip"]["room_left"] == 8
-    assert r["tour"]["pools"] == [20, 40]
-    assert r["chip"]["bytes"] == 112  # 7 bytes a name and a 32-byte head, in 16-byte blocks
+def test_a_name_with_punctuation_is_found_in_the_image_by_its_c_name():
+    image = {"const": {"_lt_lambda_gt_", "_comma__space_", "print"}, "frozen": {"sleep_ms"}}
+    assert chip_names.c_name("<lambda>") == "_lt_lambda_gt_"  # py/makeqstrdata.py's qstr_escape
+    assert chip_names.c_name("%s\\") == "_percent_s_backslash_"
+    assert chip_names.c_name("é") == "_0xe9_"
+    assert [chip_names.in_image(n, image) for n in ("<lambda>", ", ", "print", "sleep_ms", "-", "keeper")] \
+        == [True, True, True, True, False, False]
+
+
+def test_a_paths_names_are_its_loaded_modules_as_the_chip_has_them_less_the_images():
+    image = {"const": {"print", "append"}, "frozen": set()}
+    sim = {"shove/keeper.py": {"keeper", "tally", "print"}, "shove/rules.py": {"rules"},
+           "shove/boards/virtual.py": {"Virtual", "tally"}}
+    chip = {"shove/keeper.py": {"keeper", "tally", "append", "now"}, "shove/rules.py": {"rules"},
+            "shove/boards/esp32.py": {"Esp32", "grb"}}
+    # the tour's run loaded keeper and the virtual board (their paths among its names), not rules;
+    # "now" is in the tour's image, so not among what it interned: keeper's table brings it
+    interned = {"keeper", "tally", "shove.keeper", "shove/keeper.mpy", "Virtual", "shove.boards.virtual",
+                "shove/boards/virtual.mpy", "H", "print"}
+    assert chip_names.chip_count(interned, image, sim, chip) == {
+        "keeper", "tally", "now", "shove.keeper", "shove/keeper.mpy", "H",
+        "Esp32", "grb", "shove.boards.esp32", "shove/boards/esp32.mpy"}
+
+
+def test_a_rows_chip_and_tour_pools_are_priced_alike():
+    r = chip_names.row(60, set("abcdefghij"), 382)
+    assert r["tour"]["pools"] == [20, 40] and r["chip"]["pools"] == [20]
+    assert r["chip"]["room_left"] == 10
+    assert r["chip"]["bytes"] == 176  # 7 bytes a name and a 32-byte head, in 16-byte blocks
 
 
 def test_the_images_names_are_read_in_their_two_parts():
     image = chip_names.image_names()
-    assert {"print", "socket", "sleep_ms"} <= image["const"]  # py/ and the port's C
+    assert {"print", "socket", "sleep_ms", "_lt_lambda_gt_"} <= image["const"]  # py/ and the port's C
     assert "" not in image["const"] | image["frozen"]
     assert not image["const"] & image["frozen"]  # the frozen pool holds only what the image lacks
     assert 100 < len(image["frozen"]) < len(image["const"])
