@@ -811,8 +811,8 @@ def test_a_long_journal_is_made_short_again_at_a_next_or_anywhere_once_far_too_l
     # (the limits made small: the rule is the same at 600 and 700 records)
     a, con, _ = board
     k = a.keeper
-    monkeypatch.setattr(keeper, "JOURNAL_MAX_RECORDS", 6)
-    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 9)
+    monkeypatch.setattr(keeper, "_JOURNAL_MAX_RECORDS", 6)
+    monkeypatch.setattr(keeper, "_JOURNAL_HARD_MAX", 9)
 
     def on_flash():
         """The records a start would read back (each action and undo, until
@@ -862,7 +862,7 @@ def test_a_darts_work_from_the_matrix_lets_go_of_the_code_it_loaded(board, lets_
     # dart only while they are needed (docs/performance.md, the heap)
     a, con, _ = board
     k = a.keeper
-    monkeypatch.setattr(keeper, "JOURNAL_HARD_MAX", 3)
+    monkeypatch.setattr(keeper, "_JOURNAL_HARD_MAX", 3)
     ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"], "rules": {"beds": [20, 5], "marks": 3}})
     loaded = lambda: {m for m in ("view", "journal") if "shove." + m in sys.modules}  # noqa: E731
     assert loaded() == set()

@@ -102,7 +102,7 @@ def test_a_column_held_low_by_a_fault_is_bounded_and_counted():
         _scan(b)
         assert b.late_rows == 8
         # (and once before the first row, all released: one read a turn, the first column low)
-        assert g.accesses - t0 <= 8 * (mod.RECOVER + b._settle + 8) + 2 + mod.RECOVER + 1
+        assert g.accesses - t0 <= 8 * (mod._RECOVER + b._settle + 8) + 2 + mod._RECOVER + 1
 
 
 def test_idle_scan_costs_a_few_register_accesses_a_row():
@@ -126,7 +126,7 @@ def test_an_idle_burst_reads_n_times_in_one_call_and_stops_at_a_closure():
         t0 = ptrs.gpio.accesses
         assert b.scan_idle(snap, 16) == 0  # the first read finds it: stop there, snap holds it
         assert _closed(snap, 8) == {(5, 2)}
-        assert ptrs.gpio.accesses - t0 < 2 * 8 * (b._settle + 2 + 2 + 2 + mod.RECOVER)
+        assert ptrs.gpio.accesses - t0 < 2 * 8 * (b._settle + 2 + 2 + 2 + mod._RECOVER)
         ptrs.gpio.closed = set()
         assert b._inject is mod._NoPress  # no model (its code) in the heap before the first press
         assert b.press(1, 6, 5)  # a closure injected through the model is read too
@@ -425,7 +425,7 @@ def test_watchdog_is_fed_only_while_the_loop_checks_in():
         b = _board(mod, ptrs)
         b.start_watchdog()
         assert mach.run_for(60_000, loop=b.feed) is None
-        # the loop hangs: the timer stops feeding after CHECK_IN_MS, the watchdog fires
+        # the loop hangs: the timer stops feeding after _CHECK_IN_MS, the watchdog fires
         fired = mach.run_for(20_000)
         assert fired is not None
     with esp32() as (mod, mach, ptrs):
@@ -596,7 +596,7 @@ def test_the_settle_time_is_the_profiles_in_microseconds(contact_ohm, cap_pf, se
 
 
 def test_the_profile_refuses_a_settle_time_that_would_blind_the_scan():
-    for us, ok in ((0, True), (1, True), (profile.SETTLE_MAX_US, True), (profile.SETTLE_MAX_US + 1, False), (-1, False)):
+    for us, ok in ((0, True), (1, True), (profile._SETTLE_MAX_US, True), (profile._SETTLE_MAX_US + 1, False), (-1, False)):
         try:
             _with_settle(us)
             assert ok, us

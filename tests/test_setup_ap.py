@@ -114,9 +114,9 @@ def test_a_board_with_no_network_opens_its_ap_named_after_it_and_locked_with_its
     ap = parts.net
     assert isinstance(ap, wifiap.SetupAP) and parts.renderer.net == wifiap.SETUP
     # the name and code are read (made, kept) at the first step, out of the loop's making
-    assert wifiset.PAIR_FILE not in parts.board.files and ap.code is None
+    assert wifiset._PAIR_FILE not in parts.board.files and ap.code is None
     run(net, parts, 0)
-    pair = json.loads(parts.board.files[wifiset.PAIR_FILE])
+    pair = json.loads(parts.board.files[wifiset._PAIR_FILE])
     assert (ap.name, ap.code) == (pair["name"], pair["code"]) and len(ap.code) == wifiset.CODE_LEN
     w = net.WLAN(net.AP_IF)
     assert w.active() and w.config("essid") == ap.name and w._ap_key == ap.code

@@ -90,7 +90,7 @@ def test_joins_with_the_host_name_set_before_the_station_starts(net):
 # (ms, state, reason, attempts so far): a wrong password, retried with backoff. The
 # first refusal is seen as it comes; a retry keeps the port's last reason in
 # status() (network_wlan_status), so it ends after ATTEMPT_MS (15 s), then
-# waits 1, 2, 5 s... (BACKOFF_S).
+# waits 1, 2, 5 s... (_BACKOFF_S).
 WRONG = [(900, "joining", None, 1), (1000, "failed", "wrong_password", 1), (1900, "failed", "wrong_password", 1),
          (2000, "failed", "wrong_password", 2), (16900, "failed", "wrong_password", 2),
          (17000, "failed", "wrong_password", 2), (18900, "failed", "wrong_password", 2),
@@ -103,7 +103,7 @@ def test_a_wrong_password_fails_and_is_retried_ever_later(net):
     j, r, events = joiner(key="wrong horse")
     for ms, state, reason, tries in WRONG:
         run(net, j, ms)
-        assert (wifi.STATES[j.state], j.reason, j.tries) == (state, reason, tries), ms
+        assert (wifi._STATES[j.state], j.reason, j.tries) == (state, reason, tries), ms
     assert r.net == wifi.FAILED
     assert [e["state"] for e in events] == ["failed"]  # one event: the state did not change since
 
@@ -112,11 +112,11 @@ def test_no_network_in_reach_keeps_trying_then_joins_when_it_comes(net):
     net.set_air({})
     j, r, events = joiner()
     run(net, j, 2100)
-    assert (wifi.STATES[j.state], j.reason, j.tries) == ("failed", "no_network", 1)
+    assert (wifi._STATES[j.state], j.reason, j.tries) == ("failed", "no_network", 1)
     run(net, j, 8000)
     assert j.tries == 2  # retried at 3 s (after 1 s); that attempt reads the old reason, so it runs 15 s
     run(net, j, 30000, air={8100: HOME})
-    assert (wifi.STATES[j.state], j.address) == ("joined", "192.168.1.40")
+    assert (wifi._STATES[j.state], j.address) == ("joined", "192.168.1.40")
     assert [e["state"] for e in events] == ["failed", "joined"]
 
 
@@ -130,11 +130,11 @@ def test_a_drop_is_noticed_and_the_network_rejoined_when_back(net):
     run(net, j, 8100)  # the driver knows: the joiner's next look at it (once a second while joined) tells
     assert j.state == wifi.JOINED
     run(net, j, 8000 + wifi._LOOK_MS + 100)
-    assert (wifi.STATES[j.state], j.reason, j.address) == ("joining", "lost", None)
+    assert (wifi._STATES[j.state], j.reason, j.address) == ("joining", "lost", None)
     run(net, j, 12000)
-    assert (wifi.STATES[j.state], j.reason) == ("failed", "no_network")
+    assert (wifi._STATES[j.state], j.reason) == ("failed", "no_network")
     run(net, j, 40000, air={20000: HOME})
-    assert (wifi.STATES[j.state], j.address) == ("joined", "192.168.1.40")
+    assert (wifi._STATES[j.state], j.address) == ("joined", "192.168.1.40")
     assert [e["state"] for e in events] == ["joined", "joining", "failed", "joined"]
 
 
@@ -247,7 +247,7 @@ def test_a_radio_that_refuses_to_start_is_retried_with_backoff(net):
     net.set_air(HOME)
     j, r, events = joiner()
     run(net, j, 3500)
-    assert (wifi.STATES[j.state], j.reason) == ("failed", "error: Wifi Internal Error")
+    assert (wifi._STATES[j.state], j.reason) == ("failed", "error: Wifi Internal Error")
     assert starts == [0, 1000, 3000]  # after 1 s, then 2 s: never a busy retry
     net.WLAN.active = active
     run(net, j, 12000)

@@ -9,7 +9,12 @@
 # Some boards add the package's name ("ESP32-C3FH4": a C3 with its flash
 # inside). The scan routine knows the GPIO registers of three chips
 # (boards/esp32.py); any other is refused by name.
-CLASSIC = "ESP32"
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
+_CLASSIC = const("ESP32")
 # Classic ESP32 dies that images name otherwise, with the same GPIO
 # registers (ports/esp32/boards: ESP32_GENERIC's mpconfigvariant_D2WD.cmake
 # and mpconfigvariant_UNICORE.cmake; UM_TINYPICO and M5STACK_ATOM's
@@ -17,7 +22,7 @@ CLASSIC = "ESP32"
 # (ESP32 datasheet, "Pin Description" notes), so those two pins are refused
 # (the UNICORE image also runs on the ESP32-S0WD, whose flash is outside and
 # leaves them free, but an image cannot tell which die it is on).
-IN_PACKAGE_FLASH = ("ESP32-D2WD", "ESP32-UNICORE", "ESP32-PICO-D4")
+_IN_PACKAGE_FLASH = const(("ESP32-D2WD", "ESP32-UNICORE", "ESP32-PICO-D4"))
 KINDS = {"ESP32": "esp32", "ESP32D2WD": "esp32", "ESP32UNICORE": "esp32", "ESP32PICOD4": "esp32",
          "ESP32S3": "esp32s3", "ESP32C3": "esp32c3"}  # MCU name without the hyphen
 NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}  # a kind as MicroPython names it
@@ -75,14 +80,14 @@ def spiram(machine):
 def pins_matter(machine):
     """Whether this image takes GPIO 16 and 17 away: pins_problem then has
     something to say about a profile."""
-    return (spiram(machine) and kind(machine) == "esp32") or mcu(machine) in IN_PACKAGE_FLASH
+    return (spiram(machine) and kind(machine) == "esp32") or mcu(machine) in _IN_PACKAGE_FLASH
 
 
 def pins_problem(machine, pins):
     """None, or why `pins` (GPIO numbers) cannot work with this image."""
     if not pins_matter(machine):
         return None
-    flash = mcu(machine) in IN_PACKAGE_FLASH
+    flash = mcu(machine) in _IN_PACKAGE_FLASH
     bad = sorted(set(p for p in pins if p in PSRAM_PINS))
     if not bad:
         return None

@@ -2,6 +2,11 @@
 # (versions, free memory and flash, line levels, the closures it sees) and
 # lights what it is asked to; the host interprets them, so this module stays
 # small. Imported on the first `diag` command only.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import array
 import gc
 import os
@@ -11,8 +16,8 @@ import time
 from shove import protocol
 from shove.boards import idf_heap
 
-MAX_EDGES = 240  # matrix and button changes a recording keeps (3 ints each)
-MAX_WATCH_MS = 20000
+_MAX_EDGES = const(240)  # matrix and button changes a recording keeps (3 ints each)
+_MAX_WATCH_MS = const(20000)
 _edges = None  # the recording buffer, made on the first `watch`
 
 
@@ -35,8 +40,8 @@ def run(parts, cmd):
         return flash(parts.board)
     if op == "watch":
         ms = cmd.get("ms")
-        if not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= MAX_WATCH_MS:
-            raise protocol.ProtoError("bad_diag", "watch needs ms, 1 to %d" % MAX_WATCH_MS)
+        if not isinstance(ms, int) or isinstance(ms, bool) or not 1 <= ms <= _MAX_WATCH_MS:
+            raise protocol.ProtoError("bad_diag", "watch needs ms, 1 to %d" % _MAX_WATCH_MS)
         return watch(parts.board, parts.prof.rows, ms)
     raise protocol.ProtoError("bad_diag", "diag op is one of about, heap, flash, lines, led, watch")
 
@@ -112,8 +117,8 @@ def heap():
             "probe_us": time.ticks_diff(time.ticks_us(), t)}
 
 
-SCRATCH = "diag.jnl"  # a copy of the game's journal for the flash timing, removed after
-SEGMENT = "diag.seg"  # ... and a journal segment's stand-in
+_SCRATCH = const("diag.jnl")  # a copy of the game's journal for the flash timing, removed after
+_SEGMENT = const("diag.seg")  # ... and a journal segment's stand-in
 
 
 def flash(b):
@@ -130,17 +135,17 @@ def flash(b):
     rec = bytes(REC)
     try:
         t = b.ticks_us()
-        b.write_file(SCRATCH, data)
+        b.write_file(_SCRATCH, data)
         replace = protocol_diff(b.ticks_us(), t)
         appends = []
-        with open(SEGMENT, "wb") as f:
+        with open(_SEGMENT, "wb") as f:
             for _ in range(3):
                 t = b.ticks_us()
                 b.sync_write(f, rec)
                 appends.append(protocol_diff(b.ticks_us(), t))
     finally:
-        store.remove(SCRATCH)
-        store.remove(SEGMENT)
+        store.remove(_SCRATCH)
+        store.remove(_SEGMENT)
     return {"bytes": len(data), "record": len(rec), "replace_us": replace, "append_us": appends}
 
 
@@ -175,7 +180,7 @@ def watch(b, rows, ms):
     bring-up tool); the watchdog is fed, the board's service runs."""
     global _edges
     if _edges is None:
-        _edges = array.array("i", bytes(4 * 3 * MAX_EDGES))
+        _edges = array.array("i", bytes(4 * 3 * _MAX_EDGES))
     edges = _edges
     snap = array.array("H", bytes(2 * rows))
     last = array.array("H", bytes(2 * rows))
@@ -196,7 +201,7 @@ def watch(b, rows, ms):
             m.append([t, r, v])
         else:
             btn.append([t, -1 - r, v])
-    return {"ms": ms, "matrix": m, "buttons": btn, "full": n >= MAX_EDGES}
+    return {"ms": ms, "matrix": m, "buttons": btn, "full": n >= _MAX_EDGES}
 
 
 def _record(b, rows, ms, edges, snap, last):
@@ -215,7 +220,7 @@ def _record(b, rows, ms, edges, snap, last):
         for r in range(rows):
             if snap[r] != last[r]:
                 last[r] = snap[r]
-                if n < MAX_EDGES:
+                if n < _MAX_EDGES:
                     edges[3 * n] = now
                     edges[3 * n + 1] = r
                     edges[3 * n + 2] = snap[r]
@@ -226,7 +231,7 @@ def _record(b, rows, ms, edges, snap, last):
                 nb |= 1 << i
         if nb != buttons:
             for i in range(3):
-                if (nb ^ buttons) >> i & 1 and n < MAX_EDGES:
+                if (nb ^ buttons) >> i & 1 and n < _MAX_EDGES:
                     edges[3 * n] = now
                     edges[3 * n + 1] = -1 - i
                     edges[3 * n + 2] = nb >> i & 1

@@ -7,13 +7,18 @@
 # The loop has read the Ctrl-A by then, so it is given back to the REPL
 # (shove/giveback.py, loaded only then: its code needs no heap while the
 # game runs).
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 PASS = 0  # an ordinary byte: on to the line buffer
 DROP = 1  # a control byte the loop keeps to itself
 TO_REPL = 2  # hand over: the friendly REPL
 TO_RAW = 3  # hand over, and give the Ctrl-A back: the raw REPL
 
 CTRL_A = 1
-CTRL_C = 3
+_CTRL_C = const(3)
 WINDOW_MS = 1000
 
 
@@ -26,7 +31,7 @@ class Watch:
     def feed(self, b, now_ms):
         """What to do with byte `b` arriving at `now_ms` (a wrapping ms tick)."""
         live = self.armed and ((now_ms - self.since) & 0x3FFFFFFF) < WINDOW_MS
-        if b == CTRL_C:
+        if b == _CTRL_C:
             if live:
                 self.armed = False
                 return TO_REPL

@@ -12,13 +12,18 @@
 # A power cut during an append leaves at most a partial last record: it was
 # never acknowledged (replies and events go out after the append returns),
 # so the restore drops it. Any other damage fails the check and is reported.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import binascii
 import json
 
 from shove import rules
 from shove.jrec import REC, UNDO, crc8, record  # noqa: F401 (also this module's names)
 
-MAGIC = b"HPJ2"
+_MAGIC = const(b"HPJ2")
 
 
 class JournalError(Exception):
@@ -31,7 +36,7 @@ def header(game):
         setup["cpu"] = list(game.cpu)
         setup["seed"] = game.seed
     setup = json.dumps(setup).encode()
-    return MAGIC + b" %08x\n" % (binascii.crc32(setup) & 0xFFFFFFFF) + setup + b"\n"
+    return _MAGIC + b" %08x\n" % (binascii.crc32(setup) & 0xFFFFFFFF) + setup + b"\n"
 
 
 def encode(game):
@@ -49,7 +54,7 @@ def decode(data):
     last record was dropped, and the file must be rewritten before appending.
     JournalError for anything else damaged."""
     try:
-        if data[:5] != MAGIC + b" ":
+        if data[:5] != _MAGIC + b" ":
             raise JournalError("not a game journal")
         nl = data.index(b"\n")
         crc = int(data[5:nl], 16)

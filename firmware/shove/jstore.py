@@ -29,8 +29,13 @@
 # boundary whenever the current one could not take a whole visit more.
 #
 #   game.jnl            header + records 0..n-1 (journal.encode), written whole
-#   jnl/<tok>.<d>/<s>   records s.. (SEG, up to SEG_MAX), in the directory begun at record d;
+#   jnl/<tok>.<d>/<s>   records s.. (_SEG, up to SEG_MAX), in the directory begun at record d;
 #                       tok = crc32 of game.jnl, so segments of a replaced file are stale
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import binascii
 import os
 
@@ -38,10 +43,10 @@ from shove import store
 
 GAME = "game.jnl"
 DIR = "jnl"
-SEG = 9  # records a segment is planned for: 27 bytes keep each commit at 64 bytes
+_SEG = const(9)  # records a segment is planned for: 27 bytes keep each commit at 64 bytes
 SEG_MAX = 16  # ... and takes in a visit longer than planned (undos): 96-byte commits, no path lookup
 DIR_RECS = 50  # records a directory takes: 6 segments' commits fill ~3.9 KB of its 4 KB block
-SLACK = 3  # room kept beyond a visit's darts and its `next` (an undo or two)
+_SLACK = const(3)  # room kept beyond a visit's darts and its `next` (an undo or two)
 
 
 def ls(path):
@@ -142,10 +147,10 @@ class Store:
         """No dart of a visit can come now: make sure a visit of `visit` darts,
         its `next` and some slack go into the open segment and directory
         without opening or making anything."""
-        need = visit + 1 + SLACK
+        need = visit + 1 + _SLACK
         if self.dir is None or self.dir_recs + need > DIR_RECS:
             self._new_dir()
-        if self.f is not None and self.seg_n + visit + 1 > SEG:
+        if self.f is not None and self.seg_n + visit + 1 > _SEG:
             self.close()
         if self.f is None:
             self._open()

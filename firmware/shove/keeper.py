@@ -4,6 +4,11 @@
 # scanner's hit to its event and the strip's "a frame is due", runs here.
 # Every change is stored on flash before its reply or event goes out, so a
 # power cut loses at most the change not yet acknowledged.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import gc
 
 from shove import Refused, events, jrec, jstore, release, rules, segments, ticks_add, ticks_diff
@@ -11,8 +16,8 @@ from shove.settings import GAME_FILE  # noqa: F401 (shove/request.py's `save` wr
 
 # Past this many records the journal is rewritten whole (undone actions
 # dropped): it keeps the file, read whole at boot, under 2 KB.
-JOURNAL_MAX_RECORDS = 600
-JOURNAL_HARD_MAX = 700  # ... or anywhere past this (a visit of undos)
+_JOURNAL_MAX_RECORDS = const(600)
+_JOURNAL_HARD_MAX = const(700)  # ... or anywhere past this (a visit of undos)
 UNMAPPED = 255  # profile.UNMAPPED: a crossing with no segment
 CPU_MODULES = ("cpu", "throwing")  # the computer player's code: loaded for a game or a hint that needs it
 RETRY_MS = 1000  # a step on its own the flash refused (auto next) is tried again no sooner than this
@@ -65,7 +70,7 @@ class Keeper:
         g = self.game
         ended = action == rules.NEXT_ACTION
         try:
-            if self.jdirty or (ended and self.jrecs >= JOURNAL_MAX_RECORDS) or self.jrecs >= JOURNAL_HARD_MAX:
+            if self.jdirty or (ended and self.jrecs >= _JOURNAL_MAX_RECORDS) or self.jrecs >= _JOURNAL_HARD_MAX:
                 self._rewrite()
             else:
                 self.jstore.append(jrec.record(action, self.jrecs), self.board.sync_write)

@@ -24,6 +24,11 @@
 # by a shared newline: no buffer grows to hold them all (a growing one must
 # find its whole length free in one piece, in a heap the game has cut up),
 # and none is kept while nothing waits.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import sys
 
 from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F401 (the UART's, also this module's names)
@@ -32,7 +37,7 @@ from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F4
 # with its event, each with the state: about 1.2 KB each for eight sides of
 # one player) fits beside READY bytes still waiting, so the loop waits on
 # the UART only for the largest games' two-state replies.
-CAPACITY = 4096
+_CAPACITY = const(4096)
 # A step that makes output may start while at most this much waits (22 ms
 # at 115200 baud: the next step's lines come before the UART runs dry).
 READY = 256
@@ -45,12 +50,12 @@ class TxQueue:
     write(buf, off, n) (none: `text`, a text stream, takes each line
     whole); `us_per_byte`: the UART's pace (0: a console that takes
     everything at once, nothing to pace); `ticks_us`: the board's clock;
-    `cap`: the most bytes it holds (CAPACITY).
+    `cap`: the most bytes it holds (_CAPACITY).
 
     One queue is one reader's: a second one (the Wi-Fi clients) gets a
     queue of its own beside this, and the loop asks each for ready()."""
 
-    def __init__(self, out, text, us_per_byte, ticks_us, cap=CAPACITY):
+    def __init__(self, out, text, us_per_byte, ticks_us, cap=_CAPACITY):
         self.q = []  # what waits, oldest first: each line (memoryviews over its text or its chunks), then _NL
         self.pos = 0  # what of q[0] has been written
         self.size = 0  # bytes waiting, all lines

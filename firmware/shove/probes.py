@@ -32,6 +32,11 @@
 #   [connectivity] uri): http://nmcheck.gnome.org/check_network_status.txt,
 #   "NetworkManager is online\n"; Ubuntu's http://connectivity-check.ubuntu.com/
 #   is an HTTP 204.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 PROBES = (
     ("/generate_204", "android", 204, None, b""),
     ("/gen_204", "android", 204, None, b""),
@@ -49,7 +54,7 @@ PROBES = (
 )
 
 
-SETUP_PATH = "/setup"  # the set-up page (host/hapenny/web/static/setup.html, served by the board)
+_SETUP_PATH = const("/setup")  # the set-up page (host/hapenny/web/static/setup.html, served by the board)
 
 
 def probe_reply(path, online, address):
@@ -65,7 +70,7 @@ def probe_reply(path, online, address):
         return None
     if online and row[2] != 302:
         return row[2], row[3], row[4], None
-    return 302, None, b"", "http://%s%s" % (address, SETUP_PATH)
+    return 302, None, b"", "http://%s%s" % (address, _SETUP_PATH)
 
 
 def probe(path):

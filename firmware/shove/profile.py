@@ -1,5 +1,10 @@
 # Board profiles: pins, the (row, col) -> segment map, LED layout, buttons,
 # brightness and timing. Validated whole; a bad profile is refused.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import json
 
 from shove import segments
@@ -16,8 +21,7 @@ from shove import segments
 # it misses.
 TIMING = {"window_us": 3000, "lockout_ms": 60, "rearm_ms": 5, "stuck_ms": 2000,
           "debounce_ms": 30, "long_press_ms": 1000, "settle_us": 1}
-SETTLE_MAX_US = 20  # the scan is blind to other rows meanwhile
-LEDS = {"pin": -1, "beds": 9, "per_side": 3, "status": 3}
+_SETTLE_MAX_US = const(20)  # the scan is blind to other rows meanwhile
 BUTTONS = ("next", "undo", "new")
 UNMAPPED = 255
 
@@ -32,11 +36,10 @@ UNMAPPED = 255
 # (S3: 19/20 for the USB console, 33-37 on octal-PSRAM images; C3: 14-17,
 # and 18/19 for the USB-Serial/JTAG console).
 CHIPS = ("esp32", "esp32s3", "esp32c3")
-GPIOS = tuple(range(0, 20)) + (21, 22, 23, 25, 26, 27) + tuple(range(32, 40))
-FLASH = (6, 7, 8, 9, 10, 11)  # wired to the module's SPI flash
+_FLASH = const((6, 7, 8, 9, 10, 11))  # wired to the module's SPI flash
 UART0 = (1, 3)  # the USB serial port: the REPL and the host link
-INPUT_ONLY = (34, 35, 36, 37, 38, 39)  # no output driver, no internal pull-up
-STRAPPING = (0, 2, 5, 12, 15)  # read by the boot ROM at reset
+_INPUT_ONLY = const((34, 35, 36, 37, 38, 39))  # no output driver, no internal pull-up
+_STRAPPING = const((0, 2, 5, 12, 15))  # read by the boot ROM at reset
 
 
 def chip_pins(chip):
@@ -64,11 +67,12 @@ def chip_pins(chip):
         return tuple(range(0, 22)), never, (), {2: "low", 8: "low", 9: "low"}
     never[20] = ("MicroPython lists it, but only the ESP32-PICO-V3 package brings it out; the ESP32 modules "
                  "this firmware runs on have no such pin")
-    for p in FLASH:
+    for p in _FLASH:
         never[p] = "wired to the flash chip, never usable"
     for p in UART0:
         never[p] = "the USB serial port's line, leave it alone"
-    return GPIOS, never, INPUT_ONLY, {0: "low", 2: "high", 5: "low", 12: "high", 15: "low"}
+    gpios = tuple(range(0, 20)) + (21, 22, 23, 25, 26, 27) + tuple(range(32, 40))
+    return gpios, never, _INPUT_ONLY, {0: "low", 2: "high", 5: "low", 12: "high", 15: "low"}
 
 
 NAMES = {"esp32": "ESP32", "esp32s3": "ESP32-S3", "esp32c3": "ESP32-C3"}
@@ -177,10 +181,11 @@ class Profile:
         self.rows = len(self.row_pins)
         self.cols = len(self.col_pins)
         self.map = parse_map(d.get("map", []), self.rows, self.cols)
-        leds = dict(LEDS)
+        leds = {"pin": -1, "beds": 9, "per_side": 3, "status": 3}  # the defaults (no strip)
+        keys = tuple(leds)
         leds.update(d.get("leds") or {})
         for k in leds:
-            if k not in LEDS or not isinstance(leds[k], int) or isinstance(leds[k], bool):
+            if k not in keys or not isinstance(leds[k], int) or isinstance(leds[k], bool):
                 raise ProfileError("leds.%s: a whole number" % k)
         if not (1 <= leds["beds"] <= 21 and 1 <= leds["per_side"] <= 9 and 0 <= leds["status"] <= 9):
             raise ProfileError("leds: beds 1-21, per_side 1-9, status 0-9")
@@ -205,8 +210,8 @@ class Profile:
             v = timing[k]
             if k not in TIMING or not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 60000:
                 raise ProfileError("timing.%s: a whole number of %s" % (k, "microseconds" if k.endswith("_us") else "ms"))
-        if timing["settle_us"] > SETTLE_MAX_US:
-            raise ProfileError("timing.settle_us: 0 to %d microseconds" % SETTLE_MAX_US)
+        if timing["settle_us"] > _SETTLE_MAX_US:
+            raise ProfileError("timing.settle_us: 0 to %d microseconds" % _SETTLE_MAX_US)
         self.timing = timing
         # the parsed JSON (its map alone is ~3 KB of small lists) is not kept
 

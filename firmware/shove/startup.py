@@ -1,16 +1,21 @@
 # What main.py runs: safe boot decides whether this start plays, then the
 # game runs. The hardware (machine, the platform, the chip's name) comes in
 # as arguments so that tests drive this with models.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import json
 
 import shove
 from shove import boards, safeboot, store
 
-BOOT_PIN = 0  # the DevKit's BOOT button: low while held (external pull-up)
-BOOT_PIN_C3 = 9  # the ESP32-C3's BOOT button (its strapping pin for the boot mode)
+_BOOT_PIN = const(0)  # the DevKit's BOOT button: low while held (external pull-up)
+_BOOT_PIN_C3 = const(9)  # the ESP32-C3's BOOT button (its strapping pin for the boot mode)
 
 
-def button_held(machine, pin=BOOT_PIN):
+def button_held(machine, pin=_BOOT_PIN):
     try:
         return machine.Pin(pin, machine.Pin.IN, machine.Pin.PULL_UP).value() == 0
     except Exception:  # a board without such a pin: nothing is held
@@ -88,7 +93,7 @@ def start(machine, run_game, platform, machine_name, out=None, boot_error=None):
     cause = real if esp32 else safeboot.PWRON_RESET
     count = safeboot.parse_count(store.read(safeboot.COUNT_FILE)) if esp32 else 0
     c3 = "ESP32C3" in machine_name.split(" with ")[-1].replace("-", "").upper()  # as chip.kind, without loading it
-    reason, n = safeboot.decide(cause, button_held(machine, BOOT_PIN_C3 if c3 else BOOT_PIN), count, problem,
+    reason, n = safeboot.decide(cause, button_held(machine, _BOOT_PIN_C3 if c3 else _BOOT_PIN), count, problem,
                                 boot_error, deliberate)
     if n != count:
         if n:

@@ -11,14 +11,14 @@
 #                                          file's size and hash: checked (hashed a piece at a
 #                                          time as they came), then renamed to upd/P
 #   POST /api/update/commit?files=N        N whole files staged, none half: the marker
-#                                          (MARK, temp + rename) is written and the board resets
+#                                          (_MARK, temp + rename) is written and the board resets
 #
-# Atomic: nothing of the running firmware changes until MARK exists; from
+# Atomic: nothing of the running firmware changes until _MARK exists; from
 # then on boot.py moves every staged file into place (each move a littlefs
 # rename, in one step) before anything of the firmware is imported, and
-# removes MARK last, so a cut at any point starts either the old firmware
-# (no MARK: the staged files are only ever read by the next `begin`) or the
-# new one (MARK: boot.py finishes the moves). upd/.remove names the stale
+# removes _MARK last, so a cut at any point starts either the old firmware
+# (no _MARK: the staged files are only ever read by the next `begin`) or the
+# new one (_MARK: boot.py finishes the moves). upd/.remove names the stale
 # files the new firmware no longer has, removed by boot.py likewise.
 import hashlib
 import json
@@ -35,8 +35,8 @@ except ImportError:  # CPython
 from shove import store
 
 STAGE = "upd"
-MARK = "upd.go"  # boot.py's: the staged files are whole and checked
-REMOVE = ".remove"  # upd/.remove: the stale files' paths, one a line
+_MARK = const("upd.go")  # boot.py's: the staged files are whole and checked
+_REMOVE = const(".remove")  # upd/.remove: the stale files' paths, one a line
 PART = ".part"
 TOPS = ("boot.py", "main.py", "profile.json")
 # The owner code: these routes need it. Made and shown by `{"cmd": "wifi",
@@ -50,7 +50,7 @@ def allowed(p):
     """A path an update may write: the firmware's own files, nothing else."""
     if not p or p[0] == "/" or ".." in p or "//" in p or p[-1] == "/" or "%" in p:
         return False
-    if p == REMOVE or p in TOPS:
+    if p == _REMOVE or p in TOPS:
         return True
     return p.startswith(("shove/", "web/")) and not p.endswith(PART)
 
@@ -298,7 +298,7 @@ _running = None
 def begin(req):
     global _running
     _running = None
-    store.remove(MARK)
+    store.remove(_MARK)
     rm_tree(STAGE)
     os.mkdir(STAGE)
     req.reply(200, '{"ok":true}')
@@ -367,6 +367,6 @@ def commit(req, write_file):
         req.error(409, "incomplete", "%d whole files and %d half ones are staged, not the %s sent: nothing "
                                      "was changed" % (whole, len(half), q.get("files")))
         return False
-    write_file(MARK, b"1")  # temp + rename: from here on boot.py completes the switch
+    write_file(_MARK, b"1")  # temp + rename: from here on boot.py completes the switch
     req.reply(200, '{"ok":true,"files":%d}' % whole)
     return True

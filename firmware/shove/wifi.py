@@ -11,7 +11,7 @@
 #
 # The port would retry a lost or refused network at once and for ever
 # (WIFI_EVENT_STA_DISCONNECTED with reconnects unset): config(reconnects=0)
-# hands the retries to this module, which spaces them out (BACKOFF_S).
+# hands the retries to this module, which spaces them out (_BACKOFF_S).
 # status() keeps the last failure's reason until an address comes
 # (network_wlan_ip_event_handler clears it on GOT_IP only), so a retry
 # after a failure reads that reason from its first poll: an attempt ends
@@ -30,9 +30,9 @@ OFF = const(0)  # the states, as the status pixels show them (leds.Renderer.net)
 JOINING = const(1)
 JOINED = const(2)
 FAILED = const(3)
-STATES = ("off", "joining", "joined", "failed")
+_STATES = const(("off", "joining", "joined", "failed"))
 # seconds before the next attempt after the n-th failure in a row (the last for every later one)
-BACKOFF_S = (1, 2, 5, 10, 20, 30, 60)
+_BACKOFF_S = const((1, 2, 5, 10, 20, 30, 60))
 ATTEMPT_MS = const(15000)  # an attempt with no address after this long has failed
 GIVE_UP = const(3)  # failures in a row at start (never joined yet) that open the set-up AP
 _SETUP_MODULE = const("wifiap")  # the set-up AP's module (shove.wifiap), loaded only when it opens
@@ -47,7 +47,7 @@ _REASONS = {201: "no_network", 210: "no_network", 211: "no_network", 212: "no_ne
 
 def backoff_ms(fails):
     """The wait before the next attempt after `fails` failures in a row (1 or more)."""
-    return BACKOFF_S[min(fails, len(BACKOFF_S)) - 1] * 1000
+    return _BACKOFF_S[min(fails, len(_BACKOFF_S)) - 1] * 1000
 
 
 def reason_of(status):
@@ -114,7 +114,7 @@ class Joiner:
         self.reason = reason
         self.renderer.net = state
         self.changed()
-        self.emit("wifi", {"state": STATES[state], "reason": reason, "address": self.address})
+        self.emit("wifi", {"state": _STATES[state], "reason": reason, "address": self.address})
 
     def _attempt(self, now):
         self.tries += 1
@@ -228,7 +228,7 @@ class Joiner:
 
     def report(self):
         """What `info`, `doctor` and the `wifi` command show (never the password; the code is the command's alone)."""
-        return {"state": STATES[self.state], "reason": self.reason, "ssid": self.ssid, "address": self.address,
+        return {"state": _STATES[self.state], "reason": self.reason, "ssid": self.ssid, "address": self.address,
                 "rssi": self.rssi(), "name": self.name, "tries": self.tries}
 
     def leave(self):

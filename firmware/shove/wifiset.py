@@ -3,6 +3,11 @@
 # state shown. Loaded for the command and let go after it; the join itself
 # is shove/wifi.py's, loaded only while a network is set. The password goes
 # into wifi.json and the radio, never into a reply, an event or an error.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import json
 
 from shove import protocol, release, store
@@ -15,7 +20,7 @@ from shove import protocol, release, store
 # guessing takes on average 9^10 / 2 / 10 s = 5.5 years; at one a second, 55.
 CODE_ALPHABET = "123456789"
 CODE_LEN = 10
-NAME_MAX = 32
+_NAME_MAX = const(32)
   # MICROPY_PY_NETWORK_HOSTNAME_MAX_LEN
 _HEX = "0123456789abcdefABCDEF"
 
@@ -52,11 +57,11 @@ def check_key(k):
 
 def check_name(n):
     """A host name (RFC 1123 label, at most 32 as the port keeps): the board answers as NAME.local."""
-    if not isinstance(n, str) or not 1 <= len(n) <= NAME_MAX or n[0] == "-" or n[-1] == "-":
-        raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % NAME_MAX)
+    if not isinstance(n, str) or not 1 <= len(n) <= _NAME_MAX or n[0] == "-" or n[-1] == "-":
+        raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % _NAME_MAX)
     for ch in n:
         if not ("a" <= ch <= "z" or "0" <= ch <= "9" or ch == "-" or "A" <= ch <= "Z"):
-            raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % NAME_MAX)
+            raise _bad("name: 1 to %d letters, digits or -, not starting or ending with -" % _NAME_MAX)
     return n.lower()
 
 
@@ -82,7 +87,7 @@ def new_code():
     return "".join(out)
 
 
-PAIR_FILE = "pair.json"  # the name and pairing code of a board with no network set (its set-up AP's)
+_PAIR_FILE = const("pair.json")  # the name and pairing code of a board with no network set (its set-up AP's)
 OWNER_FILE = "owner.key"  # update.OWNER_FILE, named here: showing the code loads none of the update's code
 
 
@@ -104,7 +109,7 @@ def identity(c):
     old = stored(c)
     if old is not None:
         return {"name": old["name"], "code": old["code"]}
-    data = c.board.read_file(PAIR_FILE)
+    data = c.board.read_file(_PAIR_FILE)
     if data is not None:
         try:
             d = json.loads(data)
@@ -113,7 +118,7 @@ def identity(c):
         except (ValueError, protocol.ProtoError):  # damaged: made afresh
             pass
     ident = {"name": default_name(), "code": new_code()}
-    c.board.write_file(PAIR_FILE, json.dumps(ident).encode())  # power-safe (store.write_atomic)
+    c.board.write_file(_PAIR_FILE, json.dumps(ident).encode())  # power-safe (store.write_atomic)
     return ident
 
 

@@ -8,6 +8,11 @@
 # of the GPIO registers and the ribbon's electricity (tests/esp32_models.py);
 # everything else here is plain Python run in tests against models of Pin,
 # WDT, Timer and neopixel.
+try:
+    from micropython import const
+except ImportError:  # CPython
+    def const(x):  # type: ignore[misc]
+        return x
 import select
 import sys
 import time
@@ -29,11 +34,11 @@ _MASK = 0x3FFFFFFF
 # 0.125 us each (READS_PER_US) before the columns are read. Releasing the row, the column recovers only
 # through its ~45 kOhm internal pull-up into the ribbon's capacitance (about
 # 10 us to read high with 150 pF), so before the next row is driven the scan
-# waits until every column reads high again, at most RECOVER reads (~50 us:
+# waits until every column reads high again, at most _RECOVER reads (~50 us:
 # a column still low then is held by something else, not by this row).
 READS_PER_US = 8  # GPIO_IN reads from the CPU: ~0.125 us each (the APB bus runs at 80 MHz)
-RECOVER = 400
-CHECK_IN_MS = 3000  # the loop must check in this often for the watchdog to be fed
+_RECOVER = const(400)
+_CHECK_IN_MS = const(3000)  # the loop must check in this often for the watchdog to be fed
 WAKE_EVERY = 16  # reads of a long idle burst between two looks at the console and the buttons
 
 
@@ -161,7 +166,7 @@ class Board:
 
     def read_matrix(self, snap):
         self.late_rows += _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, snap,
-                                self._settle, RECOVER, 1) & 0xFFFF
+                                self._settle, _RECOVER, 1) & 0xFFFF
         inj = self._inject
         if not inj.idle:
             now = time.ticks_us() & _MASK
@@ -188,7 +193,7 @@ class Board:
             m = n - k
             if m > WAKE_EVERY:
                 m = WAKE_EVERY
-            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, snap, self._settle, RECOVER, m)
+            v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, snap, self._settle, _RECOVER, m)
             self.late_rows += v & 0xFFFF
             got = v >> 16
             k += got
@@ -324,7 +329,7 @@ class Board:
         if not sc.calm:
             return
         e = self.snap
-        v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, e, self._settle, RECOVER, 1)
+        v = _scan(self._row_pins, self.rows, self._col_pins, self.cols, self._io, e, self._settle, _RECOVER, 1)
         self.late_rows += v & 0xFFFF
         if not v >> 16:  # a closure: added to snap, which may hold one the loop read and has not stepped
             _merge(sc.snap, e, self.rows)
@@ -342,7 +347,7 @@ class Board:
         call("boards.esp32_setup", "start_watchdog", self, timeout_ms)  # once, at the loop's start
 
     def _tick(self, _t):
-        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < CHECK_IN_MS:
+        if self._free_run or time.ticks_diff(time.ticks_ms(), self._last_loop) < _CHECK_IN_MS:
             self._wdt.feed()
 
     def feed(self):

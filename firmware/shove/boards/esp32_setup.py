@@ -33,9 +33,7 @@ from shove import FEED_MS, WDT_ARMED, WDT_MS, release
 # (ports/esp32/mpconfigport.h: MICROPY_HW_ENABLE_USBDEV where the chip has USB
 # OTG), on the C3 the USB-Serial/JTAG (usb_serial_jtag.c); both keep the UART
 # REPL on UART0 as well (MICROPY_HW_ENABLE_UART_REPL in their mpconfigboard.h).
-CONSOLE = {"esp32": "uart", "esp32s3": "usb-cdc+uart", "esp32c3": "usb-serial-jtag+uart"}
 # The fastest clock each runs at (the C3 refuses more than 160 MHz: machine.freq's ValueError).
-CLOCK = {"esp32": 240000000, "esp32s3": 240000000, "esp32c3": 160000000}
 GPIO_BASE = {"esp32": 0x3FF44000, "esp32s3": 0x60004000, "esp32c3": 0x60004000}
 OUT_W1TS, OUT_W1TC, OUT1_W1TS, OUT1_W1TC, IN, IN1 = 0x08, 0x0C, 0x14, 0x18, 0x3C, 0x40
 
@@ -90,11 +88,11 @@ def pulls(kind):
 def build(board, profile, reads_per_us):
     """Board.__init__'s work; reads_per_us: esp32.py's READS_PER_US."""
     kind = board.chip = check_chip()
-    board.console_kind = CONSOLE[kind]
+    board.console_kind = {"esp32": "uart", "esp32s3": "usb-cdc+uart", "esp32c3": "usb-serial-jtag+uart"}[kind]
     board.name = profile.name
     board.rows = profile.rows
     board.cols = profile.cols
-    machine.freq(CLOCK[kind])
+    machine.freq({"esp32": 240000000, "esp32s3": 240000000, "esp32c3": 160000000}[kind])
     board._row_pins = bytearray(profile.row_pins)
     board._col_pins = bytearray(profile.col_pins)
     # the bytecode build's scan (esp32.py without viper) has loaded esp32_mem32 for its registers
