@@ -63,3 +63,28 @@ def test_the_images_names_are_read_in_their_two_parts():
     assert "" not in image["const"] | image["frozen"]
     assert not image["const"] & image["frozen"]  # the frozen pool holds only what the image lacks
     assert 100 < len(image["frozen"]) < len(image["const"])
+
+
+# The names a run makes beyond its modules' tables (names made at run time, the dotted names of
+# packages): the difference bench/chip_names.py's every_module shows against the tables alone
+# (1,258 against 1,239 at 0f07ac6).
+RUN_TIME_NAMES = 19
+
+
+def test_with_every_module_loaded_the_chips_names_fit_six_pools():
+    """A power-on that loads every module (first set-up, games with pages, an update, the doctor,
+    a fault report) must not open a seventh pool of names (1,280 names, 9 KB in one block)."""
+    from hapenny import firmware
+    import wasm_heap
+
+    image = chip_names.image_names()
+    names = set()
+    for rel, path in firmware.build("esp32").items():
+        if rel.startswith("shove/") and rel.endswith(".mpy"):
+            names |= {n for n in wasm_heap.mpy_names(Path(path).read_bytes()) | chip_names._module_names(rel[:-4] + ".py")
+                      if not chip_names.in_image(n, image)}
+    six = sum(chip_names.chip_pools(len(image["frozen"]), 1260))
+    assert len(names) + RUN_TIME_NAMES <= six, (
+        "%d names with every module loaded on the chip (%d in the modules, %d made at run time): past %d a "
+        "seventh pool opens; make constants only their module reads private const(), or see "
+        "`python bench/chip_names.py`" % (len(names) + RUN_TIME_NAMES, len(names), RUN_TIME_NAMES, six))
