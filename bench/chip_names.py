@@ -81,9 +81,10 @@ def chip_pools(frozen, names):
 
 def _module_names(rel):
     """The names importing the firmware's module `rel` ("shove/boards/esp32.py") makes
-    beside its table's: its dotted name and its deployed file's path."""
+    beside its table's: its dotted name, its deployed file's path, and its own name (the
+    attribute of its package that import binds)."""
     stem = rel[:-3]
-    return {stem.replace("/", "."), stem + ".mpy"}
+    return {stem.replace("/", "."), stem + ".mpy", stem.rsplit("/", 1)[-1]}
 
 
 def tables(sim_files):

@@ -47,7 +47,7 @@ def test_a_paths_names_are_its_loaded_modules_as_the_chip_has_them_less_the_imag
                 "shove/boards/virtual.mpy", "H", "print"}
     assert chip_names.chip_count(interned, image, sim, chip) == {
         "keeper", "tally", "now", "shove.keeper", "shove/keeper.mpy", "H",
-        "Esp32", "grb", "shove.boards.esp32", "shove/boards/esp32.mpy"}
+        "Esp32", "grb", "esp32", "shove.boards.esp32", "shove/boards/esp32.mpy"}
 
 
 def test_a_rows_chip_and_tour_pools_are_priced_alike():
@@ -65,10 +65,10 @@ def test_the_images_names_are_read_in_their_two_parts():
     assert 100 < len(image["frozen"]) < len(image["const"])
 
 
-# The names a run makes beyond its modules' tables (names made at run time, the dotted names of
-# packages): the difference bench/chip_names.py's every_module shows against the tables alone
-# (1,258 against 1,239 at 0f07ac6).
-RUN_TIME_NAMES = 19
+# The names the tour's runs made beyond the modules' tables and imports: bench/chip_names.py's
+# every_module against the tables alone (1,258 against 1,244). Most are the short literals of
+# the tour's own steps, which the chip never compiles, so this errs high.
+RUN_TIME_NAMES = 14
 
 
 def test_with_every_module_loaded_the_chips_names_fit_six_pools():
@@ -85,6 +85,6 @@ def test_with_every_module_loaded_the_chips_names_fit_six_pools():
                       if not chip_names.in_image(n, image)}
     six = sum(chip_names.chip_pools(len(image["frozen"]), 1260))
     assert len(names) + RUN_TIME_NAMES <= six, (
-        "%d names with every module loaded on the chip (%d in the modules, %d made at run time): past %d a "
+        "%d names with every module loaded on the chip (%d in the modules, %d made beside them): past %d a "
         "seventh pool opens; make constants only their module reads private const(), or see "
         "`python bench/chip_names.py`" % (len(names) + RUN_TIME_NAMES, len(names), RUN_TIME_NAMES, six))
