@@ -9,11 +9,13 @@
 # Some boards add the package's name ("ESP32-C3FH4": a C3 with its flash
 # inside). The scan routine knows the GPIO registers of three chips
 # (boards/esp32.py); any other is refused by name.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 _CLASSIC = const("ESP32")
 # Classic ESP32 dies that images name otherwise, with the same GPIO
 # registers (ports/esp32/boards: ESP32_GENERIC's mpconfigvariant_D2WD.cmake

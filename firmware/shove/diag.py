@@ -2,11 +2,13 @@
 # (versions, free memory and flash, line levels, the closures it sees) and
 # lights what it is asked to; the host interprets them, so this module stays
 # small. Imported on the first `diag` command only.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import array
 import gc
 import os

@@ -7,11 +7,13 @@
 # The loop has read the Ctrl-A by then, so it is given back to the REPL
 # (shove/giveback.py, loaded only then: its code needs no heap while the
 # game runs).
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 PASS = 0  # an ordinary byte: on to the line buffer
 DROP = 1  # a control byte the loop keeps to itself
 TO_REPL = 2  # hand over: the friendly REPL

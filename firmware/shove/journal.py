@@ -12,11 +12,13 @@
 # A power cut during an append leaves at most a partial last record: it was
 # never acknowledged (replies and events go out after the append returns),
 # so the restore drops it. Any other damage fails the check and is reported.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import binascii
 import json
 

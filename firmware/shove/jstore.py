@@ -31,11 +31,13 @@
 #   game.jnl            header + records 0..n-1 (journal.encode), written whole
 #   jnl/<tok>.<d>/<s>   records s.. (_SEG, up to SEG_MAX), in the directory begun at record d;
 #                       tok = crc32 of game.jnl, so segments of a replaced file are stale
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import binascii
 import os
 

@@ -4,11 +4,13 @@
 # scanner's hit to its event and the strip's "a frame is due", runs here.
 # Every change is stored on flash before its reply or event goes out, so a
 # power cut loses at most the change not yet acknowledged.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import gc
 
 from shove import Refused, events, jrec, jstore, release, rules, segments, ticks_add, ticks_diff

@@ -24,11 +24,13 @@
 # by a shared newline: no buffer grows to hold them all (a growing one must
 # find its whole length free in one piece, in a heap the game has cut up),
 # and none is kept while nothing waits.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import sys
 
 from shove import UART_FIFO, UART_US_PER_BYTE, ticks_add, ticks_diff  # noqa: F401 (the UART's, also this module's names)

@@ -32,11 +32,13 @@
 #   [connectivity] uri): http://nmcheck.gnome.org/check_network_status.txt,
 #   "NetworkManager is online\n"; Ubuntu's http://connectivity-check.ubuntu.com/
 #   is an HTTP 204.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 PROBES = (
     ("/generate_204", "android", 204, None, b""),
     ("/gen_204", "android", 204, None, b""),

@@ -1,10 +1,12 @@
 # Board profiles: pins, the (row, col) -> segment map, LED layout, buttons,
 # brightness and timing. Validated whole; a bad profile is refused.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import json
 
 from shove import segments

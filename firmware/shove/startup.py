@@ -1,11 +1,13 @@
 # What main.py runs: safe boot decides whether this start plays, then the
 # game runs. The hardware (machine, the platform, the chip's name) comes in
 # as arguments so that tests drive this with models.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import json
 
 import shove

@@ -17,6 +17,7 @@
 # after a failure reads that reason from its first poll: an attempt ends
 # when the address comes, when the status changes to a failure, or after
 # ATTEMPT_MS.
+
 try:
     from micropython import const
 except ImportError:  # CPython

@@ -3,11 +3,13 @@
 # state shown. Loaded for the command and let go after it; the join itself
 # is shove/wifi.py's, loaded only while a network is set. The password goes
 # into wifi.json and the radio, never into a reply, an event or an error.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import json
 
 from shove import protocol, release, store

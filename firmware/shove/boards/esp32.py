@@ -8,11 +8,13 @@
 # of the GPIO registers and the ribbon's electricity (tests/esp32_models.py);
 # everything else here is plain Python run in tests against models of Pin,
 # WDT, Timer and neopixel.
+
 try:
     from micropython import const
 except ImportError:  # CPython
     def const(x):  # type: ignore[misc]
         return x
+
 import select
 import sys
 import time
