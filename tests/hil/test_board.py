@@ -118,6 +118,23 @@ def test_settling_waits_for_closures_the_scanner_has_not_seen_yet(board):
     assert [e["seg"] for e in board.link.events if e["ev"] == "dart"] == ["S5"]
 
 
+def test_an_act_anchored_to_the_serial_waits_for_the_hosts_next_command(board):
+    # the doctor's tests act so, as a person throws once told the board is watching: the
+    # closure starts when the board takes the next byte in, however late the host sends it
+    board.need_sim()
+    board.new(rules={"darts": 9})
+    r, c = board.cells["S5"]
+    before = board.sim.stats()["darts"]
+    assert board.sim.pulses([(r, c, 20000, 5000)], anchor="serial") is None  # (no instant yet)
+    time.sleep(0.5)  # the board's clock runs on meanwhile: an act not anchored would have landed
+    assert board.sim.stats()["darts"] == before
+    board.sync()  # a command: its first byte starts the act
+    board.settle()
+    assert board.sim.stats()["darts"] == before + 1
+    board.sync()
+    assert [e["seg"] for e in board.link.events if e["ev"] == "dart"] == ["S5"]
+
+
 def test_ghost_through_closed_crossings_is_documented_outcome(board):
     board.need_sim()
     board.new()
