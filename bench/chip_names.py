@@ -87,16 +87,29 @@ def _module_names(rel):
     return {stem.replace("/", "."), stem + ".mpy", stem.rsplit("/", 1)[-1]}
 
 
-def tables(sim_files):
-    """({module: its table's names} as the tour runs them, the same as the chip runs them):
-    `sim_files`, the tour's staged files (wasm_heap.stage); the chip's, `hapenny deploy`'s build."""
+def chip_tables():
+    """{module: its table's names} as the chip runs them (`hapenny deploy`'s build)."""
     from hapenny import firmware
 
+    return {rel[:-4] + ".py": W.mpy_names(Path(p).read_bytes()) for rel, p in firmware.build("esp32").items()
+            if rel.startswith("shove/") and rel.endswith(".mpy")}
+
+
+def tables(sim_files):
+    """({module: its table's names} as the tour runs them, the same as the chip runs them):
+    `sim_files`, the tour's staged files (wasm_heap.stage)."""
     sim = {k[len("/flash/"):-4] + ".py": W.mpy_names(v) for k, v in sim_files.items()
            if k.startswith("/flash/shove/") and k.endswith(".mpy")}
-    chip = {rel[:-4] + ".py": W.mpy_names(Path(p).read_bytes()) for rel, p in firmware.build("esp32").items()
-            if rel.startswith("shove/") and rel.endswith(".mpy")}
-    return sim, chip
+    return sim, chip_tables()
+
+
+def every_module(chip, image):
+    """The names the chip interns with every module of `chip` loaded (their tables and
+    imports), less the image's: the doctor's, the learning's, the fault report's too."""
+    out = set()
+    for rel in chip:
+        out |= chip[rel] | _module_names(rel)
+    return {n for n in out if not in_image(n, image)}
 
 
 def chip_count(interned, image, sim, chip):
@@ -144,10 +157,7 @@ def main():
             seen |= names
             out[name] = row(got["names"] - got["own"], names, len(image["frozen"]))
     out["every_path"] = row(0, seen, len(image["frozen"]))["chip"]  # a board that has been down all three
-    every = set()  # and one that has loaded every module it has (the doctor's, the learning's...)
-    for rel in chip:
-        every |= chip[rel] | _module_names(rel)
-    out["every_module"] = row(0, seen | {n for n in every if not in_image(n, image)}, len(image["frozen"]))["chip"]
+    out["every_module"] = row(0, seen | every_module(chip, image), len(image["frozen"]))["chip"]
     print(json.dumps(out, indent=1))
 
 

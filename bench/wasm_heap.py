@@ -453,8 +453,8 @@ def names_pool(steps, files, tmp, heapsize=HEAP):
     if "NAMES" not in out:
         return none
     pre = re.findall(r"^Q\((.*)\)$", out.split("NAMES\n", 1)[1].split("\nEND", 1)[0], re.M)
-    own = sum(1 for n in pre if n not in fw)
-    mine = set(n for n in pre if n not in fw)
+    mine = {n for n in pre if n not in fw}
+    own = len(mine)
     last = out.rsplit("\nLAST\n", 1)[-1].split("\nEND", 1)[0] if "\nLAST\n" in out else ""
     # the names interned that are not the driver's setup's own (the firmware's, the modules' paths
     # and dotted names its imports make, and the few of the driver's steps'): bench/chip_names.py
