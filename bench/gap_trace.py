@@ -56,7 +56,7 @@ MARKS = (
     ("app.py", "st = self.strip\n                armed", "app.strip"),
     ("app.py", "k = board.scan_idle(snap, n, until, tx)", "app.idle"),
     ("app.py", "board.read_matrix(snap)\n                was = sc.state", "app.scan"),
-    ("app.py", "self.keeper.hit(row, col)", "app.hit"),
+    ("app.py", "k.hit(row, col)", "app.hit"),
 )
 RING = '''
 

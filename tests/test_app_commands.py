@@ -14,7 +14,7 @@ import types
 import pytest
 
 import shove
-from shove import buttons, journal, jstore, keeper, loading, profile, protocol, rules, segments
+from shove import buttons, journal, jstore, keeper, loading, profile, protocol, rules, scanner, segments
 from shove.settings import GAME_FILE, PROFILE_FILE
 from test_app_start import Console, Lines, _start
 
@@ -723,6 +723,7 @@ class Heap:
     def __init__(self, free):
         self.free = free
         self.collections = 0
+        self.on_collect = None  # what to note at each collection
 
     def mem_free(self):
         return self.free
@@ -732,6 +733,8 @@ class Heap:
 
     def collect(self):
         self.collections += 1
+        if self.on_collect is not None:
+            self.on_collect()
 
 
 @pytest.fixture
@@ -767,33 +770,59 @@ def test_stats_and_the_state_count_the_darts_and_the_hits_nothing_could_score(bo
     assert stats() == (4, 2)
 
 
+def landed(a, row, col):
+    """A dart as the loop serves it: its hit queued by the scanner, which
+    has just locked out (the test's clock stands still inside it)."""
+    sc = a.scanner
+    sc.state = scanner.LOCKOUT
+    sc.t0 = a.board.ticks_us()
+    sc._push((scanner.EV_HIT << 16) | (row << 8) | col)
+    a._serve()
+
+
 def test_a_visit_starts_with_a_collection_and_a_lockout_collects_only_once_half_the_free_heap_is_gone(
         board, heap):
     # the collection's pause must fall where it costs no dart: at `next`, and
     # in a dart's lockout only once the garbage since the last has taken half
     # the heap that collection left free (docs/performance.md)
     a, con, _ = board
-    k = a.keeper
     ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
-    k.hit(0, 0)  # a dart before any collection: none due
+    landed(a, 0, 0)  # a dart before any collection: none due
     assert heap.collections == 0
     ask(con, {"id": 2, "cmd": "next"})
     assert heap.collections == 1  # 20001 free after it: the floor is 10000 bytes
     con.sent()
     for free, collected in ((15000, 1), (10000, 1), (9999, 2)):
         heap.free = free
-        k.hit(1, 0)
+        landed(a, 1, 0)
         assert heap.collections == collected, free
     # the floor follows what that collection left: half of 9999
     heap.free = 5000
     ask(con, {"id": 3, "cmd": "next"})  # (and `next` collects whatever is free)
     assert heap.collections == 3
     heap.free = 2500
-    k.hit(1, 0)
+    landed(a, 1, 0)
     assert heap.collections == 3
     heap.free = 2499
-    k.hit(1, 0)
+    landed(a, 1, 0)
     assert heap.collections == 4
+
+
+def test_a_darts_frame_is_written_in_its_lockout_before_the_collection(board, heap):
+    # the frame takes ms to make: after the collection's pause it could miss
+    # the lockout, and then waits to be written while a dart can score
+    a, con, _ = board
+    wire = a.board._np.wire
+    ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
+    ask(con, {"id": 2, "cmd": "next"})  # (a collection)
+    landed(a, 0, 0)  # the first frame of the visit
+    n = len(wire)
+    at = []
+    heap.on_collect = lambda: at.append((len(wire), a.scanner.state))
+    heap.free = 1000  # the floor passed: this dart's lockout collects
+    landed(a, 1, 0)  # S5: Ann's mark on 5
+    assert at == [(n + 1, scanner.LOCKOUT)]  # its frame went first, the scanner still locked out
+    assert wire[-1] != wire[-2]
 
 
 def test_a_gift_flashes_the_bed_it_marks_on_the_side_it_goes_to(board):

@@ -13,6 +13,7 @@ from esp32_models import Gpio, esp32
 from shove import app as app_mod
 from shove import journal, profile, rules, segments
 from shove.pacing import UART_FIFO
+from shove.scanner import LOCKOUT
 from shove.settings import CONFIG_FILE, GAME_FILE, MAP_FILE, PROFILE_FILE
 
 
@@ -156,6 +157,8 @@ def test_the_board_starts_from_what_its_flash_holds(flash, monkeypatch):
         assert reply["state"]["moves"] == 2
         # the strip is lit by the new state, on the board's own LEDs
         np = a.board._np
+        sc.state = LOCKOUT  # (as in a dart's lockout: the frame goes at once)
+        sc.t0 = clock.us()
         a.strip.step(clock.us() // 1000, a.keeper.game, False)
         assert len(np.wire[-1]) == 3 * a.board.strip_count and any(np.wire[-1])
         (reply,) = con.ask(b'{"id":4,"cmd":"leds"}')

@@ -343,7 +343,15 @@ class App:
                 row = (w >> 8) & 0xFF
                 col = w & 0xFF
                 if kind == scanner.EV_HIT:  # a dart: the game's keeper takes it from here
-                    self.keeper.hit(row, col)
+                    k = self.keeper
+                    k.hit(row, col)
+                    if self.due & _DUE_STRIP and sc.state >= scanner.LOCKOUT:
+                        # its frame next, while the lockout lasts: it takes ms to make, and
+                        # made after the collection it could find the scanner re-armed and
+                        # then wait, to be written later while a dart can score (strip.py)
+                        self.slice = _STRIP
+                        self._service()
+                    k.collect()  # in the lockout, where its pause costs no dart
                 else:
                     self.emit("fault" if kind == scanner.EV_STUCK else "fault_cleared",
                               {"kind": "stuck", "row": row, "col": col})

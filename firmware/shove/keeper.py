@@ -153,8 +153,9 @@ class Keeper:
     def collect(self, now=False):
         """A collection where its pause costs no dart (otherwise one comes
         when the heap fills, at any moment): at `next` (now=True: the darts
-        are being pulled) and in a dart's lockout once the garbage since the
-        last one has taken half the heap it left free. It marks the whole
+        are being pulled) and in a dart's lockout (the loop's, after the
+        dart's frame) once the garbage since the last one has taken half the
+        heap it left free. It marks the whole
         live heap, the longest stretch of a dart's work (about 15 ms of the
         ESP32 model's 60 ms lockout, docs/performance.md), so not after every
         dart; the other half stays for requests until the next dart."""
@@ -198,7 +199,6 @@ class Keeper:
             self.emit("refused", {"seg": segments.name(code), "row": row, "col": col, "error": e.code, "msg": e.msg})
             return
         self.announce(ev)
-        self.collect()
 
     # ---- what acts on its own ---------------------------------------------------------------
     def timers(self):

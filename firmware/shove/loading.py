@@ -41,7 +41,7 @@ def build(app, board, out, open_board, kept):
     L = prof.leds
     b_ = config["brightness"]
     r = app.renderer = leds.Renderer(L["beds"], L["per_side"], L["status"], prof.brightness if b_ < 0 else b_)
-    app.strip = Strip(r, b, app.tick)
+    app.strip = Strip(r, b, app.tick, app.scanner)
     k = app.keeper = Keeper(b, r, config, prof.cols, app.emit, changed, app.tick)
     k.map = read_map(app)
     k.game = read_game(app, k)

@@ -6,8 +6,11 @@
 # contact shorter than that landing exactly then would be missed. A gift's
 # flash does not force frames: after the dart its square shows lit (the
 # frame written in the lockout) until the next moment no dart can score, or
-# the flash's end, which does force one.
+# the flash's end, which does force one. The frame's rendering reads the
+# matrix, which can re-arm the scanner before the write: the write then
+# waits too, as a change does.
 from shove import leds, rules, ticks_add, ticks_diff
+from shove.scanner import LOCKOUT
 
 QUIET_MS = 250  # write a pending frame anyway after this long
 
@@ -18,10 +21,11 @@ class Strip:
     once time passes, at the tick `at` (ms; -1: no time set), so the loop
     may read in a quiet burst until then."""
 
-    def __init__(self, renderer, board, tick):
+    def __init__(self, renderer, board, tick, scanner):
         self.renderer = renderer
         self.board = board
         self.tick = tick  # a read of the matrix from inside the frame's rendering
+        self.scanner = scanner  # which those reads step
         self.dirty = True  # the game changed since the last frame
         self.anim_dirty = False  # only an animation's step is waiting
         self.animated = False  # the renderer was animating at the last look
@@ -74,10 +78,17 @@ class Strip:
                     self.at = at
                 return
         frame = r.render(g, now, self.tick)
+        new = frame != self.last
+        if new:
+            self.tick()  # the write itself blocks the scan: nothing more before it
+            if not armed and self.scanner.state < LOCKOUT and g is not None and g.phase == rules.PLAY:
+                # the lockout ended while the frame was rendered (its reads step the scanner): a
+                # write now would leave the matrix unread for 1.7 ms while a dart can score (a
+                # 1 ms contact lost), so it waits as a change does and is made again when it goes
+                return self.step(now, g, True)
         self.dirty = False
         self.anim_dirty = False
         self.since = 0
-        if frame != self.last:
+        if new:
             self.last = bytes(frame)
-            self.tick()  # the write itself blocks the scan: nothing more before it
             self.board.strip_write(frame)

@@ -1,7 +1,7 @@
 # When the LED strip is written (shove/strip.py): a write blocks the scan,
 # so while a dart can score a change waits QUIET_MS, and in the lockout it
 # goes at once. Runs in both interpreters: plain asserts only.
-from shove import leds, rules, segments
+from shove import leds, rules, scanner, segments
 from shove.strip import QUIET_MS, Strip
 from scenario import won_by_second
 
@@ -17,10 +17,20 @@ class Sink:
         self.writes.append((self.now, bytes(frame)))
 
 
-def make(g=None):
+def make(g=None, rearm_at=-1):
+    """A strip whose reads of the matrix step `sc`, locked out at first (each
+    test says whether a dart can score) and re-armed by read `rearm_at`."""
     board = Sink()
     reads = []
-    s = Strip(leds.Renderer(brightness=255), board, lambda: reads.append(board.now))
+    sc = scanner.Scanner(4, 4)
+    sc.state = scanner.LOCKOUT
+
+    def tick():
+        reads.append(board.now)
+        if len(reads) == rearm_at:
+            sc.state = scanner.IDLE
+
+    s = Strip(leds.Renderer(brightness=255), board, tick, sc)
     return s, board, reads
 
 
@@ -68,6 +78,37 @@ def test_a_change_in_the_lockout_is_written_at_once_and_the_wait_starts_afresh_a
     assert len(board.writes) == 2
     step(s, board, 300 + QUIET_MS, g, True)
     assert len(board.writes) == 3
+
+
+def test_a_lockout_that_ends_while_the_frame_is_rendered_holds_the_write_as_a_change():
+    # the rendering reads the matrix (so a dart meanwhile is seen); those reads can re-arm
+    # the scanner, and the write would then leave the matrix unread while a dart can score
+    g = rules.new_game(["A", "B"])
+    for rearm_at in (1, 5, 10):  # (the rendering's reads are about one a bed, and one just before the write)
+        s, board, reads = make(rearm_at=rearm_at)
+        step(s, board, 40, g, False)  # locked out when the step began
+        assert len(reads) >= rearm_at and s.scanner.state == scanner.IDLE
+        assert board.writes == [] and not s.idle()
+        assert s.waits and s.at == 40 + QUIET_MS  # the loop may read in a quiet burst until then
+        step(s, board, 40 + QUIET_MS - 1, g, True)
+        assert board.writes == []
+        step(s, board, 40 + QUIET_MS, g, True)
+        assert [t for t, _ in board.writes] == [40 + QUIET_MS] and s.idle()
+    # a lockout that lasts past the write: written at once
+    s, board, reads = make()
+    step(s, board, 40, g, False)
+    assert [t for t, _ in board.writes] == [40] and s.idle()
+    # ... and a frame the strip already shows costs no write, so nothing waits
+    s.changed()
+    s.scanner.state = scanner.LOCKOUT
+    reads.clear()
+    s.tick = lambda: setattr(s.scanner, "state", scanner.IDLE)
+    step(s, board, 50, g, False)
+    assert len(board.writes) == 1 and s.idle()
+    # with no game in play no dart can score: nothing to hold
+    s2, board2, _ = make(rearm_at=1)
+    step(s2, board2, 60, won_by_second(), False)
+    assert [t for t, _ in board2.writes] == [60]
 
 
 def test_an_unchanged_frame_is_not_written_again():
