@@ -38,9 +38,11 @@ mpy: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/python -m pytest -q tests/test_esp32_typecheck.py
 
-# four workers (two cores: each spends much of its time waiting on a board), each test file kept on one (its virtual board and its order)
+# four workers (two cores: each spends much of its time waiting on a board), each test file kept on one (its virtual
+# board and its order); bytecode cached even where the environment says not to (PYTHONDONTWRITEBYTECODE): else every
+# worker rewrites every test module's asserts, and every `hapenny` the tests run compiles the package, from source
 test: mpy
-	$(BIN)/python -m pytest -q -n 4 --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n 4 --dist loadfile
 
 # the suite's steadiness: N fresh clones of the committed HEAD (in build/repeat), each running
 # `make test` from scratch (its own .venv), back to back; each run's result and time, then the

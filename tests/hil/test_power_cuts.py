@@ -16,11 +16,11 @@ from hapenny import gamestate
 SOAK = bool(os.environ.get("HAPENNY_SOAK"))
 COUNT = " (full count)" if SOAK else ""  # the figures' names, so both are kept
 
-# make test: 40 cuts through the whole board (each a boot from the littlefs
+# make test: 24 cuts through the whole board (each a boot from the littlefs
 # image); tests/test_flash_journal.py adds cuts inside littlefs's own
 # operations, which cost a fraction of a second each
-POWER_CUTS = 1000 if SOAK else 40
-DEPLOY_EVERY = 10 if SOAK else 20  # every so many cuts, one lands in a deploy
+POWER_CUTS = 1000 if SOAK else 24
+DEPLOY_EVERY = 10 if SOAK else 12  # every so many cuts, one lands in a deploy
 BAD_EVERY = 10  # every so many cuts (and after the last), a look for files set aside as damaged
 HELD = 0.25  # the share of cuts that stop the board inside the flash write the change causes
 # the stage of the write to stop at, by the change: appended records, or files replaced

@@ -2,7 +2,7 @@
 scanner's lockout allows, with buttons and host commands (state, leds,
 config) mixed in between visits. Every closure must come back as exactly one
 event (a dart, or an ignored hit after a win) on the right crossing, and the
-heap must stay flat. `make test` runs 150 closures; `make soak`
+heap must stay flat. `make test` runs 100 closures; `make soak`
 (HAPENNY_SOAK=1) 10,000; SOAK_DARTS sets any count."""
 import os
 import random
@@ -13,7 +13,7 @@ from hapenny.sim.board import VirtualBoard
 from hapenny.sim.pulses import match, percentile
 from mphelp import figure
 
-DARTS = int(os.environ.get("SOAK_DARTS") or (10000 if os.environ.get("HAPENNY_SOAK") else 150))
+DARTS = int(os.environ.get("SOAK_DARTS") or (10000 if os.environ.get("HAPENNY_SOAK") else 100))
 SPACING_US = 75000  # lockout 60 ms + re-arm 5 ms + a 3 ms contact, and a margin
 PULSE_US = 3000
 KINDS = ("dart", "ignored")

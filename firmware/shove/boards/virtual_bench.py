@@ -299,6 +299,13 @@ class Bench:
             self.send({"seq": seq, "idf": rep})
         elif op == "stats":
             self.send({"seq": seq, "stats": self._stats(flash_unseen(b.flash, stats))})
+        elif op == "scanner":
+            # what a wait for the scanner or the buttons looks at, often: stats collects the
+            # heap (2 ms of the host's CPU a look) and resets the figures kept since the last
+            sc = getattr(b, "scanner", None)
+            b.clock.ticks_us()
+            self.send({"seq": seq, "idle": sc is not None and sc.state == 0 and b.model.idle,
+                       "buttons_down": b.buttons_down(), "board_us": b.clock.total})
         else:
             self.send({"seq": seq, "error": "unknown op"})
 

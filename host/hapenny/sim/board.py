@@ -757,8 +757,7 @@ class VirtualBoard:
         has seen a closure just scheduled."""
         end = time.monotonic() + timeout
         while True:
-            st = self.stats()
-            if st["scanner"] == "idle" and not st["closing"]:
+            if self.control("scanner")["idle"]:
                 return
             if time.monotonic() > end:
                 raise SimError("the scanner did not re-arm within %.1f s" % timeout)
@@ -772,7 +771,7 @@ class VirtualBoard:
         end = time.monotonic() + timeout
         up_at = None
         while True:
-            st = self.stats()
+            st = self.control("scanner")
             if st["buttons_down"]:
                 up_at = None
             elif up_at is None:
