@@ -808,9 +808,11 @@ def test_a_visit_starts_with_a_collection_and_a_lockout_collects_only_once_half_
     assert heap.collections == 4
 
 
-def test_a_darts_frame_is_written_in_its_lockout_before_the_collection(board, heap):
-    # the frame takes ms to make: after the collection's pause it could miss
-    # the lockout, and then waits to be written while a dart can score
+def test_a_darts_collection_and_then_its_frame_come_in_its_lockout(board, heap):
+    # the collection first (no read of the matrix in it: it must not run into
+    # the re-armed scanner), then the frame, before the other slices: it takes
+    # ms to make, and made after the lockout it waits, to be written while a
+    # dart can score
     a, con, _ = board
     wire = a.board._np.wire
     ask(con, {"id": 1, "cmd": "new", "players": ["Ann", "Bob"]})
@@ -820,9 +822,12 @@ def test_a_darts_frame_is_written_in_its_lockout_before_the_collection(board, he
     at = []
     heap.on_collect = lambda: at.append((len(wire), a.scanner.state))
     heap.free = 1000  # the floor passed: this dart's lockout collects
+    slices = a.slices
     landed(a, 1, 0)  # S5: Ann's mark on 5
-    assert at == [(n + 1, scanner.LOCKOUT)]  # its frame went first, the scanner still locked out
-    assert wire[-1] != wire[-2]
+    assert at == [(n, scanner.LOCKOUT)]  # the collection before the frame, in the lockout
+    assert len(wire) == n + 1 and wire[-1] != wire[-2]  # then the frame, with Ann's mark
+    assert a.slices == slices + 1  # the strip's slice, and no other before it
+    assert a.scanner.state == scanner.LOCKOUT
 
 
 def test_a_gift_flashes_the_bed_it_marks_on_the_side_it_goes_to(board):

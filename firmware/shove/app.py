@@ -345,13 +345,12 @@ class App:
                 if kind == scanner.EV_HIT:  # a dart: the game's keeper takes it from here
                     k = self.keeper
                     k.hit(row, col)
+                    k.collect()  # first: its pause (no read in it) must fall in the lockout
                     if self.due & _DUE_STRIP and sc.state >= scanner.LOCKOUT:
-                        # its frame next, while the lockout lasts: it takes ms to make, and
-                        # made after the collection it could find the scanner re-armed and
-                        # then wait, to be written later while a dart can score (strip.py)
+                        # then its frame, before the other slices: it takes ms to make, and
+                        # made after the lockout it waits, to be written while a dart can score
                         self.slice = _STRIP
                         self._service()
-                    k.collect()  # in the lockout, where its pause costs no dart
                 else:
                     self.emit("fault" if kind == scanner.EV_STUCK else "fault_cleared",
                               {"kind": "stuck", "row": row, "col": col})

@@ -153,7 +153,7 @@ class Keeper:
     def collect(self, now=False):
         """A collection where its pause costs no dart (otherwise one comes
         when the heap fills, at any moment): at `next` (now=True: the darts
-        are being pulled) and in a dart's lockout (the loop's, after the
+        are being pulled) and in a dart's lockout (the loop's, before the
         dart's frame) once the garbage since the last one has taken half the
         heap it left free. It marks the whole
         live heap, the longest stretch of a dart's work (about 15 ms of the
